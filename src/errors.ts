@@ -1,0 +1,105 @@
+/**
+ * Errors Witness throws. Verdicts are data: missing or partial evidence is an `undetermined` score, never
+ * an exception. These classes are for misuse (invalid configuration or input) and for reading a boolean
+ * that does not exist. Each has a stable `code` so callers never match on message text.
+ */
+
+export const ERROR_CODES = [
+  'invalid_option',
+  'invalid_locator',
+  'invalid_matcher',
+  'invalid_expectation',
+  'invalid_scorable',
+  'invalid_record',
+  'location_mismatch',
+  'memory_required',
+  'undetermined_score',
+  'not_found',
+  'invalid_reference',
+  'schema_too_new',
+  'immutable_record',
+] as const;
+export type WitnessErrorCode = (typeof ERROR_CODES)[number];
+
+export class WitnessError extends Error {
+  readonly code: WitnessErrorCode;
+  constructor(code: WitnessErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'WitnessError';
+    this.code = code;
+  }
+}
+
+/** A constructor option or CLI limit is missing, of the wrong type or out of range. */
+export class InvalidOptionError extends WitnessError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_option', message, options);
+    this.name = 'InvalidOptionError';
+  }
+}
+
+/** A locator uri cannot name a location inside a root (`..`, empty, the root itself, NUL, backslash, `!`). */
+export class InvalidLocatorError extends WitnessError {
+  constructor(message: string) {
+    super('invalid_locator', message);
+    this.name = 'InvalidLocatorError';
+  }
+}
+
+/** A text matcher is malformed (for example a regex that does not compile). */
+export class InvalidMatcherError extends WitnessError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_matcher', message, options);
+    this.name = 'InvalidMatcherError';
+  }
+}
+
+/** An expectation does not hold what a scorer can decide (for example no ContentWritten condition). */
+export class InvalidExpectationError extends WitnessError {
+  constructor(message: string) {
+    super('invalid_expectation', message);
+    this.name = 'InvalidExpectationError';
+  }
+}
+
+/** A scorable is of a kind the scorer does not accept, or cannot be resolved. */
+export class InvalidScorableError extends WitnessError {
+  constructor(message: string) {
+    super('invalid_scorable', message);
+    this.name = 'InvalidScorableError';
+  }
+}
+
+/** A record (JSON read from a file, a database or a caller) does not satisfy its schema. */
+export class InvalidRecordError extends WitnessError {
+  readonly issues: readonly string[];
+  constructor(message: string, issues: readonly string[] = []) {
+    super('invalid_record', message);
+    this.name = 'InvalidRecordError';
+    this.issues = issues;
+  }
+}
+
+/** A scorable, condition and observation do not all name the same location. */
+export class LocationMismatchError extends WitnessError {
+  constructor(message: string) {
+    super('location_mismatch', message);
+    this.name = 'LocationMismatchError';
+  }
+}
+
+/** A message scorable was given to a scorer that has no memory to resolve it from. */
+export class MemoryRequiredError extends WitnessError {
+  constructor(message: string) {
+    super('memory_required', message);
+    this.name = 'MemoryRequiredError';
+  }
+}
+
+/** The boolean of an undetermined score was read: there is none. */
+export class UndeterminedScoreError extends WitnessError {
+  constructor(message: string) {
+    super('undetermined_score', message);
+    this.name = 'UndeterminedScoreError';
+  }
+}

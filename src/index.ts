@@ -1,0 +1,75 @@
+/**
+ * The public surface of Witness: everything exported here is stable; anything not listed is internal.
+ */
+
+export * from './errors.js';
+export type { Condition, ContentWritten } from './models/condition.js';
+export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
+export type { ScoringExpectation } from './models/expectation.js';
+export { expectation, ScoringExpectationSchema } from './models/expectation.js';
+export type { ComponentIdentifier } from './models/identifier.js';
+export { ComponentIdentifierSchema, identifierHash } from './models/identifier.js';
+export type { ParsedLocator } from './models/locator.js';
+export { parseLocator } from './models/locator.js';
+export type {
+  ContainsMatcher,
+  EqualsMatcher,
+  Matcher,
+  MatcherOptions,
+  RegexMatcher,
+} from './models/matcher.js';
+export {
+  ContainsMatcherSchema,
+  contains,
+  EqualsMatcherSchema,
+  equals,
+  MatcherSchema,
+  RegexMatcherSchema,
+  regex,
+} from './models/matcher.js';
+export type {
+  CoverageGap,
+  Observation,
+  SurfaceCoverage,
+  SurfaceEntry,
+  SurfacePayload,
+} from './models/observation.js';
+export {
+  AcquisitionStatusSchema,
+  CoverageGapSchema,
+  GapReasonSchema,
+  ObservationSchema,
+  SurfaceCoverageSchema,
+  SurfaceEntrySchema,
+  SurfacePayloadSchema,
+} from './models/observation.js';
+export type { JsonObject, JsonValue } from './models/record.js';
+export { canonicalJson, parseRecord } from './models/record.js';
+export type { ContentScorable, MessageScorable, Scorable, SurfaceScorable } from './models/scorable.js';
+export {
+  ContentScorableSchema,
+  content,
+  MessageScorableSchema,
+  message,
+  ScorableSchema,
+  SurfaceScorableSchema,
+  surface,
+} from './models/scorable.js';
+export type { Score } from './models/score.js';
+export { ScoreSchema, scoreValue } from './models/score.js';
+export type {
+  AcquisitionStatus,
+  GapReason,
+  MatcherType,
+  MatchKind,
+  ScoreStatus,
+} from './models/vocabulary.js';
+export {
+  ACQUISITION_STATUSES,
+  GAP_EXPLANATIONS,
+  GAP_REASONS,
+  MATCH_KINDS,
+  MATCHER_TYPES,
+  SCHEMA_VERSION,
+  SCORE_STATUSES,
+} from './models/vocabulary.js';

@@ -1,0 +1,26 @@
+import vm from 'node:vm';
+
+/**
+ * Runs a regex search with a wall-clock bound. File text is attacker-controlled: a catastrophic pattern
+ * meeting crafted text must end in a timeout (judged undetermined), never hang the scorer. V8 honours
+ * the vm timeout inside the regex engine's backtracking, so the search is stopped where it stands.
+ */
+
+const script = new vm.Script('pattern.test(text)');
+const context = vm.createContext({ pattern: /(?:)/, text: '' });
+
+export type SearchOutcome = 'match' | 'no_match' | 'timeout';
+
+export function searchWithTimeout(pattern: RegExp, text: string, timeoutMs: number): SearchOutcome {
+  context.pattern = pattern;
+  context.text = text;
+  pattern.lastIndex = 0;
+  try {
+    return script.runInContext(context, { timeout: timeoutMs }) === true ? 'match' : 'no_match';
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return 'timeout';
+    throw error;
+  } finally {
+    context.text = '';
+  }
+}

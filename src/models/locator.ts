@@ -1,0 +1,141 @@
+import { InvalidLocatorError } from '../errors.js';
+import type { MatchKind } from './vocabulary.js';
+
+/**
+ * A locator names a location inside a workspace root: a POSIX-style, root-relative uri plus a match kind.
+ * Parsing happens before any I/O, so a locator that could name the root itself or anything outside it is
+ * an error, never a read.
+ */
+
+/** One segment of a parsed glob: a literal name, `**`, or a pattern tested against one name. */
+export type GlobSegment =
+  | { kind: 'literal'; name: string }
+  | { kind: 'globstar' }
+  | { kind: 'pattern'; source: string; regex: RegExp };
+
+export interface ParsedLocator {
+  uri: string;
+  match: MatchKind;
+  /** Path segments below the root; for a glob, `**` runs are collapsed into one. */
+  segments: readonly string[];
+  /** Only for globs: each segment compiled. */
+  glob?: readonly GlobSegment[];
+}
+
+const HINT = 'must name a location inside the root, e.g. "/notes/todo.txt" or "/out/**/*.sh"';
+
+/** Splits and validates a uri. Throws {@link InvalidLocatorError} naming the problem and the fix. */
+export function parseLocator(uri: string, match: MatchKind = 'exact'): ParsedLocator {
+  if (typeof uri !== 'string') throw new InvalidLocatorError(`locator uri must be a string; it ${HINT}`);
+  if (uri.includes('\0')) throw new InvalidLocatorError(`locator uri contains a NUL byte; it ${HINT}`);
+  if (uri.includes('\\')) {
+    throw new InvalidLocatorError(
+      `locator uri ${JSON.stringify(uri)} contains a backslash; use "/" to separate segments (it ${HINT})`,
+    );
+  }
+  const body = uri.startsWith('/') ? uri.slice(1) : uri;
+  if (body === '')
+    throw new InvalidLocatorError(`locator uri ${JSON.stringify(uri)} names the root itself; it ${HINT}`);
+  const segments = body.split('/');
+  for (const segment of segments) {
+    if (segment === '..') {
+      throw new InvalidLocatorError(`locator uri ${JSON.stringify(uri)} has a ".." segment; it ${HINT}`);
+    }
+    if (segment === '' || segment === '.') {
+      throw new InvalidLocatorError(
+        `locator uri ${JSON.stringify(uri)} has an empty or "." segment (a doubled or trailing "/"); it ${HINT}`,
+      );
+    }
+  }
+  if (match === 'exact') return { uri, match, segments };
+  if (match !== 'glob')
+    throw new InvalidLocatorError(`locator match must be "exact" or "glob", got ${String(match)}`);
+  if (body.startsWith('!')) {
+    throw new InvalidLocatorError(
+      `glob ${JSON.stringify(uri)} is negated with "!"; negation is not supported, name what to include`,
+    );
+  }
+  const collapsed: string[] = [];
+  for (const segment of segments) {
+    if (segment === '**' && collapsed[collapsed.length - 1] === '**') continue;
+    collapsed.push(segment);
+  }
+  const glob = collapsed.map((segment) => compileSegment(segment, uri));
+  return { uri, match, segments: collapsed, glob };
+}
+
+/** True when a segment holds glob syntax (otherwise it is opened by name, never found by listing). */
+export function hasGlobSyntax(segment: string): boolean {
+  return /[*?[{]/.test(segment);
+}
+
+function compileSegment(segment: string, uri: string): GlobSegment {
+  if (segment === '**') return { kind: 'globstar' };
+  if (!hasGlobSyntax(segment)) return { kind: 'literal', name: segment };
+  if (segment.startsWith('!(') || /[@+!]\(/.test(segment)) {
+    throw new InvalidLocatorError(
+      `glob ${JSON.stringify(uri)} uses extended glob syntax, which is not supported`,
+    );
+  }
+  const source = `^${translate(segment, uri)}$`;
+  return { kind: 'pattern', source, regex: new RegExp(source, 'u') };
+}
+
+/** Translates one glob segment to a RegExp body: `*`, `?`, `[...]` (with `!`/`^` negation), `{a,b}`. */
+function translate(segment: string, uri: string): string {
+  let out = '';
+  let i = 0;
+  const braces: number[] = [];
+  while (i < segment.length) {
+    const ch = segment[i] as string;
+    if (ch === '*') {
+      while (segment[i + 1] === '*') i++;
+      out += '[^/]*';
+    } else if (ch === '?') {
+      out += '[^/]';
+    } else if (ch === '[') {
+      const end = findClassEnd(segment, i);
+      if (end < 0)
+        throw new InvalidLocatorError(
+          `glob ${JSON.stringify(uri)} has an unterminated "["; close it with "]"`,
+        );
+      let body = segment.slice(i + 1, end);
+      let negated = false;
+      if (body.startsWith('!') || body.startsWith('^')) {
+        negated = true;
+        body = body.slice(1);
+      }
+      out += `[${negated ? '^' : ''}${body.replace(/[\\\]^[]/g, (c) => `\\${c}`)}]`;
+      i = end;
+    } else if (ch === '{') {
+      braces.push(i);
+      out += '(?:';
+    } else if (ch === ',' && braces.length > 0) {
+      out += '|';
+    } else if (ch === '}' && braces.length > 0) {
+      braces.pop();
+      out += ')';
+    } else {
+      out += ch.replace(/[.*+?^${}()|[\]\\/-]/g, (c) => `\\${c}`);
+    }
+    i++;
+  }
+  if (braces.length > 0)
+    throw new InvalidLocatorError(`glob ${JSON.stringify(uri)} has an unterminated "{"; close it with "}"`);
+  return out;
+}
+
+function findClassEnd(segment: string, start: number): number {
+  let i = start + 1;
+  if (segment[i] === '!' || segment[i] === '^') i++;
+  if (segment[i] === ']') i++;
+  for (; i < segment.length; i++) if (segment[i] === ']') return i;
+  return -1;
+}
+
+/** True when a name matches one compiled glob segment (`**` matches any name). */
+export function matchesSegment(segment: GlobSegment, name: string): boolean {
+  if (segment.kind === 'globstar') return true;
+  if (segment.kind === 'literal') return segment.name === name;
+  return segment.regex.test(name);
+}

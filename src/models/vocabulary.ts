@@ -1,0 +1,59 @@
+/**
+ * Closed vocabularies of the wire format (SPEC §3, §5). Each list feeds a `z.enum`, so one constant gives
+ * both the TypeScript type and the validation. New codes are added to SPEC §5 first, then here.
+ */
+
+export const SCHEMA_VERSION = 1 as const;
+
+export const MATCH_KINDS = ['exact', 'glob'] as const;
+export type MatchKind = (typeof MATCH_KINDS)[number];
+
+export const MATCHER_TYPES = ['contains', 'equals', 'regex'] as const;
+export type MatcherType = (typeof MATCHER_TYPES)[number];
+
+export const ACQUISITION_STATUSES = ['complete', 'partial', 'unavailable', 'error'] as const;
+export type AcquisitionStatus = (typeof ACQUISITION_STATUSES)[number];
+
+export const SCORE_STATUSES = ['complete', 'undetermined'] as const;
+export type ScoreStatus = (typeof SCORE_STATUSES)[number];
+
+/** Why an observation (or a judgement of it) is incomplete. Order here is documentation order only. */
+export const GAP_REASONS = [
+  'surface_root_unavailable',
+  'listing_failed',
+  'listing_limit_exceeded',
+  'file_limit_exceeded',
+  'link_not_followed',
+  'dangling_link',
+  'read_failed',
+  'confinement_unverified',
+  'link_outside_root',
+  'not_a_file',
+  'read_limit_exceeded',
+  'unrepresentable_name',
+  'matcher_timeout',
+] as const;
+export type GapReason = (typeof GAP_REASONS)[number];
+
+/** One sentence per gap, for people reading a verdict (CLI, reports). */
+export const GAP_EXPLANATIONS: Readonly<Record<GapReason, string>> = {
+  surface_root_unavailable: 'the workspace root is missing or is not a directory',
+  listing_failed: 'a directory could not be listed (or a lookup failed), so files in it may be missed',
+  listing_limit_exceeded: 'the budget of directory entries examined (maxListedEntries) ran out',
+  file_limit_exceeded: 'more files matched than the budget allows (maxFiles)',
+  link_not_followed: 'a symbolic link to a directory was not descended into',
+  dangling_link: 'a symbolic link points at nothing',
+  read_failed: 'a file could not be opened or read',
+  confinement_unverified: 'it could not be proven that a file lies inside the root, so it was not read',
+  link_outside_root: 'a link resolves outside the root, so it was not read',
+  not_a_file: 'the location is not a regular file (a directory, FIFO, socket or device)',
+  read_limit_exceeded: 'the budget of bytes read (maxReadBytes) ran out before the end of a file',
+  unrepresentable_name: 'a name is not valid UTF-8, so no uri can name it',
+  matcher_timeout: 'the text criterion took too long to evaluate on attacker-controlled text',
+};
+
+export const SCORABLE_TYPES = ['message', 'content', 'surface'] as const;
+export type ScorableType = (typeof SCORABLE_TYPES)[number];
+
+export const CONDITION_TYPES = ['content_written'] as const;
+export type ConditionType = (typeof CONDITION_TYPES)[number];
