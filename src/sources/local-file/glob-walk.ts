@@ -1,6 +1,11 @@
 import type { GlobSegment, ParsedLocator } from '../../models/locator.js';
 import { matchesSegment } from '../../models/locator.js';
-import { type AcquisitionState, EnumerationStopped, errorCode } from './acquisition-state.js';
+import {
+  type AcquisitionState,
+  EnumerationStopped,
+  errorCode,
+  rethrowCancelled,
+} from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
 import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
@@ -136,6 +141,7 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
   try {
     dir = fs.openListing(dirFd);
   } catch (error) {
+    rethrowCancelled(error);
     state.gap(
       'listing_failed',
       dirUri,
@@ -152,6 +158,7 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
       try {
         dirent = dir.readSync();
       } catch (error) {
+        rethrowCancelled(error);
         state.gap(
           'listing_failed',
           dirUri,
@@ -223,6 +230,7 @@ function visitChild(
       const stat = state.fs.lstatAt(dirFd, child.name);
       kind = stat.isDirectory() ? 'directory' : stat.isSymbolicLink() ? 'symlink' : 'other';
     } catch (error) {
+      rethrowCancelled(error);
       const code = errorCode(error);
       if (code !== 'ENOENT' && code !== 'ENOTDIR')
         state.gap('listing_failed', child.uri, `lookup failed (${code})`);
@@ -274,6 +282,7 @@ function descend(
   try {
     childFd = state.fs.openDirectoryAt(dirFd, child.name);
   } catch (error) {
+    rethrowCancelled(error);
     const code = errorCode(error);
     if (code === 'ENOENT') return;
     if (code === 'ENOTDIR' || code === 'ELOOP') {
@@ -281,7 +290,8 @@ function descend(
       let isLink = false;
       try {
         isLink = state.fs.lstatAt(dirFd, child.name).isSymbolicLink();
-      } catch {
+      } catch (lstatError) {
+        rethrowCancelled(lstatError);
         return;
       }
       if (isLink)
