@@ -3,7 +3,7 @@
  */
 
 export * from './errors.js';
-// Memory (SPEC §7): one interface, SQLite and PostgreSQL behind it.
+export { DEFAULT_REGEX_TIMEOUT_MS, matchText } from './matching/text-matcher.js';
 export type { ArchiveRecord, ArchiveRecordType, ImportSummary } from './memory/archive.js';
 export {
   ArchiveHeaderSchema,
@@ -109,3 +109,13 @@ export {
   SCHEMA_VERSION,
   SCORE_STATUSES,
 } from './models/vocabulary.js';
+export type { FileWriteScorerOptions } from './scorers/file-write-scorer.js';
+export { FileWriteScorer, MATCHING_VERSION } from './scorers/file-write-scorer.js';
+export type { ReplayRequest, ResolvedMessage, ScoreRequest, Scorer, ScorerMemory } from './scorers/scorer.js';
+export type { SourceLimits } from './sources/local-file/limits.js';
+export { DEFAULT_LIMITS } from './sources/local-file/limits.js';
+export type { LocalFileSurfaceSourceOptions } from './sources/local-file-source.js';
+export { LocalFileSurfaceSource } from './sources/local-file-source.js';
+export type { AcquireOptions, SurfaceSource } from './sources/surface-source.js';
+export type { ContentWrittenJudgement } from './verdicts/content-written.js';
+export { judgeContentWritten } from './verdicts/content-written.js';
