@@ -18,9 +18,7 @@ export type {
   MemoryLocation,
   NewConversation,
   NewMessage,
-  ResolvedMessage,
   ScoreFilter,
-  ScoreMemory,
 } from './memory/memory.js';
 export { MEMORY_SCHEMA_VERSION } from './memory/migrations.js';
 export type { OpenMemoryOptions } from './memory/open-memory.js';

@@ -4,6 +4,7 @@ import type { Observation } from '../models/observation.js';
 import type { JsonObject } from '../models/record.js';
 import type { Score } from '../models/score.js';
 import type { AttackOutcome, MessageRole, ScoreStatus } from '../models/vocabulary.js';
+import type { ScorerMemory } from '../scorers/scorer.js';
 import type { ArchiveRecord, ImportSummary } from './archive.js';
 
 /**
@@ -19,31 +20,17 @@ import type { ArchiveRecord, ImportSummary } from './archive.js';
  *   them are stored or none is. A write is durable once its promise resolves.
  */
 
-/** What a scorer needs from a memory: resolve a message scorable, and persist a score with its evidence. */
-export interface ScoreMemory {
-  /**
-   * The stored message the pieces belong to. Throws {@link NotFoundError} for a piece id that is not stored
-   * and {@link InvalidReferenceError} for pieces of different conversations or different turns.
-   * `pieceIds` is the whole message in sequence order; `hasLaterTurn` is true when the conversation holds a
-   * piece at any later turn.
-   */
-  resolveMessage(pieceIds: readonly string[]): Promise<ResolvedMessage>;
-  /**
-   * Stores a score and the observations it rests on in one transaction. Every observation given must be
-   * named in `score.observationIds`; ids there that are not given must already be stored. When the score
-   * is about a message, new observations are linked to its pieces (the evidence was taken after it).
-   */
-  saveScore(score: Score, observations: readonly Observation[]): Promise<void>;
-}
-
-export interface ResolvedMessage {
-  conversationId: string;
-  turn: number;
-  pieceIds: string[];
-  hasLaterTurn: boolean;
-}
-
-export interface Memory extends ScoreMemory {
+/**
+ * The whole memory. It is also the {@link ScorerMemory} a FileWriteScorer takes:
+ * - `resolveMessage` throws {@link NotFoundError} for a piece id that is not stored and
+ *   {@link InvalidReferenceError} for pieces of different conversations or different turns; its `pieceIds`
+ *   is the whole message in sequence order, and `hasLaterTurn` is true when the conversation holds a piece
+ *   at any later turn.
+ * - `saveScore` stores a score and the observations it rests on in one transaction. Every observation given
+ *   must be named in `score.observationIds`; ids there that are not given must already be stored. When the
+ *   score is about a message, new observations are linked to its pieces (the evidence was taken after it).
+ */
+export interface Memory extends ScorerMemory {
   /** Which backend this is, and where (a PostgreSQL URL is shown without its password). */
   readonly location: MemoryLocation;
 

@@ -12,6 +12,7 @@ import { identifierHash } from '../models/identifier.js';
 import { type Observation, ObservationSchema } from '../models/observation.js';
 import { canonicalJson, parseRecord } from '../models/record.js';
 import { type Score, ScoreSchema } from '../models/score.js';
+import type { ResolvedMessage } from '../scorers/scorer.js';
 import { type ArchiveRecord, emptyImportSummary, type ImportSummary } from './archive.js';
 import type {
   AttackResultFilter,
@@ -19,7 +20,6 @@ import type {
   MemoryLocation,
   NewConversation,
   NewMessage,
-  ResolvedMessage,
   ScoreFilter,
 } from './memory.js';
 import type { Backend } from './migrations.js';
