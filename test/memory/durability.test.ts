@@ -60,7 +60,7 @@ async function assertConsistent(memory: Memory, database: TestDatabase): Promise
 }
 
 for (const backend of BACKENDS) {
-  describe(`memory durability on ${backend.name}`, () => {
+  describe(`memory durability on ${backend.name}`, { timeout: 180_000 }, () => {
     if (backend.skip !== undefined) {
       it(`runs the durability tests on ${backend.name}`, { skip: backend.skip }, () => {});
       return;
@@ -125,7 +125,7 @@ for (const backend of BACKENDS) {
   });
 }
 
-describe('concurrent first opening of a new SQLite file', () => {
+describe('concurrent first opening of a new SQLite file', { timeout: 180_000 }, () => {
   it('lets several processes create and migrate the same new file at once', async () => {
     const { sqliteBackend } = await import('./support/backends.js');
     const database = await sqliteBackend.fresh();
