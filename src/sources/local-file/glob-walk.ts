@@ -286,16 +286,20 @@ function descend(
     const code = errorCode(error);
     if (code === 'ENOENT') return;
     if (code === 'ENOTDIR' || code === 'ELOOP') {
-      // Replaced since it was listed: by a file (nothing to descend) or by a symlink (never followed).
+      // Replaced since it was listed: by a symlink (never followed, the swap attack on a parent directory)
+      // or by a file. Either way the subtree was never seen, and the object now at this path was never
+      // matched as what it is: claiming complete coverage here would let an agent hide a file by
+      // swapping it in for a directory mid-walk, so it is a gap.
       let isLink = false;
       try {
         isLink = state.fs.lstatAt(dirFd, child.name).isSymbolicLink();
       } catch (lstatError) {
         rethrowCancelled(lstatError);
-        return;
+        return; // Gone altogether: the path holds nothing now.
       }
       if (isLink)
         state.gap('link_not_followed', child.uri, 'replaced by a symbolic link while walking; not descended');
+      else state.gap('listing_failed', child.uri, 'replaced by a non-directory while walking; not listed');
       return;
     }
     state.gap('listing_failed', child.uri, `the directory could not be opened (${code})`);
