@@ -34,8 +34,10 @@ export function tempDir(prefix = 'witness-'): string {
   return dir;
 }
 
+/** Removes a temp tree; `rm -rf` copes with paths deeper than PATH_MAX, which fs.rmSync does not. */
 export function removeDir(dir: string): void {
-  fs.rmSync(dir, { recursive: true, force: true });
+  const result = spawnSync('rm', ['-rf', '--', dir], { stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`rm -rf ${dir} failed`);
 }
 
 /** Creates `tree` under `root` (which must exist). Hard links name a path relative to `root`. */
