@@ -62,7 +62,11 @@ export interface Memory extends ScorerMemory {
   /** Attack results oldest first (by `createdAt`, then id). */
   listAttackResults(filter?: AttackResultFilter): Promise<AttackResult[]>;
 
-  /** Every record, in an order that can be imported (conversations, pieces, observations, scores, results). */
+  /**
+   * Every record, in an order that can be imported (conversations, pieces, observations, scores, results),
+   * from one read snapshot. Finish (or break out of) the iteration before using this memory for anything
+   * else: on SQLite the snapshot holds the memory's only connection.
+   */
   exportRecords(): AsyncIterable<ArchiveRecord>;
   /** Stores exported records in one transaction: all of them or, on any error, none. */
   importRecords(records: AsyncIterable<ArchiveRecord> | Iterable<ArchiveRecord>): Promise<ImportSummary>;
