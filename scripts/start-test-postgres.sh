@@ -11,6 +11,7 @@
 # Installs Debian's postgresql first when no server binaries are present. Run as root (initdb refuses to
 # run as root, so the server runs as the `postgres` user).
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin" # runuser lives there; a minimal PATH may lack it
 
 log() { echo "start-test-postgres: $*" >&2; }
 
@@ -23,6 +24,7 @@ fi
 bin_dir="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
 
 dir="$(mktemp -d /tmp/witness-pg.XXXXXX)"
+trap 'status=$?; if [ "$status" -ne 0 ]; then rm -rf "$dir"; fi' EXIT
 chown postgres:postgres "$dir"
 chmod 700 "$dir"
 port="$(node -e 'const s=require("node:net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
@@ -42,7 +44,7 @@ runuser -u postgres -- "$bin_dir/pg_ctl" --pgdata="$dir/data" --log="$dir/server
 runuser -u postgres -- "$bin_dir/createdb" --host=127.0.0.1 --port="$port" --username=postgres witness_test >&2
 cat >"$dir/stop.sh" <<STOP
 #!/usr/bin/env bash
-cd /tmp && runuser -u postgres -- "$bin_dir/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >&2 && rm -rf "$dir"
+cd /tmp && "$(command -v runuser)" -u postgres -- "$bin_dir/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >&2 && rm -rf "$dir"
 STOP
 log "server running from $dir on 127.0.0.1:$port (stop: bash $dir/stop.sh)"
 echo "export WITNESS_TEST_PG_URL=postgres://postgres@127.0.0.1:$port/witness_test"
