@@ -440,13 +440,12 @@ export class SqlMemory implements Memory {
               parseRecord(MessagePieceSchema, record.record, 'message piece'),
             );
             break;
-          case 'observation':
-            await this.#storeObservation(
-              trx,
-              parseRecord(ObservationSchema, record.record, 'observation'),
-              record.messagePieceIds,
-            );
+          case 'observation': {
+            const observation = parseRecord(ObservationSchema, record.record, 'observation');
+            const inserted = await this.#storeObservation(trx, observation, record.messagePieceIds);
+            if (!inserted) await assertSameLinks(trx, observation.id, record.messagePieceIds);
             break;
+          }
           case 'score':
             await this.#storeScore(trx, parseRecord(ScoreSchema, record.record, 'score'));
             break;
@@ -522,12 +521,15 @@ export class SqlMemory implements Memory {
     }
   }
 
-  /** Stores an observation (or checks it equals the stored one); links new ones to `pieceIds` in order. */
+  /**
+   * Stores an observation (or checks it equals the stored one); links a new one to `pieceIds` in order.
+   * Returns whether it was new.
+   */
   async #storeObservation(
     trx: Transaction<Tables>,
     record: Observation,
     pieceIds: readonly string[],
-  ): Promise<void> {
+  ): Promise<boolean> {
     const result = await trx
       .insertInto('observations')
       .values({
@@ -543,7 +545,7 @@ export class SqlMemory implements Memory {
       .executeTakeFirst();
     if (result.numInsertedOrUpdatedRows === 0n) {
       await assertSameAsStored(trx, 'observations', 'observation', record);
-      return;
+      return false;
     }
     await assertPiecesStored(trx, pieceIds, `observation ${JSON.stringify(record.id)}`);
     if (pieceIds.length > 0) {
@@ -554,6 +556,7 @@ export class SqlMemory implements Memory {
         )
         .execute();
     }
+    return true;
   }
 
   async #storeScore(trx: Transaction<Tables>, record: Score): Promise<void> {
@@ -711,6 +714,20 @@ async function assertSameAsStored(
   if (canonicalJson(JSON.parse(row.record_json)) !== canonicalJson(record)) {
     throw new ImmutableRecordError(
       `a different ${what} is already stored under id ${JSON.stringify(record.id)}; stored records never change, so give the new one its own id`,
+    );
+  }
+}
+
+/** An imported observation that is already stored must have been taken after the same message. */
+async function assertSameLinks(
+  trx: Transaction<Tables>,
+  observationId: string,
+  pieceIds: readonly string[],
+): Promise<void> {
+  const stored = (await linksByObservation(trx, [observationId])).get(observationId) ?? [];
+  if (stored.length !== pieceIds.length || stored.some((id, i) => id !== pieceIds[i])) {
+    throw new ImmutableRecordError(
+      `observation ${JSON.stringify(observationId)} is already stored, linked to message pieces ${quoteList(stored)} rather than ${quoteList(pieceIds)}; stored links never change`,
     );
   }
 }

@@ -458,6 +458,32 @@ for (const backend of BACKENDS) {
         }
       });
 
+      it('refuses to import a stored observation with different message links', async () => {
+        const { prompt, reply } = await conversationWithReply();
+        await memory.saveScore(
+          score('s1', {
+            observationIds: ['o1'],
+            scorable: { scorableType: 'message', pieceIds: [reply[0]?.id as string] },
+          }),
+          [observation('o1')],
+        );
+        await memory.importRecords([
+          { recordType: 'observation', record: observation('o1'), messagePieceIds: [reply[0]?.id as string] },
+        ]);
+        await assert.rejects(
+          memory.importRecords([
+            {
+              recordType: 'observation',
+              record: observation('o1'),
+              messagePieceIds: [prompt[0]?.id as string],
+            },
+          ]),
+          (error: unknown) =>
+            error instanceof ImmutableRecordError && /linked to message pieces/.test(error.message),
+        );
+        assert.deepEqual(await memory.messagePiecesForObservation('o1'), [reply[0]?.id]);
+      });
+
       it('imports all records or none', async () => {
         await memory.createConversation({ id: 'c1' });
         const records = [];
