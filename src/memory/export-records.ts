@@ -1,0 +1,128 @@
+import type { Kysely } from 'kysely';
+import { AttackResultSchema } from '../models/attack-result.js';
+import { ConversationSchema, MessagePieceSchema } from '../models/conversation.js';
+import { ObservationSchema } from '../models/observation.js';
+import { ScoreSchema } from '../models/score.js';
+import type { ArchiveRecord } from './archive.js';
+import { linksByObservation, parseStored } from './store-records.js';
+import type { Tables } from './tables.js';
+
+/** Rows per query while exporting. */
+const EXPORT_PAGE_ROWS = 200;
+
+/**
+ * Every record of the memory, in an order that imports cleanly (conversations, message pieces,
+ * observations with their message links, scores, attack results), each group sorted, from one read
+ * snapshot (internal; `Memory.exportRecords` is the public form).
+ */
+export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<ArchiveRecord> {
+  // One snapshot for the whole export, so records written meanwhile never appear half-linked.
+  const trx = await db
+    .startTransaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute();
+  let finished = false;
+  try {
+    for await (const rows of pages((offset) =>
+      trx
+        .selectFrom('conversations')
+        .select('record_json')
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(EXPORT_PAGE_ROWS)
+        .offset(offset)
+        .execute(),
+    )) {
+      for (const row of rows) {
+        yield {
+          recordType: 'conversation',
+          record: parseStored(ConversationSchema, row.record_json, 'conversation'),
+        };
+      }
+    }
+    for await (const rows of pages((offset) =>
+      trx
+        .selectFrom('message_pieces')
+        .select('record_json')
+        .orderBy('conversation_id')
+        .orderBy('turn')
+        .orderBy('sequence')
+        .limit(EXPORT_PAGE_ROWS)
+        .offset(offset)
+        .execute(),
+    )) {
+      for (const row of rows) {
+        yield {
+          recordType: 'message_piece',
+          record: parseStored(MessagePieceSchema, row.record_json, 'message piece'),
+        };
+      }
+    }
+    for await (const rows of pages((offset) =>
+      trx
+        .selectFrom('observations')
+        .select(['id', 'record_json'])
+        .orderBy('observed_at')
+        .orderBy('id')
+        .limit(EXPORT_PAGE_ROWS)
+        .offset(offset)
+        .execute(),
+    )) {
+      const links = await linksByObservation(
+        trx,
+        rows.map((row) => row.id),
+      );
+      for (const row of rows) {
+        yield {
+          recordType: 'observation',
+          record: parseStored(ObservationSchema, row.record_json, 'observation'),
+          messagePieceIds: links.get(row.id) ?? [],
+        };
+      }
+    }
+    for await (const rows of pages((offset) =>
+      trx
+        .selectFrom('scores')
+        .select('record_json')
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(EXPORT_PAGE_ROWS)
+        .offset(offset)
+        .execute(),
+    )) {
+      for (const row of rows) {
+        yield { recordType: 'score', record: parseStored(ScoreSchema, row.record_json, 'score') };
+      }
+    }
+    for await (const rows of pages((offset) =>
+      trx
+        .selectFrom('attack_results')
+        .select('record_json')
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(EXPORT_PAGE_ROWS)
+        .offset(offset)
+        .execute(),
+    )) {
+      for (const row of rows) {
+        yield {
+          recordType: 'attack_result',
+          record: parseStored(AttackResultSchema, row.record_json, 'attack result'),
+        };
+      }
+    }
+    finished = true;
+  } finally {
+    if (finished) await trx.commit().execute();
+    else await trx.rollback().execute();
+  }
+}
+
+async function* pages<T>(fetch: (offset: number) => Promise<T[]>): AsyncGenerator<T[]> {
+  for (let offset = 0; ; offset += EXPORT_PAGE_ROWS) {
+    const rows = await fetch(offset);
+    if (rows.length > 0) yield rows;
+    if (rows.length < EXPORT_PAGE_ROWS) return;
+  }
+}
