@@ -291,8 +291,9 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 /** Every path (list of keys) into a JSON value, the root included. */
 function pathsOf(value: Json, prefix: (string | number)[] = []): (string | number)[][] {
   const out = [prefix];
-  if (Array.isArray(value)) value.forEach((item, i) => out.push(...pathsOf(item, [...prefix, i])));
-  else if (value !== null && typeof value === 'object')
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) out.push(...pathsOf(item, [...prefix, i]));
+  } else if (value !== null && typeof value === 'object')
     for (const [key, item] of Object.entries(value)) out.push(...pathsOf(item, [...prefix, key]));
   return out;
 }
