@@ -87,6 +87,33 @@ describe('maxListedEntries', () => {
     assert.ok(!recording.calls.some((call) => call.op !== 'openListing' && call.where?.includes('/b/')));
   });
 
+  it('still reads files already listed once the budget is spent, and lists no further directory', () => {
+    const dir = tempDir();
+    try {
+      // Root lists 3 entries (a/, b/, z.txt); a lists 3 and exhausts a budget of 5; z.txt was already listed.
+      buildTree(dir, {
+        a: { dir: { '1.txt': '1', '2.txt': '2', '3.txt': '3' } },
+        b: { dir: { '4.txt': '4' } },
+        'z.txt': 'z',
+      });
+      const { fs, recording } = recordingFs();
+      const result = acquireDirect(dir, '/**', 'glob', { maxListedEntries: 5 }, fs);
+      assert.equal(result.acquisition, 'partial');
+      assert.deepEqual(result.entries, [textEntry('/z.txt', 'z')]);
+      assert.deepEqual(result.gaps, [
+        { reason: 'listing_limit_exceeded', uri: '/a', detail: 'more than 5 directory entries examined' },
+        {
+          reason: 'listing_limit_exceeded',
+          uri: '/b',
+          detail: 'not listed: the budget of directory entries was already spent',
+        },
+      ]);
+      assert.equal(recording.calls.filter((call) => call.op === 'openListing').length, 2);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
   it('counts every entry examined, matching or not', () => {
     const result = acquireDirect(root, '/b/w1.*', 'glob', { maxListedEntries: 9 });
     assert.deepEqual(
