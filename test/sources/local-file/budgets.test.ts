@@ -209,6 +209,30 @@ describe('maxReadBytes (shared across files)', () => {
   });
 });
 
+describe('reads', () => {
+  it('reads a file that fits in one chunk with one read call, and a growing file to its real end', () => {
+    const dir = tempDir();
+    try {
+      buildTree(dir, { 'small.txt': 'hello' });
+      const { fs, recording } = recordingFs();
+      const result = acquireDirect(dir, '/small.txt', 'exact', {}, fs);
+      assert.deepEqual(result.entries, [textEntry('/small.txt', 'hello')]);
+      assert.equal(recording.calls.filter((call) => call.op === 'read').length, 1);
+      // A seam whose fstat reports more bytes than the file holds: the short read has not reached that size, so reading goes on to the real end.
+      const shrunk: SurfaceFs = {
+        ...nodeSurfaceFs,
+        fstat: (fd) => Object.assign(nodeSurfaceFs.fstat(fd), { size: 99 }),
+      };
+      const grown = recordingFs({}, shrunk);
+      const again = acquireDirect(dir, '/small.txt', 'exact', {}, grown.fs);
+      assert.deepEqual(again.entries, [textEntry('/small.txt', 'hello')]);
+      assert.equal(grown.recording.calls.filter((call) => call.op === 'read').length, 2);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
 describe('maxContentBytes and what a read keeps', () => {
   let root: string;
   const binary = Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x41]);
