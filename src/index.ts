@@ -38,6 +38,7 @@ export type {
 export {
   AcquisitionStatusSchema,
   CoverageGapSchema,
+  checkObservation,
   GapReasonSchema,
   ObservationSchema,
   SurfaceCoverageSchema,
