@@ -4,6 +4,8 @@ export interface CliIo {
   err(text: string): void;
   /** Aborted on SIGINT, so an interrupted command stops its I/O and closes what it opened. */
   signal: AbortSignal;
+  /** The environment (for WITNESS_DB). */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 /** Prints a record as JSON exactly as its schema serializes it, one document per line. */

@@ -1,7 +1,11 @@
 import { Command } from 'commander';
+import { registerExport } from './commands/export.js';
+import { registerImport } from './commands/import.js';
+import { registerObservations } from './commands/observations.js';
 import { registerObserve } from './commands/observe.js';
 import { registerReplay } from './commands/replay.js';
 import { registerScore } from './commands/score.js';
+import { registerScores } from './commands/scores.js';
 import type { CliIo } from './io.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
@@ -15,10 +19,18 @@ export function buildProgram(io: CliIo): Command {
   registerObserve(program, io);
   registerScore(program, io);
   registerReplay(program, io);
-  for (const command of program.commands) {
-    command
-      .exitOverride()
-      .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
-  }
+  registerScores(program, io);
+  registerObservations(program, io);
+  registerExport(program, io);
+  registerImport(program, io);
+  const configure = (command: Command): void => {
+    for (const child of command.commands) {
+      child
+        .exitOverride()
+        .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+      configure(child);
+    }
+  };
+  configure(program);
   return program;
 }
