@@ -67,6 +67,7 @@ export type {
 export {
   AcquisitionStatusSchema,
   CoverageGapSchema,
+  checkObservation,
   GapReasonSchema,
   ObservationSchema,
   SurfaceCoverageSchema,

@@ -206,7 +206,7 @@ describe('glob matching cost', () => {
       const result = acquireDirect(root, '/d/*a*a*a*a*a*b', 'glob');
       const elapsedMs = performance.now() - started;
       assert.deepEqual(result.entries, [textEntry(`/d/${'a'.repeat(200)}b`, 'match')]);
-      assert.ok(elapsedMs < 2000, `took ${elapsedMs} ms`);
+      assert.ok(elapsedMs < 10_000, `took ${elapsedMs} ms`); // the RegExp: minutes per name
     } finally {
       removeDir(root);
     }
