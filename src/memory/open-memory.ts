@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -22,7 +23,8 @@ import type { Tables } from './tables.js';
  *
  * - `postgres://…` or `postgresql://…`: a PostgreSQL database (the `pg` driver; the URL's query string takes
  *   the usual `pg` options such as `sslmode`).
- * - anything else: a SQLite file path (created when missing; its directory must exist), or `:memory:`.
+ * - anything else: a SQLite file path (created when missing, readable by its owner only; its directory
+ *   must exist), or `:memory:`.
  *   The file runs in WAL mode with `synchronous=FULL` and foreign keys on, and waits up to `busyTimeoutMs`
  *   for other writers.
  *
@@ -68,6 +70,7 @@ export interface OpenMemoryOptions {
 async function openSqlite(path: string, busyTimeoutMs: number, now: () => string): Promise<Memory> {
   let database: Database.Database;
   try {
+    createPrivately(path);
     database = new Database(path, { timeout: busyTimeoutMs });
     database.pragma('foreign_keys = ON');
     database.pragma('journal_mode = WAL');
@@ -81,6 +84,19 @@ async function openSqlite(path: string, busyTimeoutMs: number, now: () => string
   }
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database }) });
   return finishOpening(db, 'sqlite', { backend: 'sqlite', target: path }, now);
+}
+
+/**
+ * Creates a missing database file readable by its owner only: observations hold file contents from the
+ * workspace (attacker payloads, sometimes secrets). SQLite gives its -wal and -shm files the same mode.
+ */
+function createPrivately(path: string): void {
+  if (path === ':memory:' || path.startsWith('file:')) return;
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
 }
 
 async function openPostgres(url: string, busyTimeoutMs: number, now: () => string): Promise<Memory> {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
   InvalidOptionError,
@@ -27,6 +29,23 @@ describe('openMemory', () => {
       } finally {
         await reopened.close();
       }
+    } finally {
+      await database.cleanup();
+    }
+  });
+
+  it('creates a new SQLite file readable by its owner only, and refuses a file that is not a database', async () => {
+    const database = await sqliteBackend.fresh();
+    try {
+      await (await openMemory(database.target)).close();
+      assert.equal(statSync(database.target).mode & 0o777, 0o600);
+      const notDatabase = join(dirname(database.target), 'notes.txt');
+      writeFileSync(notDatabase, 'these are notes, not a database\n'.repeat(100));
+      await assert.rejects(openMemory(notDatabase), (error: unknown) => {
+        assert.ok(error instanceof MemoryUnavailableError);
+        assert.match(error.message, /notes\.txt.*not a database/);
+        return true;
+      });
     } finally {
       await database.cleanup();
     }
