@@ -118,6 +118,14 @@ for (const backend of BACKENDS) {
         for (const id of acknowledged) await memory.getScore(id);
         assert.deepEqual(await memory.getObservation('shared'), observation('shared', 'shared payload'));
         assert.equal((await memory.listScores({ observationId: 'shared' })).length, 4 * 5);
+        for (const prefix of ['a', 'b', 'c', 'd']) {
+          const turns = (await memory.listMessagePieces(`${prefix}-c`)).map((piece) => piece.turn);
+          assert.deepEqual(
+            turns,
+            Array.from({ length: 25 }, (_, i) => i),
+          );
+          assert.equal((await memory.listScores({ conversationId: `${prefix}-c` })).length, 25);
+        }
       } finally {
         await memory.close();
       }

@@ -80,6 +80,30 @@ for (const backend of BACKENDS) {
         });
       });
 
+      it('puts concurrent appends to one conversation on distinct, contiguous turns', async () => {
+        await memory.createConversation({ id: 'c1' });
+        // PostgreSQL: a second client (its own connection pool); SQLite: one memory per file per process.
+        const second = backend.name === 'postgres' ? await openMemory(database.target) : memory;
+        try {
+          await Promise.all(
+            Array.from({ length: 30 }, (_, i) =>
+              (i % 2 === 0 ? memory : second).appendMessage({
+                conversationId: 'c1',
+                role: 'user',
+                texts: [`message ${i}`],
+              }),
+            ),
+          );
+        } finally {
+          if (second !== memory) await second.close();
+        }
+        const turns = (await memory.listMessagePieces('c1')).map((piece) => piece.turn);
+        assert.deepEqual(
+          turns,
+          Array.from({ length: 30 }, (_, i) => i),
+        );
+      });
+
       it('refuses a message for a conversation that is not stored', async () => {
         await assert.rejects(
           memory.appendMessage({ conversationId: 'nope', role: 'user', texts: ['hi'] }),
