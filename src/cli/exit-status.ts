@@ -35,10 +35,11 @@ export interface Failure {
 
 export function classifyFailure(error: unknown, interrupted: boolean): Failure {
   if (error instanceof CommanderError) {
+    // `commander.help` with a non-zero exit code is help shown for a missing (sub)command: a usage error.
     const ok =
       error.code === 'commander.helpDisplayed' ||
       error.code === 'commander.version' ||
-      error.code === 'commander.help';
+      (error.code === 'commander.help' && error.exitCode === 0);
     return { status: ok ? EXIT_OK : EXIT_USAGE };
   }
   if (interrupted)

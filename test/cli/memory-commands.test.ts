@@ -233,6 +233,18 @@ describe('witness scores and observations', { timeout: 180_000 }, () => {
     assert.match(evidence, new RegExp(score.id));
   });
 
+  it('exits 2 with the usage on stderr when a subcommand is missing', async () => {
+    for (const args of [['scores'], ['observations']]) {
+      const result = await witness(args);
+      assert.equal(result.status, 2, args.join(' '));
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, new RegExp(`Usage: witness ${args[0]}`));
+    }
+    const help = await witness(['scores', '--help']);
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /list \[options\]/);
+  });
+
   it('says so when the memory holds no score', async () => {
     const { target } = await fresh();
     assert.match(await ok(['scores', 'list', '--db', target]), /^no scores stored in /);
