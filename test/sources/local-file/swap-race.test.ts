@@ -234,20 +234,23 @@ describe('swap race: renameat2(RENAME_EXCHANGE) against the confined walk', () =
       },
     };
     try {
-      const tally = await race(
-        binary,
-        arena,
-        [path.join(arena.root, 'dir'), path.join(arena.root, 'dirlink')],
-        '/dir/*',
-        'glob',
-        naive,
-        2,
-      );
-      console.log(`swap race [control, naive reader]: ${JSON.stringify(tally)}`);
-      assert.ok(
-        tally.outsideNames + tally.outsideBytes > 0,
-        'the naive reader did not leak: the race is too weak',
-      );
+      // A loaded machine can starve one short round of swaps; the harness is only too weak if a naive
+      // reader survives several rounds in a row.
+      let leaked = 0;
+      for (let round = 1; round <= 6 && leaked === 0; round++) {
+        const tally = await race(
+          binary,
+          arena,
+          [path.join(arena.root, 'dir'), path.join(arena.root, 'dirlink')],
+          '/dir/*',
+          'glob',
+          naive,
+          2,
+        );
+        console.log(`swap race [control, naive reader, round ${round}]: ${JSON.stringify(tally)}`);
+        leaked = tally.outsideNames + tally.outsideBytes;
+      }
+      assert.ok(leaked > 0, 'the naive reader did not leak in six rounds: the race is too weak');
     } finally {
       removeDir(arena.base);
     }
