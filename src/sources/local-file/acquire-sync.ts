@@ -1,0 +1,124 @@
+import { parseLocator } from '../../models/locator.js';
+import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
+import type { AcquisitionStatus, MatchKind } from '../../models/vocabulary.js';
+import {
+  AcquisitionCancelled,
+  AcquisitionState,
+  type AcquisitionStats,
+  errorCode,
+} from './acquisition-state.js';
+import { walkExact } from './exact-walk.js';
+import { walkGlob } from './glob-walk.js';
+import type { SourceLimits } from './limits.js';
+import type { SurfaceFs } from './surface-fs.js';
+
+/**
+ * One acquisition, synchronously, on the calling thread (the source runs it in a worker). Everything the
+ * workspace holds is treated as hostile: the root is resolved once, opened once as a handle, and every
+ * other object is reached relative to a handle (see surface-fs.ts and confined-read.ts).
+ */
+
+export interface AcquireRequest {
+  root: string;
+  uri: string;
+  match: MatchKind;
+  limits: SourceLimits;
+}
+
+export interface AcquireResult {
+  acquisition: AcquisitionStatus;
+  entries: SurfaceEntry[];
+  gaps: CoverageGap[];
+  stats: AcquisitionStats;
+  /** The resolved root as the kernel reports it (absent when the root is unavailable). */
+  rootPath?: string;
+}
+
+export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: 'cancelled' };
+
+const CHUNK_BYTES = 1 << 20;
+
+export function acquireSync(
+  request: AcquireRequest,
+  fs: SurfaceFs,
+  cancelled: () => boolean,
+): AcquireOutcome {
+  const locator = parseLocator(request.uri, request.match);
+  const emptyStats: AcquisitionStats = {
+    directoriesListed: 0,
+    entriesExamined: 0,
+    candidates: 0,
+    filesRead: 0,
+    bytesRead: 0,
+  };
+  if (cancelled()) return { kind: 'cancelled' };
+
+  let rootReal: string;
+  let rootFd: number;
+  try {
+    rootReal = fs.resolveRoot(request.root);
+    rootFd = fs.openRoot(rootReal);
+  } catch (error) {
+    const code = errorCode(error);
+    const detail = code === 'ENOTDIR' ? 'the root is not a directory' : `the root cannot be opened (${code})`;
+    return {
+      kind: 'done',
+      result: {
+        acquisition: 'unavailable',
+        entries: [],
+        gaps: [{ reason: 'surface_root_unavailable', uri: '/', detail }],
+        stats: emptyStats,
+      },
+    };
+  }
+  try {
+    let rootPath: Buffer;
+    try {
+      if (!fs.procIsTrusted()) throw new Error('/proc is not procfs');
+      rootPath = fs.handlePath(rootFd);
+    } catch {
+      return {
+        kind: 'done',
+        result: {
+          acquisition: 'partial',
+          entries: [],
+          gaps: [
+            {
+              reason: 'confinement_unverified',
+              uri: request.uri,
+              detail: 'no handle-path primitive (/proc/self/fd on procfs) is available to prove confinement',
+            },
+          ],
+          stats: emptyStats,
+          rootPath: rootReal,
+        },
+      };
+    }
+    const state = new AcquisitionState(
+      fs,
+      request.limits,
+      rootPath,
+      rootFd,
+      cancelled,
+      Buffer.allocUnsafe(CHUNK_BYTES),
+    );
+    if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
+    else walkGlob(state, locator);
+    const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+    return {
+      kind: 'done',
+      result: {
+        acquisition: state.gaps.length === 0 ? 'complete' : 'partial',
+        entries,
+        gaps: state.gaps,
+        stats: state.stats,
+        rootPath: rootPath.toString('utf8'),
+      },
+    };
+  } catch (error) {
+    if (error instanceof AcquisitionCancelled) return { kind: 'cancelled' };
+    throw error;
+  } finally {
+    fs.close(rootFd);
+  }
+}

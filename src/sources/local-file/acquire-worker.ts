@@ -1,0 +1,45 @@
+import { parentPort } from 'node:worker_threads';
+import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
+import { nodeSurfaceFs } from './surface-fs.js';
+
+/**
+ * Worker thread entry: runs acquisitions with synchronous I/O off the main thread (measured ~8× cheaper
+ * per file than the promise API). Jobs run one at a time; each carries a shared cancellation flag that
+ * the walk checks at every directory entry and every read chunk.
+ */
+
+export interface AcquireJob {
+  id: number;
+  request: AcquireRequest;
+  /** Int32Array over this buffer; non-zero means cancelled. */
+  cancel: SharedArrayBuffer;
+}
+
+export type AcquireReply =
+  | { id: number; outcome: AcquireOutcome }
+  | { id: number; failure: { name: string; message: string; code?: string } };
+
+const port = parentPort;
+if (port === null) throw new Error('acquire-worker.js must run as a worker thread');
+
+port.on('message', (job: AcquireJob) => {
+  const flag = new Int32Array(job.cancel);
+  let reply: AcquireReply;
+  try {
+    reply = {
+      id: job.id,
+      outcome: acquireSync(job.request, nodeSurfaceFs, () => Atomics.load(flag, 0) !== 0),
+    };
+  } catch (error) {
+    const err = error as { name?: string; message?: string; code?: unknown };
+    reply = {
+      id: job.id,
+      failure: {
+        name: String(err.name ?? 'Error'),
+        message: String(err.message ?? error),
+        ...(typeof err.code === 'string' ? { code: err.code } : {}),
+      },
+    };
+  }
+  port.postMessage(reply);
+});

@@ -1,0 +1,74 @@
+import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
+import type { SourceLimits } from './limits.js';
+import type { SurfaceFs } from './surface-fs.js';
+
+/** Counts of the work one acquisition did; stored in the observation's metadata. */
+export interface AcquisitionStats {
+  directoriesListed: number;
+  entriesExamined: number;
+  candidates: number;
+  filesRead: number;
+  bytesRead: number;
+}
+
+/** Thrown inside the walk when the caller's cancellation flag is set; never escapes the acquisition. */
+export class AcquisitionCancelled extends Error {
+  constructor() {
+    super('acquisition cancelled');
+    this.name = 'AcquisitionCancelled';
+  }
+}
+
+/** Thrown inside the walk when a budget stops enumeration at once (the gap is already recorded). */
+export class EnumerationStopped extends Error {
+  constructor() {
+    super('enumeration stopped by a budget');
+    this.name = 'EnumerationStopped';
+  }
+}
+
+/** Everything one acquisition shares: the seam, budgets spent so far, what was found, the root. */
+export class AcquisitionState {
+  readonly entries: SurfaceEntry[] = [];
+  readonly gaps: CoverageGap[] = [];
+  readonly stats: AcquisitionStats = {
+    directoriesListed: 0,
+    entriesExamined: 0,
+    candidates: 0,
+    filesRead: 0,
+    bytesRead: 0,
+  };
+
+  constructor(
+    readonly fs: SurfaceFs,
+    readonly limits: SourceLimits,
+    /** The root's own path as the kernel reports it for the root handle. */
+    readonly rootPath: Buffer,
+    readonly rootFd: number,
+    private readonly cancelled: () => boolean,
+    /** Scratch buffer for reads, reused across files. */
+    readonly chunk: Buffer,
+  ) {}
+
+  /** Called at every directory entry and every read chunk. */
+  checkCancelled(): void {
+    if (this.cancelled()) throw new AcquisitionCancelled();
+  }
+
+  gap(reason: CoverageGap['reason'], uri?: string, detail?: string): void {
+    const gap: CoverageGap = { reason };
+    if (uri !== undefined) gap.uri = uri;
+    if (detail !== undefined) gap.detail = detail;
+    this.gaps.push(gap);
+  }
+
+  get readBytesLeft(): number {
+    return this.limits.maxReadBytes - this.stats.bytesRead;
+  }
+}
+
+/** The errno code of a Node fs error, or 'UNKNOWN'. */
+export function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'UNKNOWN';
+}

@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import type { SurfaceEntry } from '../../models/observation.js';
+import { type AcquisitionState, errorCode } from './acquisition-state.js';
+import { placeHandle } from './confinement.js';
+
+/**
+ * Reads one candidate file under the confinement rules of SPEC §5 and §5.1:
+ *
+ * 1. Open `name` relative to its parent's handle as O_PATH. An O_PATH open has no driver or FIFO side
+ *    effects, so even an outside FIFO or device reached through a link is never opened with read intent.
+ * 2. Ask the kernel where that handle is; outside the root (or unknowable) → a gap, no byte read.
+ * 3. fstat the handle: not a regular file → a gap, nothing read.
+ * 4. Reopen through the handle (never by name, so a swap after the check cannot redirect the read),
+ *    O_NONBLOCK, and take size, time and bytes from that one handle, within the shared read budget.
+ * 5. Close every handle on every path.
+ */
+
+export type CandidateResult = 'read' | 'absent' | 'gap';
+
+const textDecoderOptions = { fatal: true, ignoreBOM: true } as const;
+
+export function readCandidate(
+  state: AcquisitionState,
+  dirFd: number,
+  name: Buffer,
+  uri: string,
+): CandidateResult {
+  state.checkCancelled();
+  const { fs } = state;
+  let pathFd: number;
+  try {
+    pathFd = fs.openPathAt(dirFd, name);
+  } catch (error) {
+    return openFailed(state, dirFd, name, uri, error);
+  }
+  try {
+    const placement = placeHandle(fs, pathFd, state.rootPath);
+    if (placement.kind === 'unverified') {
+      state.gap('confinement_unverified', uri, placement.detail);
+      return 'gap';
+    }
+    if (placement.kind === 'outside') {
+      state.gap('link_outside_root', uri, 'the link resolves outside the root; nothing was read');
+      return 'gap';
+    }
+    const pathStat = fs.fstat(pathFd);
+    if (!pathStat.isFile()) {
+      state.gap('not_a_file', uri, describeKind(pathStat));
+      return 'gap';
+    }
+    let readFd: number;
+    try {
+      readFd = fs.reopenForRead(pathFd);
+    } catch (error) {
+      state.gap('read_failed', uri, `open for reading failed (${errorCode(error)})`);
+      return 'gap';
+    }
+    try {
+      return readOpenFile(state, readFd, pathStat, uri);
+    } finally {
+      fs.close(readFd);
+    }
+  } finally {
+    fs.close(pathFd);
+  }
+}
+
+function openFailed(
+  state: AcquisitionState,
+  dirFd: number,
+  name: Buffer,
+  uri: string,
+  error: unknown,
+): CandidateResult {
+  const code = errorCode(error);
+  if (code === 'ENOENT') {
+    let isLink = false;
+    try {
+      isLink = state.fs.lstatAt(dirFd, name).isSymbolicLink();
+    } catch {
+      // Gone entirely: the path holds nothing.
+    }
+    if (!isLink) return 'absent';
+    state.gap('dangling_link', uri, 'the symbolic link points at nothing');
+    return 'gap';
+  }
+  state.gap('read_failed', uri, `open failed (${code})`);
+  return 'gap';
+}
+
+function readOpenFile(
+  state: AcquisitionState,
+  fd: number,
+  pathStat: { dev: number; ino: number },
+  uri: string,
+): CandidateResult {
+  const { fs, limits, chunk } = state;
+  const stat = fs.fstat(fd);
+  if (!stat.isFile() || stat.dev !== pathStat.dev || stat.ino !== pathStat.ino) {
+    state.gap('confinement_unverified', uri, 'the reopened handle is not the checked file');
+    return 'gap';
+  }
+  state.stats.filesRead++;
+  const hash = createHash('sha256');
+  const retained: Buffer[] = [];
+  let retainedBytes = 0;
+  let readBytes = 0;
+  let exceeded = false;
+  try {
+    for (;;) {
+      state.checkCancelled();
+      const left = state.readBytesLeft;
+      if (left <= 0) {
+        exceeded = readBytes < stat.size || fs.read(fd, chunk, 1) > 0;
+        break;
+      }
+      const count = fs.read(fd, chunk, Math.min(chunk.length, left));
+      if (count === 0) break;
+      const bytes = chunk.subarray(0, count);
+      hash.update(bytes);
+      state.stats.bytesRead += count;
+      readBytes += count;
+      if (retainedBytes < limits.maxContentBytes) {
+        const keep = bytes.subarray(0, Math.min(count, limits.maxContentBytes - retainedBytes));
+        retained.push(Buffer.from(keep));
+        retainedBytes += keep.length;
+      }
+    }
+  } catch (error) {
+    if (error instanceof Error && error.name === 'AcquisitionCancelled') throw error;
+    state.gap('read_failed', uri, `read failed (${errorCode(error)})`);
+    return 'gap';
+  }
+  if (exceeded)
+    state.gap('read_limit_exceeded', uri, `read ${readBytes} of ${Math.max(stat.size, readBytes)} bytes`);
+  const partialText = exceeded || readBytes > retainedBytes;
+  const content = decodeText(Buffer.concat(retained, retainedBytes), partialText);
+  const entry: SurfaceEntry = {
+    uri,
+    sizeBytes: exceeded ? Math.max(stat.size, readBytes) : readBytes,
+    sha256: exceeded ? null : hash.digest('hex'),
+    modifiedAt: new Date(stat.mtimeMs).toISOString(),
+    content,
+    contentTruncated: content !== null && partialText,
+  };
+  state.entries.push(entry);
+  return exceeded ? 'gap' : 'read';
+}
+
+/**
+ * UTF-8 text of the retained bytes, or null when they are not UTF-8. A prefix cut inside a character
+ * drops that character's bytes (at most 3); a byte-order mark is kept, so the text is the file's.
+ */
+function decodeText(bytes: Buffer, isPrefix: boolean): string | null {
+  try {
+    const decoder = new TextDecoder('utf-8', textDecoderOptions);
+    return isPrefix ? decoder.decode(bytes, { stream: true }) : decoder.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function describeKind(stat: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}

@@ -1,0 +1,93 @@
+import { type AcquisitionState, errorCode } from './acquisition-state.js';
+import { readCandidate } from './confined-read.js';
+
+/**
+ * Acquires an exact locator. Each intermediate directory is opened by name relative to its parent's
+ * handle with O_NOFOLLOW: a symlinked parent is never traversed (so a parent swapped for a link to an
+ * outside directory cannot redirect the lookup), and it is reported rather than guessed. The last
+ * segment goes to the confined read, which follows a symlink only to check where it lands.
+ *
+ * An absent file (ENOENT/ENOTDIR along the path) is a proven negative: no entry, no gap.
+ */
+export function walkExact(state: AcquisitionState, uri: string, segments: readonly string[]): void {
+  const { fs } = state;
+  const opened: number[] = [];
+  try {
+    let dirFd = state.rootFd;
+    for (let i = 0; i < segments.length - 1; i++) {
+      state.checkCancelled();
+      const name = Buffer.from(segments[i] as string);
+      try {
+        dirFd = fs.openDirectoryAt(dirFd, name);
+        opened.push(dirFd);
+      } catch (error) {
+        const where = `/${segments.slice(0, i + 1).join('/')}`;
+        classifyParentFailure(state, dirFd, name, uri, where, error);
+        return;
+      }
+    }
+    readCandidate(state, dirFd, Buffer.from(segments[segments.length - 1] as string), uri);
+  } finally {
+    for (const fd of opened.reverse()) fs.close(fd);
+  }
+}
+
+function classifyParentFailure(
+  state: AcquisitionState,
+  dirFd: number,
+  name: Buffer,
+  uri: string,
+  where: string,
+  error: unknown,
+): void {
+  const code = errorCode(error);
+  if (code === 'ENOENT') return;
+  if (code === 'ENOTDIR' || code === 'ELOOP') {
+    let isLink = false;
+    try {
+      isLink = state.fs.lstatAt(dirFd, name).isSymbolicLink();
+    } catch (lstatError) {
+      if (errorCode(lstatError) === 'ENOENT') return;
+      state.gap('listing_failed', uri, `${where}: lookup failed (${errorCode(lstatError)})`);
+      return;
+    }
+    if (!isLink) return; // A file where a directory would have to be: the path holds nothing.
+    const target = resolveLinkTarget(state, dirFd, name);
+    if (target === 'directory') {
+      state.gap(
+        'link_not_followed',
+        uri,
+        `${where} is a symbolic link to a directory; links are not traversed`,
+      );
+    } else if (target !== 'absent' && target !== 'other') {
+      state.gap(
+        'listing_failed',
+        uri,
+        `${where}: the symbolic link could not be resolved (${target.failed})`,
+      );
+    }
+    return;
+  }
+  state.gap('listing_failed', uri, `${where}: lookup failed (${code})`);
+}
+
+export type LinkTarget = 'directory' | 'other' | 'absent' | { failed: string };
+
+/**
+ * What a symlink resolves to, found with an O_PATH open (no side effects) and fstat; never listed. A
+ * dangling link leaves nothing at the path ('absent'); a loop or a denied lookup is a failure.
+ */
+export function resolveLinkTarget(state: AcquisitionState, dirFd: number, name: Buffer): LinkTarget {
+  let fd: number;
+  try {
+    fd = state.fs.openPathAt(dirFd, name);
+  } catch (error) {
+    const code = errorCode(error);
+    return code === 'ENOENT' || code === 'ENOTDIR' ? 'absent' : { failed: code };
+  }
+  try {
+    return state.fs.fstat(fd).isDirectory() ? 'directory' : 'other';
+  } finally {
+    state.fs.close(fd);
+  }
+}

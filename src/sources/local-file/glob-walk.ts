@@ -1,0 +1,299 @@
+import type { GlobSegment, ParsedLocator } from '../../models/locator.js';
+import { matchesSegment } from '../../models/locator.js';
+import { type AcquisitionState, EnumerationStopped, errorCode } from './acquisition-state.js';
+import { readCandidate } from './confined-read.js';
+import { placeHandle } from './confinement.js';
+import { resolveLinkTarget } from './exact-walk.js';
+import { childUri, decodeName, decodeNameLossy, escapeName } from './names.js';
+
+/**
+ * Acquires a glob locator by walking from the root handle (SPEC §5, §5.1).
+ *
+ * A walk state is (directory, pattern position). Every directory has one parent, so all the positions
+ * that reach a directory are known before it is visited: each directory is visited once, listed at most
+ * once, and each (directory, position) state is handled once. A directory whose positions are all
+ * literal names is never listed: its children are opened by name (so a literal prefix such as `/data` in
+ * `/data/**` never lists the root). Symlinks to directories are never descended. Listings are sorted
+ * bytewise, so the walk is deterministic.
+ */
+export function walkGlob(state: AcquisitionState, locator: ParsedLocator): void {
+  const segments = locator.glob ?? [];
+  try {
+    visitDirectory(state, segments, state.rootFd, '/', new Set([0]), true);
+  } catch (error) {
+    if (!(error instanceof EnumerationStopped)) throw error;
+  }
+}
+
+type ChildKind = 'directory' | 'symlink' | 'other' | 'unknown';
+
+interface Child {
+  name: Buffer;
+  uri: string;
+  kind: ChildKind;
+  /** Pattern positions to continue with inside this child when it is a directory. */
+  next: Set<number>;
+  /** The child matched the last segment: a file there is a candidate. */
+  candidate: boolean;
+}
+
+function visitDirectory(
+  state: AcquisitionState,
+  segments: readonly GlobSegment[],
+  dirFd: number,
+  dirUri: string,
+  positions: ReadonlySet<number>,
+  isRoot: boolean,
+): void {
+  const live = closeOverGlobstars(positions, segments);
+  const needsListing = live.some((p) => (segments[p] as GlobSegment).kind !== 'literal');
+  const children = needsListing
+    ? matchListing(state, segments, dirFd, dirUri, live, isRoot)
+    : matchLiterals(segments, dirUri, live);
+  for (const child of children) visitChild(state, segments, dirFd, child);
+}
+
+/** `**` matches zero directories too: a state at `**` also stands at the position after it. */
+function closeOverGlobstars(positions: ReadonlySet<number>, segments: readonly GlobSegment[]): number[] {
+  const out = new Set<number>();
+  for (let p of positions) {
+    out.add(p);
+    while (segments[p]?.kind === 'globstar' && p + 1 < segments.length) out.add(++p);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+function matchLiterals(segments: readonly GlobSegment[], dirUri: string, live: readonly number[]): Child[] {
+  const byName = new Map<string, Child>();
+  for (const p of live) {
+    const name = (segments[p] as { kind: 'literal'; name: string }).name;
+    let child = byName.get(name);
+    if (child === undefined) {
+      child = {
+        name: Buffer.from(name),
+        uri: childUri(dirUri, name),
+        kind: 'unknown',
+        next: new Set(),
+        candidate: false,
+      };
+      byName.set(name, child);
+    }
+    if (p === segments.length - 1) child.candidate = true;
+    else child.next.add(p + 1);
+  }
+  return [...byName.values()].sort((a, b) => Buffer.compare(a.name, b.name));
+}
+
+function matchListing(
+  state: AcquisitionState,
+  segments: readonly GlobSegment[],
+  dirFd: number,
+  dirUri: string,
+  live: readonly number[],
+  isRoot: boolean,
+): Child[] {
+  const listing = listDirectory(state, dirFd, dirUri, isRoot);
+  const last = segments.length - 1;
+  const children: Child[] = [];
+  for (const { name, kind } of listing) {
+    const text = decodeName(name);
+    const probe = text ?? decodeNameLossy(name);
+    const next = new Set<number>();
+    let candidate = false;
+    for (const p of live) {
+      const segment = segments[p] as GlobSegment;
+      if (!matchesSegment(segment, probe)) continue;
+      if (segment.kind === 'globstar') {
+        next.add(p);
+        if (p === last) candidate = true;
+      } else if (p === last) candidate = true;
+      else next.add(p + 1);
+    }
+    if (!candidate && next.size === 0) continue;
+    if (text === null) {
+      state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
+      continue;
+    }
+    children.push({ name, uri: childUri(dirUri, text), kind, next, candidate });
+  }
+  return children;
+}
+
+interface Listed {
+  name: Buffer;
+  kind: ChildKind;
+}
+
+/**
+ * Lists a directory through its own handle, counting every entry against maxListedEntries. The handle's
+ * real location is checked before and after listing: a directory moved outside the root (or swapped
+ * there) is never listed, and a listing that raced such a move is discarded.
+ */
+function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, isRoot: boolean): Listed[] {
+  const { fs } = state;
+  if (!isRoot && !directoryIsInside(state, dirFd, dirUri)) return [];
+  let dir: ReturnType<typeof fs.openListing>;
+  try {
+    dir = fs.openListing(dirFd);
+  } catch (error) {
+    state.gap(
+      'listing_failed',
+      dirUri,
+      `the directory could not be opened for listing (${errorCode(error)})`,
+    );
+    return [];
+  }
+  state.stats.directoriesListed++;
+  const listed: Listed[] = [];
+  try {
+    for (;;) {
+      state.checkCancelled();
+      let dirent: ReturnType<typeof dir.readSync>;
+      try {
+        dirent = dir.readSync();
+      } catch (error) {
+        state.gap(
+          'listing_failed',
+          dirUri,
+          `listing failed midway (${errorCode(error)}); its entries were discarded`,
+        );
+        return [];
+      }
+      if (dirent === null) break;
+      state.stats.entriesExamined++;
+      if (state.stats.entriesExamined > state.limits.maxListedEntries) {
+        state.gap(
+          'listing_limit_exceeded',
+          dirUri,
+          `more than ${state.limits.maxListedEntries} directory entries examined`,
+        );
+        throw new EnumerationStopped();
+      }
+      listed.push({ name: dirent.name as unknown as Buffer, kind: kindOf(dirent) });
+    }
+  } finally {
+    dir.closeSync();
+  }
+  if (!isRoot && !directoryIsInside(state, dirFd, dirUri)) return [];
+  return listed.sort((a, b) => Buffer.compare(a.name, b.name));
+}
+
+function directoryIsInside(state: AcquisitionState, dirFd: number, dirUri: string): boolean {
+  const placement = placeHandle(state.fs, dirFd, state.rootPath);
+  if (placement.kind === 'inside') return true;
+  if (placement.kind === 'outside') {
+    state.gap('link_outside_root', dirUri, 'the directory is no longer inside the root; it was not listed');
+  } else state.gap('confinement_unverified', dirUri, placement.detail);
+  return false;
+}
+
+function kindOf(dirent: {
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFile(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}): ChildKind {
+  if (dirent.isDirectory()) return 'directory';
+  if (dirent.isSymbolicLink()) return 'symlink';
+  if (
+    dirent.isFile() ||
+    dirent.isFIFO() ||
+    dirent.isSocket() ||
+    dirent.isCharacterDevice() ||
+    dirent.isBlockDevice()
+  ) {
+    return 'other';
+  }
+  return 'unknown';
+}
+
+function visitChild(
+  state: AcquisitionState,
+  segments: readonly GlobSegment[],
+  dirFd: number,
+  child: Child,
+): void {
+  state.checkCancelled();
+  let kind = child.kind;
+  if (kind === 'unknown') {
+    try {
+      const stat = state.fs.lstatAt(dirFd, child.name);
+      kind = stat.isDirectory() ? 'directory' : stat.isSymbolicLink() ? 'symlink' : 'other';
+    } catch (error) {
+      const code = errorCode(error);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        state.gap('listing_failed', child.uri, `lookup failed (${code})`);
+      return;
+    }
+  }
+  if (kind === 'directory') {
+    if (child.next.size > 0) descend(state, segments, dirFd, child);
+    return;
+  }
+  if (kind === 'symlink') {
+    const target = resolveLinkTarget(state, dirFd, child.name);
+    if (target === 'directory') {
+      if (child.next.size > 0) {
+        state.gap('link_not_followed', child.uri, 'a symbolic link to a directory; links are not descended');
+      }
+      return;
+    }
+    if (typeof target === 'object' && !child.candidate && child.next.size > 0) {
+      state.gap('listing_failed', child.uri, `the symbolic link could not be resolved (${target.failed})`);
+      return;
+    }
+  }
+  if (child.candidate) {
+    countCandidate(state, child.uri);
+    readCandidate(state, dirFd, child.name, child.uri);
+  }
+}
+
+function countCandidate(state: AcquisitionState, uri: string): void {
+  state.stats.candidates++;
+  if (state.stats.candidates > state.limits.maxFiles) {
+    state.gap(
+      'file_limit_exceeded',
+      uri,
+      `more than ${state.limits.maxFiles} files match; enumeration stopped here`,
+    );
+    throw new EnumerationStopped();
+  }
+}
+
+function descend(
+  state: AcquisitionState,
+  segments: readonly GlobSegment[],
+  dirFd: number,
+  child: Child,
+): void {
+  let childFd: number;
+  try {
+    childFd = state.fs.openDirectoryAt(dirFd, child.name);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT') return;
+    if (code === 'ENOTDIR' || code === 'ELOOP') {
+      // Replaced since it was listed: by a file (nothing to descend) or by a symlink (never followed).
+      let isLink = false;
+      try {
+        isLink = state.fs.lstatAt(dirFd, child.name).isSymbolicLink();
+      } catch {
+        return;
+      }
+      if (isLink)
+        state.gap('link_not_followed', child.uri, 'replaced by a symbolic link while walking; not descended');
+      return;
+    }
+    state.gap('listing_failed', child.uri, `the directory could not be opened (${code})`);
+    return;
+  }
+  try {
+    visitDirectory(state, segments, childFd, child.uri, child.next, false);
+  } finally {
+    state.fs.close(childFd);
+  }
+}

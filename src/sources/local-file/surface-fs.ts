@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+
+/**
+ * The synchronous file-system seam of a confined acquisition. Every child is reached relative to its
+ * parent's open handle through `/proc/self/fd/<fd>/<name>` (openat semantics from plain Node), and names
+ * are bytes. Tests wrap this to count bytes read and directories listed.
+ */
+export interface SurfaceFs {
+  /** The root's real path (symlinks resolved), resolved once per acquisition. */
+  resolveRoot(path: string): string;
+  /** True when /proc is procfs, so `/proc/self/fd` reports where handles really are. */
+  procIsTrusted(): boolean;
+  /** Opens a directory by absolute path (the root only), refusing a symlink as the last component. */
+  openRoot(path: string): number;
+  /** Opens `name` in `dirFd` as a directory, never following a symlink. */
+  openDirectoryAt(dirFd: number, name: Buffer): number;
+  /** Opens `name` in `dirFd` as an O_PATH handle, following symlinks: no read intent, no side effects. */
+  openPathAt(dirFd: number, name: Buffer): number;
+  /** lstat of `name` in `dirFd` (does not follow a final symlink). */
+  lstatAt(dirFd: number, name: Buffer): fs.Stats;
+  /** Where an open handle really is: the kernel's path for it (`readlink /proc/self/fd/N`). */
+  handlePath(fd: number): Buffer;
+  fstat(fd: number): fs.Stats;
+  /** Reopens an O_PATH handle for reading, non-blocking, through the handle (never by name). */
+  reopenForRead(pathFd: number): number;
+  read(fd: number, buffer: Buffer, length: number): number;
+  /** Lists a directory through its own handle, one entry at a time. */
+  openListing(dirFd: number): fs.Dir;
+  close(fd: number): void;
+}
+
+/** O_PATH is not in fs.constants; its value is the same on every Linux architecture Node supports. */
+export const O_PATH = 0o10000000;
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
+const O_CLOEXEC = 0o2000000;
+
+/** `/proc/self/fd/<fd>/<name>` as bytes. No path is ever built with a trailing `/` or `/.`. */
+export function childPath(dirFd: number, name: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), name]);
+}
+
+export function fdPath(fd: number): string {
+  return `/proc/self/fd/${fd}`;
+}
+
+const PROC_SUPER_MAGIC = 0x9fa0;
+
+export const nodeSurfaceFs: SurfaceFs = {
+  resolveRoot: (path) => fs.realpathSync.native(path),
+  procIsTrusted: () => {
+    try {
+      return fs.statfsSync('/proc/self/fd').type === PROC_SUPER_MAGIC;
+    } catch {
+      return false;
+    }
+  },
+  openRoot: (path) => fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+  openDirectoryAt: (dirFd, name) =>
+    fs.openSync(childPath(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK),
+  openPathAt: (dirFd, name) => fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC),
+  lstatAt: (dirFd, name) => fs.lstatSync(childPath(dirFd, name)),
+  handlePath: (fd) => fs.readlinkSync(fdPath(fd), { encoding: 'buffer' }),
+  fstat: (fd) => fs.fstatSync(fd),
+  reopenForRead: (pathFd) => fs.openSync(fdPath(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC),
+  read: (fd, buffer, length) => fs.readSync(fd, buffer, 0, length, null),
+  openListing: (dirFd) =>
+    fs.opendirSync(fdPath(dirFd), { encoding: 'buffer' as BufferEncoding, bufferSize: 128 }),
+  close: (fd) => fs.closeSync(fd),
+};
