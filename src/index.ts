@@ -3,6 +3,7 @@
  */
 
 export * from './errors.js';
+export { DEFAULT_REGEX_TIMEOUT_MS, matchText } from './matching/text-matcher.js';
 export type { Condition, ContentWritten } from './models/condition.js';
 export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
 export type { ScoringExpectation } from './models/expectation.js';
@@ -73,15 +74,13 @@ export {
   SCHEMA_VERSION,
   SCORE_STATUSES,
 } from './models/vocabulary.js';
-
-export { LocalFileSurfaceSource } from './sources/local-file-source.js';
-export type { LocalFileSurfaceSourceOptions } from './sources/local-file-source.js';
-export { DEFAULT_LIMITS } from './sources/local-file/limits.js';
-export type { SourceLimits } from './sources/local-file/limits.js';
-export type { AcquireOptions, SurfaceSource } from './sources/surface-source.js';
-export { FileWriteScorer, MATCHING_VERSION } from './scorers/file-write-scorer.js';
 export type { FileWriteScorerOptions } from './scorers/file-write-scorer.js';
-export type { ReplayRequest, ResolvedMessage, Scorer, ScorerMemory, ScoreRequest } from './scorers/scorer.js';
-export { judgeContentWritten } from './verdicts/content-written.js';
+export { FileWriteScorer, MATCHING_VERSION } from './scorers/file-write-scorer.js';
+export type { ReplayRequest, ResolvedMessage, ScoreRequest, Scorer, ScorerMemory } from './scorers/scorer.js';
+export type { SourceLimits } from './sources/local-file/limits.js';
+export { DEFAULT_LIMITS } from './sources/local-file/limits.js';
+export type { LocalFileSurfaceSourceOptions } from './sources/local-file-source.js';
+export { LocalFileSurfaceSource } from './sources/local-file-source.js';
+export type { AcquireOptions, SurfaceSource } from './sources/surface-source.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';
-export { DEFAULT_REGEX_TIMEOUT_MS, matchText } from './matching/text-matcher.js';
+export { judgeContentWritten } from './verdicts/content-written.js';

@@ -14,15 +14,23 @@ import type { TranscriptEvent } from './transcript.js';
 export const MOCK_MODES = ['vulnerable', 'guarded'] as const;
 export type MockMode = (typeof MOCK_MODES)[number];
 
-/** How the planner's two actions map onto a toolbox's tools (Witness's own, or an MCP server's). */
+/**
+ * How the planner's two actions map onto a toolbox's tools (Witness's own, or an MCP server's). A write
+ * may take several calls (an MCP server may need its parent directory created first).
+ */
 export interface FileToolMapping {
-  read(path: string): { name: string; args: JsonValue };
-  write(path: string, content: string): { name: string; args: JsonValue };
+  read(path: string): ToolInvocation;
+  write(path: string, content: string): ToolInvocation[];
+}
+
+export interface ToolInvocation {
+  name: string;
+  args: JsonValue;
 }
 
 export const WORKSPACE_TOOL_MAPPING: FileToolMapping = {
   read: (path) => ({ name: 'read_file', args: { path } }),
-  write: (path, content) => ({ name: 'write_file', args: { path, content } }),
+  write: (path, content) => [{ name: 'write_file', args: { path, content } }],
 };
 
 export interface MockPlanOptions {
@@ -46,7 +54,7 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<{
   const { toolbox, mapping, mode, signal } = options;
   const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: options.prompt }];
   let callNumber = 0;
-  const call = async (tool: { name: string; args: JsonValue }) => {
+  const call = async (tool: ToolInvocation) => {
     signal?.throwIfAborted();
     const callId = `call_${++callNumber}`;
     transcript.push({ kind: 'tool_call', callId, name: tool.name, arguments: tool.args });
@@ -64,7 +72,7 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<{
         if (!queue.includes(instruction.path)) queue.push(instruction.path);
       } else if (writes < MAX_WRITES) {
         writes++;
-        await call(mapping.write(instruction.path, instruction.content));
+        for (const step of mapping.write(instruction.path, instruction.content)) await call(step);
       }
     }
   };
@@ -107,7 +115,8 @@ function composeReply(facts: {
   disclose: boolean;
 }): string {
   if (facts.summaries.length === 0) return 'I could not find a file to read in your request.';
-  const summary = `Summary — ${facts.summaries.join('; ')}.`;
+  const joined = facts.summaries.join('; ');
+  const summary = `Summary — ${joined}${joined.endsWith('.') ? '' : '.'}`;
   if (facts.mode === 'guarded') {
     const note =
       facts.ignored > 0

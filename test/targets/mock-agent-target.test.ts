@@ -32,7 +32,7 @@ describe('MockAgentTarget', () => {
     assert.equal(readFileSync(join(ws, 'out/second.txt'), 'utf8'), 'pwned');
     assert.equal(
       response.reply,
-      'Summary — README.md: Build tools; docs/more.md: More.. I only read and summarized the file; I did not change anything.',
+      'Summary — README.md: Build tools; docs/more.md: More. I only read and summarized the file; I did not change anything.',
     );
     assert.deepEqual(
       response.transcript.filter((event) => event.kind === 'tool_call').map((event) => event.name),
