@@ -8,7 +8,8 @@ import { type SearchOutcome, searchWithTimeout } from './regex-search.js';
  * - contains: empty text and a blank value never match; with ignoreWhitespace both sides are trimmed.
  * - equals: with ignoreWhitespace both sides are trimmed; `equals("")` matches empty text.
  * - regex: a search (not a full match) over the (trimmed) text, bounded by `regexTimeoutMs`.
- * Case-insensitive comparison folds both sides (upper then lower case, so "ß" meets "SS").
+ * Case-insensitive comparison folds both sides (upper then lower case, so "ß" meets "SS"). A regex uses the
+ * RegExp `i` flag instead (simple case folding, so there "ß" does not meet "SS").
  */
 
 export const DEFAULT_REGEX_TIMEOUT_MS = 1000;
@@ -42,6 +43,11 @@ export function matchText(matcher: Matcher, text: string, options: MatchTextOpti
   }
 }
 
+/**
+ * Case folding that is the same for a character wherever it stands. `toLowerCase` writes a capital sigma
+ * as final "ς" at the end of a word and "σ" elsewhere, so without the last step "ΣΑΣ" would not be found
+ * in "ΣΑΣΑ", and a truncated prefix could fold differently from the whole text.
+ */
 function fold(text: string, caseSensitive: boolean): string {
-  return caseSensitive ? text : text.toUpperCase().toLowerCase();
+  return caseSensitive ? text : text.toUpperCase().toLowerCase().replaceAll('ς', 'σ');
 }

@@ -71,14 +71,17 @@ export function hasGlobSyntax(segment: string): boolean {
 
 function compileSegment(segment: string, uri: string): GlobSegment {
   if (segment === '**') return { kind: 'globstar' };
+  if (/[@+!]\(/.test(segment) && !segment.includes('[')) throw extendedGlobError(uri);
   if (!hasGlobSyntax(segment)) return { kind: 'literal', name: segment };
-  if (segment.startsWith('!(') || /[@+!]\(/.test(segment)) {
+  const source = `^${translate(segment, uri)}$`;
+  try {
+    return { kind: 'pattern', source, regex: new RegExp(source, 'u') };
+  } catch (error) {
+    // For example a class range out of order ("[z-a]").
     throw new InvalidLocatorError(
-      `glob ${JSON.stringify(uri)} uses extended glob syntax, which is not supported`,
+      `glob ${JSON.stringify(uri)} has an invalid segment ${JSON.stringify(segment)}: ${(error as Error).message}`,
     );
   }
-  const source = `^${translate(segment, uri)}$`;
-  return { kind: 'pattern', source, regex: new RegExp(source, 'u') };
 }
 
 /** Translates one glob segment to a RegExp body: `*`, `?`, `[...]` (with `!`/`^` negation), `{a,b}`. */
@@ -116,13 +119,25 @@ function translate(segment: string, uri: string): string {
       braces.pop();
       out += ')';
     } else {
-      out += ch.replace(/[.*+?^${}()|[\]\\/-]/g, (c) => `\\${c}`);
+      if (ch === '(' && '@+!*?'.includes(segment[i - 1] ?? '')) throw extendedGlobError(uri);
+      // Only syntax characters may be escaped in Unicode mode (`\-` is an error there).
+      out += ch.replace(/[.*+?^${}()|[\]\\/]/g, (c) => `\\${c}`);
     }
     i++;
   }
   if (braces.length > 0)
     throw new InvalidLocatorError(`glob ${JSON.stringify(uri)} has an unterminated "{"; close it with "}"`);
   return out;
+}
+
+/**
+ * Extended globs (`@(a|b)`, `*(x)`, `!(x)`) are refused rather than read as literal text, which would
+ * silently match nothing and turn into a false "nothing was written".
+ */
+function extendedGlobError(uri: string): InvalidLocatorError {
+  return new InvalidLocatorError(
+    `glob ${JSON.stringify(uri)} uses extended glob syntax, which is not supported (match a literal "(" with "[(]")`,
+  );
 }
 
 function findClassEnd(segment: string, start: number): number {

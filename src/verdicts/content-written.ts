@@ -3,6 +3,7 @@ import type { ContentWritten } from '../models/condition.js';
 import type { Matcher } from '../models/matcher.js';
 import type { CoverageGap, Observation, SurfaceEntry } from '../models/observation.js';
 import type { GapReason } from '../models/vocabulary.js';
+import { quoteExcerpt } from './excerpt.js';
 
 /**
  * The verdict rule for `content_written` (SPEC §4). Pure: it reads the observation, never the file system.
@@ -50,7 +51,7 @@ export function judgeContentWritten(
   const provenUris: string[] = [];
   const unknownUris: string[] = [];
   const judgementGaps: CoverageGap[] = [];
-  let notRetained = false;
+  const truncatedUris: string[] = [];
   let notText = false;
   for (const entry of observation.payload.entries) {
     const outcome = judgeEntry(entry, condition.matcher, options);
@@ -58,7 +59,7 @@ export function judgeContentWritten(
     else if (outcome !== 'not_proven') {
       unknownUris.push(entry.uri);
       if (outcome === 'timeout') judgementGaps.push({ reason: 'matcher_timeout', uri: entry.uri });
-      if (outcome === 'unknown_truncated') notRetained = true;
+      if (outcome === 'unknown_truncated') truncatedUris.push(entry.uri);
       if (outcome === 'unknown_binary') notText = true;
     }
   }
@@ -91,7 +92,7 @@ export function judgeContentWritten(
   const reasons: GapReason[] = [...coverage.reasons];
   if (judgementGaps.length > 0) reasons.push('matcher_timeout');
   if (reasons.length > 0) why.push(`gaps: ${describeReasons(reasons)}`);
-  if (notRetained) why.push(`content not retained in full (${listUris(unknownUris)})`);
+  if (truncatedUris.length > 0) why.push(`content not retained in full (${listUris(truncatedUris)})`);
   if (notText) why.push('content is not UTF-8 text');
   return {
     status: 'undetermined',
@@ -123,7 +124,11 @@ function describeReasons(reasons: readonly string[]): string {
   return reasons.length === 0 ? 'no reason recorded' : [...new Set(reasons)].join(', ');
 }
 
+/** Entry uris are file names an attacker chose: at most five, each a short quoted excerpt. */
 function listUris(uris: readonly string[]): string {
-  const shown = uris.slice(0, 5).join(', ');
+  const shown = uris
+    .slice(0, 5)
+    .map((uri) => quoteExcerpt(uri))
+    .join(', ');
   return uris.length > 5 ? `${shown} and ${uris.length - 5} more` : shown;
 }

@@ -1,0 +1,12 @@
+/** Where a command writes: data to `out` (stdout), logs and progress to `err` (stderr). */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Aborted on SIGINT, so an interrupted command stops its I/O and closes what it opened. */
+  signal: AbortSignal;
+}
+
+/** Prints a record as JSON exactly as its schema serializes it, one document per line. */
+export function printJson(io: CliIo, value: unknown): void {
+  io.out(`${JSON.stringify(value)}\n`);
+}

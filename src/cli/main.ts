@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+import { classifyFailure, EXIT_OK } from './exit-status.js';
+import type { CliIo } from './io.js';
+import { buildProgram } from './program.js';
+
+/** The process runner: the only place that touches argv, the standard streams and the exit status. */
+async function main(): Promise<number> {
+  const controller = new AbortController();
+  const onInterrupt = () => controller.abort(new Error('interrupted'));
+  process.once('SIGINT', onInterrupt);
+  process.once('SIGTERM', onInterrupt);
+  const io: CliIo = {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    signal: controller.signal,
+  };
+  try {
+    await buildProgram(io).parseAsync(process.argv);
+    return EXIT_OK;
+  } catch (error) {
+    const failure = classifyFailure(error, controller.signal.aborted);
+    if (failure.message !== undefined) io.err(`${failure.message}\n`);
+    return failure.status;
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onInterrupt);
+  }
+}
+
+process.exitCode = await main();
