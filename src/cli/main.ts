@@ -13,6 +13,8 @@ async function main(): Promise<number> {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     signal: controller.signal,
+    errIsTTY: process.stderr.isTTY === true,
+    env: process.env,
   };
   try {
     await buildProgram(io).parseAsync(process.argv);

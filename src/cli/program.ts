@@ -1,6 +1,8 @@
 import { Command } from 'commander';
+import { registerDemo } from './commands/demo.js';
 import { registerObserve } from './commands/observe.js';
 import { registerReplay } from './commands/replay.js';
+import { registerRun } from './commands/run.js';
 import { registerScore } from './commands/score.js';
 import type { CliIo } from './io.js';
 
@@ -15,6 +17,8 @@ export function buildProgram(io: CliIo): Command {
   registerObserve(program, io);
   registerScore(program, io);
   registerReplay(program, io);
+  registerRun(program, io);
+  registerDemo(program, io);
   for (const command of program.commands) {
     command
       .exitOverride()
