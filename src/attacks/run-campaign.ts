@@ -37,7 +37,8 @@ export interface AttemptRecorder {
     reply: string;
   }): Promise<{ conversationId: string; replyPieceIds: string[] }>;
   scorerMemory(): ScorerMemory;
-  recordAttempt(record: AttemptRecord): Promise<void>;
+  /** Stores the finished attempt (its run is given so a store needs no separate run table). */
+  recordAttempt(record: AttemptRecord, run: CampaignRun): Promise<void>;
 }
 
 export interface RunCampaignOptions {
@@ -101,7 +102,7 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
       const index = next++;
       const job = jobs[index] as (typeof jobs)[number];
       const record = await runAttempt({ ...options, run, attack: job.attack, attempt: job.attempt });
-      await recorder?.recordAttempt(record);
+      await recorder?.recordAttempt(record, run);
       records[index] = record;
       completed++;
       options.onProgress?.({ completed, total: jobs.length, record });
