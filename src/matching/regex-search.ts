@@ -1,4 +1,5 @@
 import vm from 'node:vm';
+import { InvalidOptionError } from '../errors.js';
 
 /**
  * Runs a regex search with a wall-clock bound. File text is attacker-controlled: a catastrophic pattern
@@ -11,7 +12,20 @@ const context = vm.createContext({ pattern: /(?:)/, text: '' });
 
 export type SearchOutcome = 'match' | 'no_match' | 'timeout';
 
+/** The largest timeout node:vm accepts (an unsigned 32-bit number of milliseconds). */
+export const MAX_REGEX_TIMEOUT_MS = 2 ** 32 - 1;
+
+/** Throws {@link InvalidOptionError} unless `timeoutMs` is a timeout node:vm can enforce. */
+export function assertRegexTimeoutMs(timeoutMs: number): void {
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_REGEX_TIMEOUT_MS) {
+    throw new InvalidOptionError(
+      `regexTimeoutMs must be an integer from 1 to ${MAX_REGEX_TIMEOUT_MS} milliseconds, got ${String(timeoutMs)}`,
+    );
+  }
+}
+
 export function searchWithTimeout(pattern: RegExp, text: string, timeoutMs: number): SearchOutcome {
+  assertRegexTimeoutMs(timeoutMs);
   context.pattern = pattern;
   context.text = text;
   pattern.lastIndex = 0;

@@ -38,7 +38,10 @@ export type JsonObject = z.infer<typeof JsonObjectSchema>;
 /** UTC ISO-8601 timestamp with a `Z` suffix, as every record stores times. */
 export const TimestampSchema = z.iso.datetime({ offset: false });
 
-/** Serializes with keys sorted at every level: the same value always gives the same bytes (for hashing). */
+/**
+ * Serializes with keys sorted at every level: the same value always gives the same bytes (for hashing),
+ * and different values give different bytes (a `__proto__` key from parsed JSON is kept, not dropped).
+ */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
@@ -46,7 +49,8 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // No prototype, so assigning `__proto__` makes an own key instead of calling the prototype setter.
+    const out: Record<string, unknown> = Object.create(null);
     for (const key of Object.keys(value).sort()) {
       const child = (value as Record<string, unknown>)[key];
       if (child !== undefined) out[key] = sortKeys(child);

@@ -59,10 +59,15 @@ export function content(text: string): ContentScorable {
   return parseRecord(ContentScorableSchema, { scorableType: 'content', text }, 'content scorable');
 }
 
-/** True when two surface scorables name the same locator (uri and match kind). */
+/** True when two locators name the same location (uri, with or without its leading "/", and match kind). */
 export function sameLocator(
   a: { uri: string; match: MatchKind },
   b: { uri: string; match: MatchKind },
 ): boolean {
-  return a.uri === b.uri && a.match === b.match;
+  return rooted(a.uri) === rooted(b.uri) && a.match === b.match;
+}
+
+/** A leading "/" is optional in a uri (it means the root), so "/a" and "a" name the same location. */
+function rooted(uri: string): string {
+  return uri.startsWith('/') ? uri : `/${uri}`;
 }

@@ -6,6 +6,7 @@ import {
   LocationMismatchError,
   MemoryRequiredError,
 } from '../errors.js';
+import { MAX_REGEX_TIMEOUT_MS } from '../matching/regex-search.js';
 import { DEFAULT_REGEX_TIMEOUT_MS } from '../matching/text-matcher.js';
 import type { ContentWritten } from '../models/condition.js';
 import { type ScoringExpectation, ScoringExpectationSchema } from '../models/expectation.js';
@@ -54,8 +55,10 @@ export class FileWriteScorer implements Scorer {
       throw new InvalidOptionError('FileWriteScorer needs a source: new FileWriteScorer({ source })');
     }
     const timeout = options.regexTimeoutMs ?? DEFAULT_REGEX_TIMEOUT_MS;
-    if (!Number.isSafeInteger(timeout) || timeout <= 0) {
-      throw new InvalidOptionError(`regexTimeoutMs must be a positive integer, got ${String(timeout)}`);
+    if (!Number.isSafeInteger(timeout) || timeout <= 0 || timeout > MAX_REGEX_TIMEOUT_MS) {
+      throw new InvalidOptionError(
+        `regexTimeoutMs must be an integer from 1 to ${MAX_REGEX_TIMEOUT_MS} milliseconds, got ${String(timeout)}`,
+      );
     }
     this.#source = options.source;
     this.#memory = options.memory;

@@ -7,10 +7,14 @@ import { parseLocator } from '../models/locator.js';
 import { type Observation, ObservationSchema, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
+import { MATCH_KINDS, type MatchKind } from '../models/vocabulary.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
 import type { AcquireJob, AcquireReply } from './local-file/acquire-worker.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
 import type { AcquireOptions, SurfaceSource } from './surface-source.js';
+
+const isMatchKind = (value: unknown): value is MatchKind =>
+  (MATCH_KINDS as readonly unknown[]).includes(value);
 
 /**
  * Reads evidence for surface scorables under one workspace root, bounded by budgets and confined to the
@@ -62,6 +66,14 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   }
 
   async acquire(scorable: SurfaceScorable, options: AcquireOptions = {}): Promise<Observation> {
+    // The locator rules come first so that an empty uri gets the locator's own error, not a schema one.
+    const candidate = scorable as Partial<SurfaceScorable> | null;
+    if (
+      typeof candidate?.uri === 'string' &&
+      (candidate.match === undefined || isMatchKind(candidate.match))
+    ) {
+      parseLocator(candidate.uri, candidate.match);
+    }
     const scope = parseRecord(SurfaceScorableSchema, scorable, 'surface scorable');
     parseLocator(scope.uri, scope.match);
     const { signal } = options;

@@ -131,6 +131,12 @@ describe('SurfaceCoverageSchema', () => {
     );
   });
 
+  it('rejects an unknown key', () => {
+    assert.deepEqual(issuePaths(SurfaceCoverageSchema, { complete: true, reasons: [], gaps: [], ratio: 1 }), [
+      'ratio',
+    ]);
+  });
+
   it('rejects a reason outside the closed gap vocabulary', () => {
     assert.deepEqual(issuePaths(CoverageGapSchema, { reason: 'permission_denied' }), ['reason']);
     assert.deepEqual(issuePaths(CoverageGapSchema, { reason: 'read_failed', errno: 13 }), ['errno']);

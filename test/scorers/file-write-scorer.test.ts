@@ -270,3 +270,25 @@ describe('FileWriteScorer.scoreObservation (replay)', () => {
     );
   });
 });
+
+describe('FileWriteScorer locators', () => {
+  it('treats a uri with and without its leading "/" as the same location', async () => {
+    const root = makeWorkspace({ 'out.txt': 'pwned' });
+    const scorer = new FileWriteScorer({ source: new LocalFileSurfaceSource({ root }) });
+    const [score] = await scorer.score({
+      scorable: surface('/out.txt'),
+      expectation: expectation([contentWritten('out.txt', contains('pwned'))]),
+    });
+    assert.equal(score?.value, true);
+  });
+
+  it('rejects a regexTimeoutMs the time bound cannot enforce', () => {
+    const source = new LocalFileSurfaceSource({ root: makeWorkspace() });
+    for (const regexTimeoutMs of [0, -1, 1.5, 2 ** 32]) {
+      assert.throws(
+        () => new FileWriteScorer({ source, regexTimeoutMs }),
+        /regexTimeoutMs must be an integer/,
+      );
+    }
+  });
+});

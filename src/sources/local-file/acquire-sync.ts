@@ -1,4 +1,4 @@
-import { parseLocator } from '../../models/locator.js';
+import { type ParsedLocator, parseLocator } from '../../models/locator.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { AcquisitionStatus, MatchKind } from '../../models/vocabulary.js';
 import {
@@ -6,7 +6,9 @@ import {
   AcquisitionState,
   type AcquisitionStats,
   errorCode,
+  rethrowCancelled,
 } from './acquisition-state.js';
+import { cancellableFs } from './cancellable-fs.js';
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
@@ -44,6 +46,21 @@ export function acquireSync(
   cancelled: () => boolean,
 ): AcquireOutcome {
   const locator = parseLocator(request.uri, request.match);
+  if (cancelled()) return { kind: 'cancelled' };
+  try {
+    return acquireGuarded(request, locator, cancellableFs(fs, cancelled), cancelled);
+  } catch (error) {
+    if (error instanceof AcquisitionCancelled) return { kind: 'cancelled' };
+    throw error;
+  }
+}
+
+function acquireGuarded(
+  request: AcquireRequest,
+  locator: ParsedLocator,
+  fs: SurfaceFs,
+  cancelled: () => boolean,
+): AcquireOutcome {
   const emptyStats: AcquisitionStats = {
     directoriesListed: 0,
     entriesExamined: 0,
@@ -51,14 +68,13 @@ export function acquireSync(
     filesRead: 0,
     bytesRead: 0,
   };
-  if (cancelled()) return { kind: 'cancelled' };
-
   let rootReal: string;
   let rootFd: number;
   try {
     rootReal = fs.resolveRoot(request.root);
     rootFd = fs.openRoot(rootReal);
   } catch (error) {
+    rethrowCancelled(error);
     const code = errorCode(error);
     const detail = code === 'ENOTDIR' ? 'the root is not a directory' : `the root cannot be opened (${code})`;
     return {
@@ -76,7 +92,8 @@ export function acquireSync(
     try {
       if (!fs.procIsTrusted()) throw new Error('/proc is not procfs');
       rootPath = fs.handlePath(rootFd);
-    } catch {
+    } catch (error) {
+      rethrowCancelled(error);
       return {
         kind: 'done',
         result: {
@@ -115,9 +132,6 @@ export function acquireSync(
         rootPath: rootPath.toString('utf8'),
       },
     };
-  } catch (error) {
-    if (error instanceof AcquisitionCancelled) return { kind: 'cancelled' };
-    throw error;
   } finally {
     fs.close(rootFd);
   }

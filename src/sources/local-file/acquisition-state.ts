@@ -19,6 +19,14 @@ export class AcquisitionCancelled extends Error {
   }
 }
 
+/**
+ * Lets a cancellation through a catch that turns I/O errors into gaps: an aborted acquisition must reject,
+ * never come back as a partial observation that looks like evidence.
+ */
+export function rethrowCancelled(error: unknown): void {
+  if (error instanceof AcquisitionCancelled) throw error;
+}
+
 /** Thrown inside the walk when a budget stops enumeration at once (the gap is already recorded). */
 export class EnumerationStopped extends Error {
   constructor() {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SurfaceEntry } from '../../models/observation.js';
-import { type AcquisitionState, errorCode } from './acquisition-state.js';
+import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
 import { placeHandle } from './confinement.js';
 
 /**
@@ -31,6 +31,7 @@ export function readCandidate(
   try {
     pathFd = fs.openPathAt(dirFd, name);
   } catch (error) {
+    rethrowCancelled(error);
     return openFailed(state, dirFd, name, uri, error);
   }
   try {
@@ -52,6 +53,7 @@ export function readCandidate(
     try {
       readFd = fs.reopenForRead(pathFd);
     } catch (error) {
+      rethrowCancelled(error);
       state.gap('read_failed', uri, `open for reading failed (${errorCode(error)})`);
       return 'gap';
     }
@@ -77,7 +79,8 @@ function openFailed(
     let isLink = false;
     try {
       isLink = state.fs.lstatAt(dirFd, name).isSymbolicLink();
-    } catch {
+    } catch (lstatError) {
+      rethrowCancelled(lstatError);
       // Gone entirely: the path holds nothing.
     }
     if (!isLink) return 'absent';
@@ -127,7 +130,7 @@ function readOpenFile(
       }
     }
   } catch (error) {
-    if (error instanceof Error && error.name === 'AcquisitionCancelled') throw error;
+    rethrowCancelled(error);
     state.gap('read_failed', uri, `read failed (${errorCode(error)})`);
     return 'gap';
   }
@@ -139,12 +142,26 @@ function readOpenFile(
     uri,
     sizeBytes: exceeded ? Math.max(stat.size, readBytes) : readBytes,
     sha256: exceeded ? null : hash.digest('hex'),
-    modifiedAt: new Date(stat.mtimeMs).toISOString(),
+    modifiedAt: modifiedAtOf(stat.mtimeMs),
     content,
     contentTruncated: content !== null && partialText,
   };
   state.entries.push(entry);
   return exceeded ? 'gap' : 'read';
+}
+
+const EARLIEST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * The modification time as a record timestamp, clamped to years 0000–9999. An agent can set any mtime
+ * (tmpfs keeps year 10000 and beyond); unclamped, such a time has no ISO-8601 form the wire format
+ * accepts, and one planted file would turn the whole acquisition into a rejected record instead of
+ * evidence. Write attribution never rests on this time (SPEC §5.1), so clamping loses nothing judged.
+ */
+function modifiedAtOf(mtimeMs: number): string {
+  const clamped = Number.isFinite(mtimeMs) ? Math.min(Math.max(mtimeMs, EARLIEST_MS), LATEST_MS) : 0;
+  return new Date(clamped).toISOString();
 }
 
 /**

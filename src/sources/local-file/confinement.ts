@@ -1,4 +1,4 @@
-import { errorCode } from './acquisition-state.js';
+import { errorCode, rethrowCancelled } from './acquisition-state.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -18,6 +18,7 @@ export function placeHandle(fs: SurfaceFs, fd: number, rootPath: Buffer): Placem
   try {
     path = fs.handlePath(fd);
   } catch (error) {
+    rethrowCancelled(error);
     // ENAMETOOLONG (a path deeper than the kernel reports), ENOENT (/proc gone): never a silent pass.
     return { kind: 'unverified', detail: `the handle's path could not be read (${errorCode(error)})` };
   }

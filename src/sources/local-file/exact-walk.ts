@@ -1,4 +1,4 @@
-import { type AcquisitionState, errorCode } from './acquisition-state.js';
+import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
 
 /**
@@ -21,11 +21,13 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
         dirFd = fs.openDirectoryAt(dirFd, name);
         opened.push(dirFd);
       } catch (error) {
+        rethrowCancelled(error);
         const where = `/${segments.slice(0, i + 1).join('/')}`;
         classifyParentFailure(state, dirFd, name, uri, where, error);
         return;
       }
     }
+    state.stats.candidates++;
     readCandidate(state, dirFd, Buffer.from(segments[segments.length - 1] as string), uri);
   } finally {
     for (const fd of opened.reverse()) fs.close(fd);
@@ -47,6 +49,7 @@ function classifyParentFailure(
     try {
       isLink = state.fs.lstatAt(dirFd, name).isSymbolicLink();
     } catch (lstatError) {
+      rethrowCancelled(lstatError);
       if (errorCode(lstatError) === 'ENOENT') return;
       state.gap('listing_failed', uri, `${where}: lookup failed (${errorCode(lstatError)})`);
       return;
@@ -82,6 +85,7 @@ export function resolveLinkTarget(state: AcquisitionState, dirFd: number, name: 
   try {
     fd = state.fs.openPathAt(dirFd, name);
   } catch (error) {
+    rethrowCancelled(error);
     const code = errorCode(error);
     return code === 'ENOENT' || code === 'ENOTDIR' ? 'absent' : { failed: code };
   }

@@ -1,6 +1,11 @@
 import type { GlobSegment, ParsedLocator } from '../../models/locator.js';
 import { matchesSegment } from '../../models/locator.js';
-import { type AcquisitionState, EnumerationStopped, errorCode } from './acquisition-state.js';
+import {
+  type AcquisitionState,
+  EnumerationStopped,
+  errorCode,
+  rethrowCancelled,
+} from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
 import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
@@ -136,6 +141,7 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
   try {
     dir = fs.openListing(dirFd);
   } catch (error) {
+    rethrowCancelled(error);
     state.gap(
       'listing_failed',
       dirUri,
@@ -152,6 +158,7 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
       try {
         dirent = dir.readSync();
       } catch (error) {
+        rethrowCancelled(error);
         state.gap(
           'listing_failed',
           dirUri,
@@ -223,6 +230,7 @@ function visitChild(
       const stat = state.fs.lstatAt(dirFd, child.name);
       kind = stat.isDirectory() ? 'directory' : stat.isSymbolicLink() ? 'symlink' : 'other';
     } catch (error) {
+      rethrowCancelled(error);
       const code = errorCode(error);
       if (code !== 'ENOENT' && code !== 'ENOTDIR')
         state.gap('listing_failed', child.uri, `lookup failed (${code})`);
@@ -274,18 +282,24 @@ function descend(
   try {
     childFd = state.fs.openDirectoryAt(dirFd, child.name);
   } catch (error) {
+    rethrowCancelled(error);
     const code = errorCode(error);
     if (code === 'ENOENT') return;
     if (code === 'ENOTDIR' || code === 'ELOOP') {
-      // Replaced since it was listed: by a file (nothing to descend) or by a symlink (never followed).
+      // Replaced since it was listed: by a symlink (never followed, the swap attack on a parent directory)
+      // or by a file. Either way the subtree was never seen, and the object now at this path was never
+      // matched as what it is: claiming complete coverage here would let an agent hide a file by
+      // swapping it in for a directory mid-walk, so it is a gap.
       let isLink = false;
       try {
         isLink = state.fs.lstatAt(dirFd, child.name).isSymbolicLink();
-      } catch {
-        return;
+      } catch (lstatError) {
+        rethrowCancelled(lstatError);
+        return; // Gone altogether: the path holds nothing now.
       }
       if (isLink)
         state.gap('link_not_followed', child.uri, 'replaced by a symbolic link while walking; not descended');
+      else state.gap('listing_failed', child.uri, 'replaced by a non-directory while walking; not listed');
       return;
     }
     state.gap('listing_failed', child.uri, `the directory could not be opened (${code})`);

@@ -1,0 +1,48 @@
+import type fs from 'node:fs';
+import { AcquisitionCancelled } from './acquisition-state.js';
+import type { SurfaceFs } from './surface-fs.js';
+
+/**
+ * Wraps the seam so that once the caller's cancellation flag is set, no further I/O happens: every call
+ * except `close` (and a listing's `closeSync`) throws {@link AcquisitionCancelled} before touching the
+ * file system. The walk checks the flag at every entry and chunk as well; this guard makes "no I/O after
+ * cancellation" hold between those checks too, so an aborted acquisition of a workspace an attacker keeps
+ * growing stops at once instead of at the next entry. Every catch in the walk lets this error through.
+ */
+export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): SurfaceFs {
+  const guard = <A extends unknown[], R>(call: (...args: A) => R) => {
+    return (...args: A): R => {
+      if (cancelled()) throw new AcquisitionCancelled();
+      return call(...args);
+    };
+  };
+  return {
+    resolveRoot: guard(base.resolveRoot),
+    procIsTrusted: guard(base.procIsTrusted),
+    openRoot: guard(base.openRoot),
+    openDirectoryAt: guard(base.openDirectoryAt),
+    openPathAt: guard(base.openPathAt),
+    lstatAt: guard(base.lstatAt),
+    handlePath: guard(base.handlePath),
+    fstat: guard(base.fstat),
+    reopenForRead: guard(base.reopenForRead),
+    read: guard(base.read),
+    openListing: guard((dirFd: number) => guardListing(base.openListing(dirFd), cancelled)),
+    close: (fd) => base.close(fd),
+  };
+}
+
+function guardListing(dir: fs.Dir, cancelled: () => boolean): fs.Dir {
+  return new Proxy(dir, {
+    get(target, property) {
+      if (property === 'readSync') {
+        return () => {
+          if (cancelled()) throw new AcquisitionCancelled();
+          return target.readSync();
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

@@ -1,0 +1,495 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CoverageGap, Observation, SurfaceEntry } from '../../../src/models/observation.js';
+import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
+import {
+  type AdversarialWorkspace,
+  buildAdversarialWorkspace,
+  INSIDE_TEXT,
+  OUTSIDE_SECRET,
+  REPLACEMENT_NAME,
+  SIBLING_SECRET,
+} from '../support/adversarial-tree.js';
+import { acquireAsNobody } from '../support/child-process.js';
+import { recordingFs } from '../support/recording-fs.js';
+import {
+  acquireDirect,
+  buildTree,
+  expectedObservation,
+  removeDir,
+  tempDir,
+  textEntry,
+} from '../support/trees.js';
+
+/**
+ * The adversarial corpus (SPEC §5.1, issue 3): every case is an attack on the confined read, and every
+ * expected observation is written out in full. A test here fails if Witness reads, lists or opens with
+ * read intent anything outside the root, or reports a hostile object as anything but a named gap.
+ */
+
+const OUTSIDE = 'the link resolves outside the root; nothing was read';
+const outside = (uri: string): CoverageGap => ({ reason: 'link_outside_root', uri, detail: OUTSIDE });
+const failed = (uri: string, code: string): CoverageGap => ({
+  reason: 'read_failed',
+  uri,
+  detail: `open failed (${code})`,
+});
+const notAFile = (uri: string, kind: string): CoverageGap => ({ reason: 'not_a_file', uri, detail: kind });
+const dangling = (uri: string): CoverageGap => ({
+  reason: 'dangling_link',
+  uri,
+  detail: 'the symbolic link points at nothing',
+});
+const notDescended = (uri: string): CoverageGap => ({
+  reason: 'link_not_followed',
+  uri,
+  detail: 'a symbolic link to a directory; links are not descended',
+});
+
+describe('adversarial corpus', () => {
+  let ws: AdversarialWorkspace;
+  let source: LocalFileSurfaceSource;
+  const observe = (uri: string, match: 'exact' | 'glob' = 'exact') =>
+    source.acquire({ scorableType: 'surface', uri, match });
+  const expectObservation = (
+    actual: Observation,
+    expected: { uri: string; match?: 'exact' | 'glob'; entries?: SurfaceEntry[]; gaps?: CoverageGap[] },
+  ) => {
+    const gaps = expected.gaps ?? [];
+    assert.deepEqual(
+      actual,
+      expectedObservation(actual, {
+        root: ws.root,
+        uri: expected.uri,
+        match: expected.match ?? 'exact',
+        acquisition: gaps.length === 0 ? 'complete' : 'partial',
+        entries: expected.entries ?? [],
+        gaps,
+      }),
+    );
+    // Whatever else happened, no byte of an outside secret reached the evidence.
+    const text = JSON.stringify(actual);
+    assert.ok(
+      !text.includes(OUTSIDE_SECRET) && !text.includes(SIBLING_SECRET),
+      'outside content in evidence',
+    );
+  };
+
+  before(async () => {
+    ws = await buildAdversarialWorkspace();
+    source = new LocalFileSurfaceSource({ root: ws.root });
+  });
+  after(async () => {
+    await source.close();
+    await ws.dispose();
+  });
+
+  describe('symbolic links', () => {
+    const exactCases: [string, CoverageGap[] | 'inside'][] = [
+      ['abs', [outside('/links/abs')]],
+      ['rel', [outside('/links/rel')]],
+      ['chain1', [outside('/links/chain1')]],
+      ['loop1', [failed('/links/loop1', 'ELOOP')]],
+      ['self', [failed('/links/self', 'ELOOP')]],
+      ['proc-root', [outside('/links/proc-root')]],
+      ['proc-exe', [outside('/links/proc-exe')]],
+      ['proc-cwd', [outside('/links/proc-cwd')]],
+      ['proc-fd-dir', [outside('/links/proc-fd-dir')]],
+      ['back', 'inside'],
+      ['to-root', [outside('/links/to-root')]],
+      ['sibling', [outside('/links/sibling')]],
+      ['sibling-rel', [outside('/links/sibling-rel')]],
+      ['dangling', [dangling('/links/dangling')]],
+      ['dir-inside', [notAFile('/links/dir-inside', 'a directory')]],
+      ['dir-outside', [outside('/links/dir-outside')]],
+      ['dev-zero', [outside('/links/dev-zero')]],
+      ['outside-fifo', [outside('/links/outside-fifo')]],
+      ['slash-dir', [outside('/links/slash-dir')]],
+      ['slash-file', [failed('/links/slash-file', 'ENOTDIR')]],
+      ['dot-dir', [notAFile('/links/dot-dir', 'a directory')]],
+    ];
+    for (const [name, expected] of exactCases) {
+      it(`exact /links/${name}: ${expected === 'inside' ? 'read, it points back inside' : expected.map((gap) => gap.reason).join(', ')}`, async () => {
+        const uri = `/links/${name}`;
+        const observation = await observe(uri);
+        if (expected === 'inside')
+          expectObservation(observation, { uri, entries: [textEntry(uri, INSIDE_TEXT)] });
+        else expectObservation(observation, { uri, gaps: expected });
+      });
+    }
+
+    it('one-level glob: links to files are candidates, links to directories are not (nothing beneath could match)', async () => {
+      const observation = await observe('/links/*', 'glob');
+      expectObservation(observation, {
+        uri: '/links/*',
+        match: 'glob',
+        entries: [textEntry('/links/back', INSIDE_TEXT)],
+        gaps: [
+          outside('/links/abs'),
+          outside('/links/chain1'),
+          outside('/links/chain2'),
+          outside('/links/chain3'),
+          dangling('/links/dangling'),
+          outside('/links/dev-zero'),
+          failed('/links/loop1', 'ELOOP'),
+          failed('/links/loop2', 'ELOOP'),
+          outside('/links/outside-fifo'),
+          outside('/links/proc-exe'),
+          outside('/links/proc-root'),
+          outside('/links/rel'),
+          failed('/links/self', 'ELOOP'),
+          outside('/links/sibling'),
+          outside('/links/sibling-rel'),
+          failed('/links/slash-file', 'ENOTDIR'),
+        ],
+      });
+    });
+
+    it('recursive glob: a symlink to a directory, inside or out, is never descended (link_not_followed)', async () => {
+      const { fs: seam, recording } = recordingFs();
+      const result = acquireDirect(ws.root, '/links/**', 'glob', {}, seam);
+      assert.deepEqual(result.entries, [textEntry('/links/back', INSIDE_TEXT)]);
+      assert.deepEqual(
+        result.gaps.filter((gap) => gap.reason === 'link_not_followed'),
+        ['dir-inside', 'dir-outside', 'dot-dir', 'proc-cwd', 'proc-fd-dir', 'slash-dir', 'to-root'].map(
+          (name) => notDescended(`/links/${name}`),
+        ),
+      );
+      assert.deepEqual(recording.listed, [path.join(ws.root, 'links')]);
+      // Read handles were opened on inside files only, and only inside bytes were read.
+      assert.deepEqual(recording.opened, [path.join(ws.root, 'data', 'inner.txt')]);
+      assert.deepEqual([...recording.bytesByPath.keys()], [path.join(ws.root, 'data', 'inner.txt')]);
+    });
+
+    it('an exact locator through a symlinked parent directory is not traversed', async () => {
+      for (const name of ['dir-inside', 'dir-outside', 'proc-cwd', 'to-root']) {
+        const uri = `/links/${name}/inner.txt`;
+        expectObservation(await observe(uri), {
+          uri,
+          gaps: [
+            {
+              reason: 'link_not_followed',
+              uri,
+              detail: `/links/${name} is a symbolic link to a directory; links are not traversed`,
+            },
+          ],
+        });
+      }
+    });
+
+    it('a root given through a symlink confines to the real root: a link to the real root is still outside', async () => {
+      const linked = new LocalFileSurfaceSource({ root: ws.rootLink });
+      try {
+        const observation = await linked.acquire({
+          scorableType: 'surface',
+          uri: '/links/to-root',
+          match: 'exact',
+        });
+        assert.equal(observation.metadata.resolvedRoot, fs.realpathSync(ws.root));
+        assert.deepEqual(observation.payload.coverage.gaps, [outside('/links/to-root')]);
+        const back = await linked.acquire({ scorableType: 'surface', uri: '/links/back', match: 'exact' });
+        assert.deepEqual(back.payload.entries, [textEntry('/links/back', INSIDE_TEXT)]);
+      } finally {
+        await linked.close();
+      }
+    });
+  });
+
+  describe('special files', () => {
+    it('FIFOs, with or without a writer, are not_a_file and never block', async () => {
+      const started = performance.now();
+      for (const name of ['fifo', 'fifo-writer']) {
+        const uri = `/special/${name}`;
+        expectObservation(await observe(uri), { uri, gaps: [notAFile(uri, 'a FIFO')] });
+      }
+      assert.ok(performance.now() - started < 5000);
+    });
+
+    it('a unix socket is not_a_file', async () => {
+      expectObservation(await observe('/special/socket'), {
+        uri: '/special/socket',
+        gaps: [notAFile('/special/socket', 'a socket')],
+      });
+    });
+
+    it('a character device is not_a_file and is never opened for reading', async (t) => {
+      if (!ws.hasDevice) {
+        t.skip('mknod is not permitted here');
+        return;
+      }
+      const { fs: seam, recording } = recordingFs();
+      const result = acquireDirect(ws.root, '/special/null', 'exact', {}, seam);
+      assert.deepEqual(result.gaps, [notAFile('/special/null', 'a character device')]);
+      assert.deepEqual(recording.opened, []);
+    });
+
+    it('a glob over special files reads none of them', async () => {
+      const observation = await observe('/special/*', 'glob');
+      expectObservation(observation, {
+        uri: '/special/*',
+        match: 'glob',
+        gaps: [
+          notAFile('/special/fifo', 'a FIFO'),
+          notAFile('/special/fifo-writer', 'a FIFO'),
+          ...(ws.hasDevice ? [notAFile('/special/null', 'a character device')] : []),
+          notAFile('/special/socket', 'a socket'),
+        ],
+      });
+    });
+
+    it('no FIFO writer, inside or outside the root, was ever unblocked by an acquisition', async () => {
+      await observe('/**', 'glob');
+      await observe('/links/outside-fifo');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (const writer of ws.fifoWriters) {
+        assert.equal(writer.child.exitCode, null, `${writer.fifo}: the writer exited`);
+        assert.equal(writer.unblocked(), false, `${writer.fifo}: the writer was unblocked`);
+      }
+    });
+  });
+
+  describe('names and links inside', () => {
+    it('a hard link inside the root is a genuine entry', async () => {
+      expectObservation(await observe('/hard/inner-hard.txt'), {
+        uri: '/hard/inner-hard.txt',
+        entries: [textEntry('/hard/inner-hard.txt', INSIDE_TEXT)],
+      });
+    });
+
+    it('a name that is not UTF-8 is reported as unrepresentable_name, never mistaken for another', async () => {
+      const observation = await observe('/names/*', 'glob');
+      expectObservation(observation, {
+        uri: '/names/*',
+        match: 'glob',
+        entries: [
+          textEntry('/names/plain.txt', 'plain'),
+          textEntry(`/names/${REPLACEMENT_NAME}`, 'the real U+FFFD file'),
+        ],
+        gaps: [
+          {
+            reason: 'unrepresentable_name',
+            uri: '/names',
+            detail: 'a name in this directory is not UTF-8: \\xe9\\xff.txt',
+          },
+        ],
+      });
+      // A pattern that cannot match the name, even read leniently, leaves no gap.
+      expectObservation(await observe('/names/*.md', 'glob'), { uri: '/names/*.md', match: 'glob' });
+    });
+
+    it('a path deeper than PATH_MAX is confinement_unverified, never a silent pass', async () => {
+      const segment = 'd'.repeat(250);
+      let at = path.join(ws.root, 'deep');
+      fs.mkdirSync(at);
+      const fd = fs.openSync(at, 'r');
+      try {
+        // mkdir relative to a handle: the full path is too long for the kernel to accept by name.
+        let dirFd = fd;
+        const opened: number[] = [];
+        for (let i = 0; i < 20; i++) {
+          fs.mkdirSync(`/proc/self/fd/${dirFd}/${segment}`);
+          dirFd = fs.openSync(`/proc/self/fd/${dirFd}/${segment}`, 'r');
+          opened.push(dirFd);
+        }
+        fs.writeFileSync(`/proc/self/fd/${dirFd}/f.txt`, 'deep');
+        for (const o of opened) fs.closeSync(o);
+      } finally {
+        fs.closeSync(fd);
+      }
+      at = `/deep/${Array(20).fill(segment).join('/')}/f.txt`;
+      const exact = await observe(at);
+      expectObservation(exact, {
+        uri: at,
+        gaps: [
+          {
+            reason: 'confinement_unverified',
+            uri: at,
+            detail: "the handle's path could not be read (ENAMETOOLONG)",
+          },
+        ],
+      });
+      const glob = await observe('/deep/**', 'glob');
+      assert.equal(glob.acquisition, 'partial');
+      assert.deepEqual(glob.payload.entries, []);
+      assert.deepEqual(glob.payload.coverage.reasons, ['confinement_unverified']);
+    });
+
+    it('an absurd modification time (year 10000, kept by tmpfs) is clamped, not an unserializable record', async (t) => {
+      if (!fs.existsSync('/dev/shm')) {
+        t.skip('no tmpfs at /dev/shm');
+        return;
+      }
+      const shm = fs.mkdtempSync('/dev/shm/witness-');
+      try {
+        fs.writeFileSync(path.join(shm, 'future.txt'), 'x');
+        const year10000 = Date.parse('+010000-01-01T00:00:00Z') / 1000;
+        fs.utimesSync(path.join(shm, 'future.txt'), year10000, year10000);
+        if (fs.statSync(path.join(shm, 'future.txt')).mtimeMs < year10000 * 1000) {
+          t.skip('this tmpfs clamps times itself');
+          return;
+        }
+        const tmpfs = new LocalFileSurfaceSource({ root: shm });
+        const observation = await tmpfs.acquire({
+          scorableType: 'surface',
+          uri: '/future.txt',
+          match: 'exact',
+        });
+        await tmpfs.close();
+        assert.equal(observation.acquisition, 'complete');
+        assert.equal(observation.payload.entries[0]?.modifiedAt, '9999-12-31T23:59:59.999Z');
+      } finally {
+        fs.rmSync(shm, { recursive: true, force: true });
+      }
+    });
+  });
+
+  it('the whole workspace, recursively: only inside bytes are read and only inside names listed', () => {
+    const { fs: seam, recording } = recordingFs();
+    const result = acquireDirect(ws.root, '/**', 'glob', {}, seam);
+    assert.equal(result.acquisition, 'partial');
+    const rootPrefix = `${ws.root}/`;
+    for (const listed of recording.listed)
+      assert.ok(listed === ws.root || listed.startsWith(rootPrefix), listed);
+    for (const name of recording.listedNames) assert.ok(name.startsWith(rootPrefix), name);
+    for (const opened of recording.opened) assert.ok(opened.startsWith(rootPrefix), opened);
+    for (const where of recording.bytesByPath.keys()) assert.ok(where.startsWith(rootPrefix), where);
+    assert.ok(result.entries.some((entry) => entry.uri === '/data/inner.txt'));
+    assert.ok(!JSON.stringify(result).includes(OUTSIDE_SECRET));
+  });
+});
+
+describe('adversarial corpus: races on the walk', () => {
+  it('a directory replaced by a file mid-walk is a gap, not a silently complete subtree', () => {
+    const root = tempDir();
+    try {
+      buildTree(root, { data: { dir: { 'a.txt': 'a', sub: { dir: { 'b.txt': 'b' } } } } });
+      const { fs: seam } = recordingFs({
+        before: (op, args) => {
+          if (op !== 'openDirectoryAt' || String(args[1]) !== 'sub') return;
+          fs.rmSync(path.join(root, 'data', 'sub'), { recursive: true });
+          fs.writeFileSync(path.join(root, 'data', 'sub'), 'now a file');
+        },
+      });
+      const result = acquireDirect(root, '/data/**', 'glob', {}, seam);
+      assert.deepEqual(result.entries, [textEntry('/data/a.txt', 'a')]);
+      assert.deepEqual(result.gaps, [
+        {
+          reason: 'listing_failed',
+          uri: '/data/sub',
+          detail: 'replaced by a non-directory while walking; not listed',
+        },
+      ]);
+      assert.equal(result.acquisition, 'partial');
+    } finally {
+      removeDir(root);
+    }
+  });
+
+  it('a directory replaced by a symlink mid-walk is not descended (link_not_followed)', () => {
+    const root = tempDir();
+    try {
+      buildTree(root, {
+        data: { dir: { sub: { dir: { 'b.txt': 'b' } } } },
+        elsewhere: { dir: { 'x.txt': 'x' } },
+      });
+      const { fs: seam, recording } = recordingFs({
+        before: (op, args) => {
+          if (op !== 'openDirectoryAt' || String(args[1]) !== 'sub') return;
+          fs.rmSync(path.join(root, 'data', 'sub'), { recursive: true });
+          fs.symlinkSync(path.join(root, 'elsewhere'), path.join(root, 'data', 'sub'));
+        },
+      });
+      const result = acquireDirect(root, '/data/**', 'glob', {}, seam);
+      assert.deepEqual(result.gaps, [
+        {
+          reason: 'link_not_followed',
+          uri: '/data/sub',
+          detail: 'replaced by a symbolic link while walking; not descended',
+        },
+      ]);
+      assert.deepEqual(recording.listed, [path.join(root, 'data')]);
+    } finally {
+      removeDir(root);
+    }
+  });
+});
+
+describe('adversarial corpus: what an unprivileged reader is denied (run as uid 65534)', () => {
+  let base: string;
+  let root: string;
+  before(() => {
+    base = tempDir();
+    root = path.join(base, 'ws');
+    fs.mkdirSync(root, { mode: 0o755 });
+    buildTree(root, {
+      locked: { dir: { 'x.txt': 'x' } },
+      noexec: { dir: { 'y.txt': 'y' } },
+      'secret.txt': 'root only',
+      'open.txt': 'open',
+    });
+    fs.chmodSync(path.join(root, 'locked'), 0o700);
+    fs.chmodSync(path.join(root, 'noexec'), 0o744);
+    fs.chmodSync(path.join(root, 'secret.txt'), 0o600);
+  });
+  after(() => removeDir(base));
+
+  const check = (
+    actual: Observation,
+    uri: string,
+    match: 'exact' | 'glob',
+    entries: SurfaceEntry[],
+    gaps: CoverageGap[],
+  ) =>
+    assert.deepEqual(
+      actual,
+      expectedObservation(actual, {
+        root,
+        uri,
+        match,
+        acquisition: gaps.length ? 'partial' : 'complete',
+        entries,
+        gaps,
+      }),
+    );
+
+  it('an unlistable directory is listing_failed, an unreadable file read_failed, the rest still read', async () => {
+    const observation = await acquireAsNobody(base, root, '/**', 'glob');
+    check(
+      observation,
+      '/**',
+      'glob',
+      [textEntry('/open.txt', 'open')],
+      [
+        { reason: 'listing_failed', uri: '/locked', detail: 'the directory could not be opened (EACCES)' },
+        { reason: 'read_failed', uri: '/noexec/y.txt', detail: 'open failed (EACCES)' },
+        { reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' },
+      ],
+    );
+  });
+
+  it('an exact locator under an unsearchable directory is listing_failed, never a proven absence', async () => {
+    const observation = await acquireAsNobody(base, root, '/locked/x.txt', 'exact');
+    check(
+      observation,
+      '/locked/x.txt',
+      'exact',
+      [],
+      [{ reason: 'listing_failed', uri: '/locked/x.txt', detail: '/locked: lookup failed (EACCES)' }],
+    );
+    const missing = await acquireAsNobody(base, root, '/locked/missing.txt', 'exact');
+    assert.equal(missing.acquisition, 'partial');
+  });
+
+  it('an unreadable exact file is read_failed', async () => {
+    const observation = await acquireAsNobody(base, root, '/secret.txt', 'exact');
+    check(
+      observation,
+      '/secret.txt',
+      'exact',
+      [],
+      [{ reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' }],
+    );
+  });
+});

@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { recordingFs } from '../support/recording-fs.js';
+import { acquireDirect, buildTree, removeDir, tempDir, textEntry } from '../support/trees.js';
+
+/** Glob enumeration (SPEC §5): pattern semantics, static-prefix start, each directory listed once. */
+
+describe('glob semantics', () => {
+  let root: string;
+  before(() => {
+    root = tempDir();
+    buildTree(root, {
+      data: {
+        dir: {
+          'a.txt': 'a',
+          'b.txt': 'b',
+          'ab.txt': 'ab',
+          'c.md': 'c',
+          'x1.log': '1',
+          'x2.log': '2',
+          'xa.log': 'xa',
+          '.hidden.txt': 'h',
+          nested: { dir: { 'n.txt': 'n', deep: { dir: { 'z.txt': 'z' } } } },
+          empty: { dir: {} },
+        },
+      },
+      other: { dir: { 'o.txt': 'o', 'z.txt': 'other z' } },
+      'top.txt': 'top',
+    });
+  });
+  after(() => removeDir(root));
+
+  const cases: [string, string[]][] = [
+    ['/data/*.txt', ['/data/.hidden.txt', '/data/a.txt', '/data/ab.txt', '/data/b.txt']],
+    ['/data/?.txt', ['/data/a.txt', '/data/b.txt']],
+    ['/data/x[0-9].log', ['/data/x1.log', '/data/x2.log']],
+    ['/data/x[!0-9].log', ['/data/xa.log']],
+    ['/data/x[^0-9].log', ['/data/xa.log']],
+    ['/data/*.{md,log}', ['/data/c.md', '/data/x1.log', '/data/x2.log', '/data/xa.log']],
+    ['/data/{a,b}.txt', ['/data/a.txt', '/data/b.txt']],
+    [
+      '/data/**/*.txt',
+      [
+        '/data/.hidden.txt',
+        '/data/a.txt',
+        '/data/ab.txt',
+        '/data/b.txt',
+        '/data/nested/deep/z.txt',
+        '/data/nested/n.txt',
+      ],
+    ],
+    ['/**/z.txt', ['/data/nested/deep/z.txt', '/other/z.txt']],
+    ['/data/nested/**', ['/data/nested/deep/z.txt', '/data/nested/n.txt']],
+    ['/data/nested/**/deep/z.txt', ['/data/nested/deep/z.txt']],
+    ['/data/**/deep/**', ['/data/nested/deep/z.txt']],
+    [
+      '/*/*.txt',
+      ['/data/.hidden.txt', '/data/a.txt', '/data/ab.txt', '/data/b.txt', '/other/o.txt', '/other/z.txt'],
+    ],
+    ['/*.txt', ['/top.txt']],
+    ['/data/{nested,empty}/*', ['/data/nested/n.txt']],
+    [
+      '/data/*',
+      [
+        '/data/.hidden.txt',
+        '/data/a.txt',
+        '/data/ab.txt',
+        '/data/b.txt',
+        '/data/c.md',
+        '/data/x1.log',
+        '/data/x2.log',
+        '/data/xa.log',
+      ],
+    ],
+    ['/data/empty/**', []],
+    ['/missing/**', []],
+    ['/top.txt/**', []],
+    ['/data/a.txt', ['/data/a.txt']],
+  ];
+
+  for (const [uri, expected] of cases) {
+    it(`${uri} matches ${expected.length === 0 ? 'nothing, completely' : expected.join(' ')}`, () => {
+      const result = acquireDirect(root, uri, 'glob');
+      assert.equal(result.acquisition, 'complete');
+      assert.deepEqual(result.gaps, []);
+      const contents = fs.readFileSync.bind(fs);
+      assert.deepEqual(
+        result.entries,
+        expected.map((entryUri) => textEntry(entryUri, contents(path.join(root, entryUri), 'utf8'))),
+      );
+    });
+  }
+
+  it('never matches across "/" with *, ? or a class', () => {
+    for (const uri of ['/data*', '/dat?/n.txt', '/data/nested?deep', '/dat?']) {
+      const result = acquireDirect(root, uri, 'glob');
+      assert.deepEqual(result.entries, [], uri);
+    }
+  });
+
+  it('walks from the static prefix only: the root and other directories are never listed', () => {
+    const { fs: seam, recording } = recordingFs();
+    const result = acquireDirect(root, '/data/nested/*.txt', 'glob', {}, seam);
+    assert.deepEqual(result.entries, [textEntry('/data/nested/n.txt', 'n')]);
+    assert.deepEqual(recording.listed, [path.join(root, 'data/nested')]);
+    assert.deepEqual(result.stats, {
+      directoriesListed: 1,
+      entriesExamined: 2,
+      candidates: 1,
+      filesRead: 1,
+      bytesRead: 1,
+    });
+  });
+});
+
+describe('each directory is listed once (SPEC §5 listing test)', () => {
+  let root: string;
+  before(() => {
+    root = tempDir();
+    buildTree(root, {
+      data: { dir: { 'out.txt': 'top', nested: { dir: { 'out.txt': 'deep' } }, empty: { dir: {} } } },
+      outside: { dir: { 'out.txt': 'not data' } },
+      'out.txt': 'root file',
+    });
+  });
+  after(() => removeDir(root));
+
+  const expectedListed = () => ['data', 'data/empty', 'data/nested'].map((p) => path.join(root, p));
+  const patterns: [string, string[]][] = [
+    ['/data/**', ['/data/nested/out.txt', '/data/out.txt']],
+    ['/data/**/*', ['/data/nested/out.txt', '/data/out.txt']],
+    ['/data/**/**', ['/data/nested/out.txt', '/data/out.txt']],
+    ['/data/**/**/out.txt', ['/data/nested/out.txt', '/data/out.txt']],
+  ];
+  for (const [uri, uris] of patterns) {
+    it(`${uri} lists data, data/nested and data/empty exactly once and nothing outside data`, () => {
+      const { fs: seam, recording } = recordingFs();
+      const result = acquireDirect(root, uri, 'glob', {}, seam);
+      assert.equal(result.acquisition, 'complete');
+      assert.deepEqual(
+        result.entries.map((entry) => entry.uri),
+        uris,
+      );
+      assert.deepEqual([...recording.listed].sort(), expectedListed());
+      const dataPrefix = `${path.join(root, 'data')}/`;
+      for (const name of recording.listedNames) assert.ok(name.startsWith(dataPrefix), name);
+      // Nothing outside data is touched at all, not only not listed.
+      for (const call of recording.calls) {
+        if (call.where === undefined || call.op === 'resolveRoot' || call.op === 'openRoot') continue;
+        assert.ok(
+          call.where === path.join(root, 'data') || call.where.startsWith(dataPrefix),
+          `${call.op} ${call.where}`,
+        );
+      }
+    });
+  }
+
+  it('a recursive glob under a budget of exactly the entries present lists each directory once', () => {
+    // A wide and deep tree: 4 levels of 3 directories, each holding 2 files, 120 directories in all.
+    const tree = path.join(root, 'tight');
+    fs.mkdirSync(tree);
+    let directories = 0;
+    let entries = 0;
+    const grow = (at: string, depth: number) => {
+      directories++;
+      for (const file of ['f1.txt', 'f2.txt']) fs.writeFileSync(path.join(at, file), file);
+      entries += 2;
+      if (depth === 4) return;
+      for (const sub of ['a', 'b', 'c']) {
+        fs.mkdirSync(path.join(at, sub));
+        entries++;
+        grow(path.join(at, sub), depth + 1);
+      }
+    };
+    grow(tree, 1);
+    const limits = { maxListedEntries: entries, maxFiles: 2 * directories };
+    const { fs: seam, recording } = recordingFs();
+    const result = acquireDirect(root, '/tight/**/**/*', 'glob', limits, seam);
+    assert.equal(result.acquisition, 'complete', JSON.stringify(result.gaps));
+    assert.equal(result.entries.length, 2 * directories);
+    assert.equal(recording.listed.length, directories);
+    assert.equal(new Set(recording.listed).size, directories);
+    assert.equal(result.stats.entriesExamined, entries);
+    // One entry less and the budget runs out: the walk cannot have listed anything twice to fit.
+    const short = acquireDirect(root, '/tight/**', 'glob', { ...limits, maxListedEntries: entries - 1 });
+    assert.equal(short.acquisition, 'partial');
+    assert.deepEqual(
+      short.gaps.map((gap) => gap.reason),
+      ['listing_limit_exceeded'],
+    );
+  });
+});
