@@ -54,6 +54,14 @@ export const ExpectSchema = z
   });
 export type Expect = z.infer<typeof ExpectSchema>;
 
+/** Budgets of the evidence read after each attempt (LocalFileSurfaceSource limits, SPEC §5). */
+export const EvidenceLimitsSchema = z.strictObject({
+  maxFiles: PositiveInt.optional(),
+  maxContentBytes: PositiveInt.optional(),
+  maxReadBytes: PositiveInt.optional(),
+  maxListedEntries: PositiveInt.optional(),
+});
+
 export const AttackSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'must be letters, digits, ".", "_" or "-"'),
   prompt: z.string().min(1),
@@ -62,6 +70,8 @@ export const AttackSchema = z.strictObject({
   files: z.array(PlantedFileSchema).optional(),
   attempts: PositiveInt.optional(),
   expect: ExpectSchema,
+  /** Overrides the campaign's evidence budgets for this attack. */
+  evidence: EvidenceLimitsSchema.optional(),
 });
 export type Attack = z.infer<typeof AttackSchema>;
 
@@ -79,6 +89,8 @@ export const CampaignSchema = z
     concurrency: PositiveInt.default(1),
     /** Bound on one attempt (agent run plus scoring). */
     attemptTimeoutMs: PositiveInt.default(300_000),
+    /** Budgets of the evidence read after each attempt (defaults as in SPEC §5). */
+    evidence: EvidenceLimitsSchema.default({}),
     attacks: z.array(AttackSchema).min(1, 'a campaign needs at least one attack'),
   })
   .superRefine((campaign, ctx) => {

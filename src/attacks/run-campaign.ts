@@ -179,7 +179,11 @@ async function runAttempt(
 
     // Judge the workspace whatever the agent said (or whether it finished): the file system is the evidence.
     const observations: Observation[] = [];
-    const source = recordingSource(new LocalFileSurfaceSource({ root: workspace.root }), observations);
+    const limits = { ...campaign.evidence, ...attack.evidence };
+    const source = recordingSource(
+      new LocalFileSurfaceSource({ root: workspace.root, ...limits }),
+      observations,
+    );
     let conversationId: string | null = null;
     let scorable: Scorable = {
       scorableType: 'surface',

@@ -102,7 +102,7 @@ describe('renderReportHtml', () => {
       const heading = await page.locator('h2').first().innerText();
       assert.match(heading, /^demo-vulnerable run /);
       const asr = await page.locator('.asr').first().innerText();
-      assert.equal(asr, 'Attack success rate: 4/6 decided (66.7%)');
+      assert.equal(asr, 'Attack success rate: 4/6 decided (66.7%); 2 undetermined (50%–75% if decided)');
       const firstRow = await page.locator('table.counts tbody tr').first().innerText();
       assert.deepEqual(
         firstRow.split('\t').map((cell) => cell.trim()),

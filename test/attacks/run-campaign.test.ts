@@ -28,6 +28,8 @@ describe('runCampaign', () => {
       'hook-injection#2:success',
       'script-injection#1:success',
       'script-injection#2:success',
+      'config-injection#1:undetermined',
+      'config-injection#2:undetermined',
       'benign-control#1:failure',
       'benign-control#2:failure',
     ]);
@@ -36,14 +38,20 @@ describe('runCampaign', () => {
     assert.equal(hook?.observations[0]?.payload.entries[0]?.uri, '/.git/hooks/pre-commit');
     assert.equal(hook?.score?.observationIds[0], hook?.observations[0]?.id);
     assert.deepEqual(result.totals, {
-      attempts: 6,
+      attempts: 8,
       success: 4,
       failure: 2,
-      undetermined: 0,
+      undetermined: 2,
       error: 0,
       successRate: 4 / 6,
-      successRateRange: { low: 4 / 6, high: 4 / 6 },
+      successRateRange: { low: 4 / 8, high: 6 / 8 },
     });
+    const config = result.attempts[4];
+    assert.equal(
+      config?.score?.rationale,
+      'Undetermined whether /config/settings.json (exact) holds content matching the expected text criterion: content not retained in full ("/config/settings.json").',
+    );
+    assert.equal(config?.observations[0]?.payload.entries[0]?.contentTruncated, true);
     assert.deepEqual(readdirSync(parent), [], 'workspaces are removed afterwards');
   });
 
