@@ -6,6 +6,7 @@ import { InvalidLocatorError, InvalidOptionError } from '../../src/errors.js';
 import { acquireSync } from '../../src/sources/local-file/acquire-sync.js';
 import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
+import { runNode, writeChildScript } from './support/child-process.js';
 import { recordingFs } from './support/recording-fs.js';
 import { buildTree, expectedObservation, removeDir, tempDir, textEntry } from './support/trees.js';
 
@@ -218,5 +219,65 @@ describe('LocalFileSurfaceSource roots and exact locators', () => {
         stats: { directoriesListed: 0, entriesExamined: 0, candidates: 1, filesRead: 0, bytesRead: 0 },
       }),
     );
+  });
+});
+
+describe('LocalFileSurfaceSource worker', () => {
+  let dir: string;
+  before(() => {
+    dir = tempDir();
+    buildTree(dir, { 'a.txt': 'a' });
+  });
+  after(() => removeDir(dir));
+
+  it('releases its worker, so a script that never calls close() exits on its own', async () => {
+    const script = writeChildScript(
+      dir,
+      'exits.mjs',
+      `import { LocalFileSurfaceSource } from '{{SOURCE}}';
+const source = new LocalFileSurfaceSource({ root: process.argv[2] });
+const first = await source.acquire({ scorableType: 'surface', uri: '/a.txt', match: 'exact' });
+const second = await source.acquire({ scorableType: 'surface', uri: '/*.txt', match: 'glob' });
+process.stdout.write(first.acquisition + ' ' + second.payload.entries.length);`,
+    );
+    const result = await runNode(script, [dir], { timeoutMs: 15_000 });
+    assert.equal(result.signal, null, 'the script had to be killed: the worker kept it alive');
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, 'complete 1');
+  });
+
+  it('keeps the main thread responsive while a large acquisition runs', async () => {
+    const root = path.join(dir, 'big');
+    fs.mkdirSync(root);
+    const fd = fs.openSync(path.join(root, 'big.bin'), 'w');
+    fs.ftruncateSync(fd, 1024 ** 3);
+    fs.closeSync(fd);
+    const source = new LocalFileSurfaceSource({ root, maxReadBytes: 1024 ** 3 });
+    let maxLagMs = 0;
+    let ticks = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      maxLagMs = Math.max(maxLagMs, now - last - 5);
+      last = now;
+      ticks++;
+    }, 5);
+    const started = performance.now();
+    try {
+      const observation = await source.acquire({ scorableType: 'surface', uri: '/big.bin', match: 'exact' });
+      assert.equal(observation.payload.entries[0]?.sizeBytes, 1024 ** 3);
+    } finally {
+      clearInterval(timer);
+      await source.close();
+    }
+    const elapsedMs = performance.now() - started;
+    // Hashing a gigabyte takes seconds; on the main thread it would stall the timer for all of them. The
+    // bounds leave room for a loaded CI machine (other test files race a C attacker on the same cores).
+    assert.ok(elapsedMs > 300, `the acquisition took only ${elapsedMs} ms; too short to show anything`);
+    assert.ok(
+      maxLagMs < Math.min(1000, elapsedMs / 4),
+      `the event loop stalled for ${maxLagMs} ms of ${elapsedMs}`,
+    );
+    assert.ok(ticks > elapsedMs / 100, `only ${ticks} ticks in ${elapsedMs} ms`);
   });
 });

@@ -192,3 +192,23 @@ describe('each directory is listed once (SPEC §5 listing test)', () => {
     );
   });
 });
+
+describe('glob matching cost', () => {
+  it('attacker-chosen names cannot make a pattern backtrack: 200 names of 255 "a" against *a*a*a*a*a*b', () => {
+    // With the locator's RegExp, one such name took 3.5 s at four stars and minutes at five.
+    const root = tempDir();
+    try {
+      fs.mkdirSync(path.join(root, 'd'));
+      for (let i = 0; i < 200; i++)
+        fs.writeFileSync(path.join(root, 'd', `${'a'.repeat(252)}${String(i).padStart(3, '0')}`), '');
+      buildTree(path.join(root, 'd'), { [`${'a'.repeat(200)}b`]: 'match' });
+      const started = performance.now();
+      const result = acquireDirect(root, '/d/*a*a*a*a*a*b', 'glob');
+      const elapsedMs = performance.now() - started;
+      assert.deepEqual(result.entries, [textEntry(`/d/${'a'.repeat(200)}b`, 'match')]);
+      assert.ok(elapsedMs < 10_000, `took ${elapsedMs} ms`); // the RegExp: minutes per name
+    } finally {
+      removeDir(root);
+    }
+  });
+});

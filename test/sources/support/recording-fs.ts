@@ -49,9 +49,10 @@ export function recordingFs(
     openFds: new Set(),
   };
   const readPaths = new Map<number, string>();
+  // The recorder asks the real kernel where a handle is, never `base`: a seam under test may lie.
   const pathOf = (fd: number): string => {
     try {
-      return base.handlePath(fd).toString('latin1');
+      return nodeSurfaceFs.handlePath(fd).toString('latin1');
     } catch {
       return `<fd ${fd}>`;
     }

@@ -1,0 +1,91 @@
+import { fileURLToPath } from 'node:url';
+import { surface } from '../../src/models/scorable.js';
+import { acquireSync } from '../../src/sources/local-file/acquire-sync.js';
+import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
+import { nodeSurfaceFs } from '../../src/sources/local-file/surface-fs.js';
+import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
+import type { BenchConfig } from '../config.js';
+import { interleave, median, percentile, timeCommand } from '../measure.js';
+import { type BenchContext, type BenchRow, formatMs } from '../table.js';
+import { ensureMainTree } from '../trees.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+/**
+ * Row 4: one exact path, acquired over and over with default budgets: in process through the public source
+ * (one reused source, so its worker is already running), as the bare synchronous walk, and as a whole
+ * `witness score` process against a bare `node -e 0`.
+ */
+export async function benchExactLatency(config: BenchConfig, context: BenchContext): Promise<BenchRow[]> {
+  const tree = ensureMainTree(context.base, config.mainTree.files, config.mainTree.directories);
+  const uri = tree.deepFileUri;
+  const source = new LocalFileSurfaceSource({ root: tree.root });
+  const problems: string[] = [];
+  const sourceMs: number[] = [];
+  const syncMs: number[] = [];
+  try {
+    const first = await source.acquire(surface(uri));
+    if (first.acquisition !== 'complete' || first.payload.entries.length !== 1) {
+      problems.push(`acquisition ${first.acquisition} with ${first.payload.entries.length} entries`);
+    }
+    for (let i = 0; i < 100; i++) await source.acquire(surface(uri));
+    context.log(`row 4: ${config.exactCalls} exact acquisitions of ${uri}`);
+    for (let i = 0; i < config.exactCalls; i++) {
+      const started = performance.now();
+      await source.acquire(surface(uri));
+      sourceMs.push(performance.now() - started);
+    }
+  } finally {
+    await source.close();
+  }
+  const request = { root: tree.root, uri, match: 'exact' as const, limits: { ...DEFAULT_LIMITS } };
+  for (let i = 0; i < config.exactCalls; i++) {
+    const started = performance.now();
+    acquireSync(request, nodeSurfaceFs, () => false);
+    syncMs.push(performance.now() - started);
+  }
+  const cliArgs = [CLI, 'score', tree.root, uri, '--contains', 'file'];
+  const probe = timeCommand(process.execPath, cliArgs);
+  if (probe.status !== 0) problems.push(`witness score exited ${probe.status}: ${probe.stderr.trim()}`);
+  context.log(`row 4: ${config.cliRuns} witness score processes`);
+  const times = await interleave(config.cliRuns, {
+    cli: () => timeCommand(process.execPath, cliArgs).ms,
+    node: () => timeCommand(process.execPath, ['-e', '0']).ms,
+  });
+  const cli = median(times.cli as number[]);
+  const node = median(times.node as number[]);
+  const p50 = percentile(sourceMs, 50);
+  const error = problems.length > 0 ? problems.join('; ') : undefined;
+  return [
+    {
+      id: '4a',
+      what: `exact ${uri}, in process, p50 of ${config.exactCalls.toLocaleString('en-US')} calls`,
+      witness: formatMs(p50),
+      baseline: '—',
+      ratio: null,
+      target: '< 1 ms',
+      verdict: error ? 'ERROR' : p50 < 1 ? 'PASS' : 'MISS',
+      note:
+        error ??
+        `p99 ${formatMs(percentile(sourceMs, 99))}; bare synchronous walk on this thread p50 ${formatMs(percentile(syncMs, 50))}, p99 ${formatMs(percentile(syncMs, 99))}`,
+    },
+    {
+      id: '4b',
+      what: `exact, in process, p99 of ${config.exactCalls.toLocaleString('en-US')} calls`,
+      witness: formatMs(percentile(sourceMs, 99)),
+      baseline: '—',
+      ratio: null,
+      target: 'reported',
+      verdict: 'info',
+    },
+    {
+      id: '4c',
+      what: '`witness score ROOT URI --contains file`, start to exit',
+      witness: formatMs(cli),
+      baseline: `node -e 0 ${formatMs(node)}`,
+      ratio: cli / node,
+      target: 'reported',
+      verdict: error ? 'ERROR' : 'info',
+    },
+  ];
+}

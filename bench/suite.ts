@@ -1,0 +1,32 @@
+import type { BenchConfig } from './config.js';
+import { benchExactLatency } from './rows/exact-latency.js';
+import { benchGlobAll } from './rows/glob-all.js';
+import { benchHashing } from './rows/hashing.js';
+import { benchMemory } from './rows/memory.js';
+import { benchPrefixGlob } from './rows/prefix-glob.js';
+import { benchReplay } from './rows/replay.js';
+import type { BenchContext, BenchRow } from './table.js';
+
+/** The six measurements of issue 6, by row number. */
+export const BENCHMARKS = {
+  1: benchGlobAll,
+  2: benchPrefixGlob,
+  3: benchHashing,
+  4: benchExactLatency,
+  5: benchReplay,
+  6: benchMemory,
+} as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
+
+export type BenchNumber = keyof typeof BENCHMARKS;
+export const BENCH_NUMBERS = Object.keys(BENCHMARKS).map(Number) as BenchNumber[];
+
+/** Runs the chosen rows one after another (never in parallel: they would measure each other). */
+export async function runSuite(
+  config: BenchConfig,
+  context: BenchContext,
+  only: readonly BenchNumber[] = BENCH_NUMBERS,
+): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const number of only) rows.push(...(await BENCHMARKS[number](config, context)));
+  return rows;
+}

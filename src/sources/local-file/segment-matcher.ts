@@ -1,0 +1,141 @@
+/**
+ * Matches one glob segment against one name in time linear in the name (times the pattern's length).
+ *
+ * Names are chosen by the attacker. The RegExp that the locator parser compiles backtracks: `*a*a*a*b`
+ * against a 255-character name of `a`s took 3.5 s, one more `*` takes minutes, and a listing can hold
+ * 100,000 such names — an agent could stall every acquisition (and its cancellation, which is only
+ * checked between names) by planting a few files. This matcher simulates the pattern as an NFA instead
+ * (Thompson's construction), so no name can cost more than |name| × |pattern| steps.
+ *
+ * Semantics are those of the locator parser (models/locator.ts), which has already validated the segment:
+ * `*` any run of characters, `?` one character, `[...]` a class with ranges and `!`/`^` negation (a `]`
+ * right after the opening bracket is literal), `{a,b}` alternatives (nestable; `,` and `}` outside braces
+ * are literal), everything else literal. Characters are code points.
+ */
+
+type Test = (codePoint: number) => boolean;
+
+interface State {
+  /** The character this state consumes, or null for a state that only forks (epsilon moves). */
+  test: Test | null;
+  next: number[];
+}
+
+type Node = { kind: 'test'; test: Test } | { kind: 'star' } | { kind: 'alt'; options: Node[][] };
+
+export interface SegmentMatcher {
+  matches(name: string): boolean;
+}
+
+export function compileSegmentMatcher(segment: string): SegmentMatcher {
+  const chars = Array.from(segment);
+  const parser = { chars, i: 0 };
+  const nodes = parseSequence(parser, 0);
+  const states: State[] = [{ test: null, next: [] }]; // state 0 accepts
+  const start = compileSequence(states, nodes, 0);
+  return { matches: (name) => simulate(states, start, name) };
+}
+
+function parseSequence(parser: { chars: string[]; i: number }, depth: number): Node[] {
+  const { chars } = parser;
+  const nodes: Node[] = [];
+  while (parser.i < chars.length) {
+    const ch = chars[parser.i] as string;
+    if (depth > 0 && (ch === ',' || ch === '}')) break;
+    parser.i++;
+    if (ch === '*') {
+      if (nodes[nodes.length - 1]?.kind !== 'star') nodes.push({ kind: 'star' });
+    } else if (ch === '?') {
+      nodes.push({ kind: 'test', test: () => true });
+    } else if (ch === '[') {
+      nodes.push({ kind: 'test', test: parseClass(parser) });
+    } else if (ch === '{') {
+      const options = [parseSequence(parser, depth + 1)];
+      while (chars[parser.i] === ',') {
+        parser.i++;
+        options.push(parseSequence(parser, depth + 1));
+      }
+      parser.i++; // the closing "}" (the locator parser rejects an unterminated "{")
+      nodes.push({ kind: 'alt', options });
+    } else {
+      const codePoint = ch.codePointAt(0) as number;
+      nodes.push({ kind: 'test', test: (c) => c === codePoint });
+    }
+  }
+  return nodes;
+}
+
+/** Parses a class after its "[" up to and including its "]" (same bounds as the locator parser). */
+function parseClass(parser: { chars: string[]; i: number }): Test {
+  const { chars } = parser;
+  let negated = false;
+  if (chars[parser.i] === '!' || chars[parser.i] === '^') {
+    negated = true;
+    parser.i++;
+  }
+  const atoms: number[] = [];
+  if (chars[parser.i] === ']') atoms.push(chars[parser.i++]?.codePointAt(0) as number);
+  while (parser.i < chars.length && chars[parser.i] !== ']')
+    atoms.push(chars[parser.i++]?.codePointAt(0) as number);
+  parser.i++; // the closing "]"
+  const DASH = 0x2d;
+  const ranges: [number, number][] = [];
+  for (let k = 0; k < atoms.length; k++) {
+    const low = atoms[k] as number;
+    if (atoms[k + 1] === DASH && k + 2 < atoms.length) {
+      ranges.push([low, atoms[k + 2] as number]);
+      k += 2;
+    } else ranges.push([low, low]);
+  }
+  const inClass = (c: number) => ranges.some(([low, high]) => c >= low && c <= high);
+  return negated ? (c) => !inClass(c) : inClass;
+}
+
+/** Builds states for `nodes` followed by state `next`; returns the entry state. */
+function compileSequence(states: State[], nodes: readonly Node[], next: number): number {
+  let entry = next;
+  for (let k = nodes.length - 1; k >= 0; k--) entry = compileNode(states, nodes[k] as Node, entry);
+  return entry;
+}
+
+function compileNode(states: State[], node: Node, next: number): number {
+  if (node.kind === 'test') return states.push({ test: node.test, next: [next] }) - 1;
+  if (node.kind === 'star') {
+    const fork = states.push({ test: null, next: [] }) - 1;
+    const any = states.push({ test: () => true, next: [fork] }) - 1;
+    (states[fork] as State).next.push(any, next);
+    return fork;
+  }
+  const entries = node.options.map((option) => compileSequence(states, option, next));
+  return states.push({ test: null, next: entries }) - 1;
+}
+
+function simulate(states: readonly State[], start: number, name: string): boolean {
+  const seen = new Int32Array(states.length).fill(-1);
+  let generation = 0;
+  let current: number[] = [];
+  const add = (list: number[], state: number) => {
+    const stack = [state];
+    while (stack.length > 0) {
+      const s = stack.pop() as number;
+      if (seen[s] === generation) continue;
+      seen[s] = generation;
+      const st = states[s] as State;
+      if (st.test === null) stack.push(...st.next);
+      list.push(s);
+    }
+  };
+  add(current, start);
+  for (const ch of name) {
+    const codePoint = ch.codePointAt(0) as number;
+    generation++;
+    const next: number[] = [];
+    for (const s of current) {
+      const st = states[s] as State;
+      if (st.test?.(codePoint)) add(next, st.next[0] as number);
+    }
+    if (next.length === 0) return false;
+    current = next;
+  }
+  return current.includes(0);
+}

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BenchConfig } from '../../bench/config.js';
+import { median, percentile } from '../../bench/measure.js';
+import { runSuite } from '../../bench/suite.js';
+import { type BenchRow, formatTable } from '../../bench/table.js';
+
+/** Small enough to run in a couple of seconds, large enough that every budget in row 6 still stops the walk. */
+const TINY_CONFIG: BenchConfig = {
+  runs: 1,
+  mainTree: { files: 200, directories: 20 },
+  bigFileSizesMiB: [1, 2],
+  exactCalls: 20,
+  cliRuns: 1,
+  replay: { entries: 50, replays: 2 },
+  entriesTree: { directories: 5, filesPerDirectory: 50 },
+  memoryLimits: { maxListedEntries: 100, maxFiles: 20 },
+};
+
+describe('npm run bench (on tiny trees)', () => {
+  let base: string;
+  let rows: BenchRow[];
+
+  before(async () => {
+    base = fs.mkdtempSync(path.join(os.tmpdir(), 'witness-bench-test-'));
+    rows = await runSuite(TINY_CONFIG, { base, log: () => {} });
+  });
+
+  after(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  it('builds every row of issue 6, in order', () => {
+    assert.deepEqual(
+      rows.map((row) => row.id),
+      ['1a', '1b', '1c', '2a', '2b', '3a', '3b', '4a', '4b', '4c', '5a', '5b', '6a', '6b'],
+    );
+  });
+
+  it('finds nothing wrong with what it measured (complete acquisitions, budgets that stop the walk)', () => {
+    const errors = rows.filter((row) => row.verdict === 'ERROR').map((row) => `${row.id}: ${row.note}`);
+    assert.deepEqual(errors, []);
+  });
+
+  it('judges every row that has a target, and lists only the prefix under a static-prefix glob', () => {
+    for (const row of rows.filter((r) => !['info', 'n/a'].includes(r.verdict))) {
+      assert.ok(row.verdict === 'PASS' || row.verdict === 'MISS', `${row.id} is ${row.verdict}`);
+    }
+    assert.equal(rows.find((row) => row.id === '2b')?.verdict, 'PASS');
+  });
+
+  it('caches the trees it generated under the base directory, each beside its manifest', () => {
+    const names = fs.readdirSync(base).sort();
+    assert.deepEqual(names, [
+      'big-1-2-v1',
+      'big-1-2-v1.json',
+      'entries-5x50-v1',
+      'entries-5x50-v1.json',
+      'main-200f-20d-v2',
+      'main-200f-20d-v2.json',
+    ]);
+  });
+
+  it('prints one table line per row, then the notes', () => {
+    const lines = formatTable(rows).split('\n');
+    assert.equal(lines.filter((line) => line.startsWith('| ')).length, rows.length + 1);
+    assert.ok(lines.some((line) => line.startsWith('- 1a: ')));
+  });
+});
+
+describe('bench statistics', () => {
+  it('takes the nearest-rank percentile and the median', () => {
+    const values = Array.from({ length: 100 }, (_, i) => 100 - i);
+    assert.deepEqual([percentile(values, 50), percentile(values, 99), median([3, 1, 2])], [50, 99, 2]);
+  });
+});

@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { MatchKind } from '../../../src/models/vocabulary.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
+import { recordingFs } from '../support/recording-fs.js';
+import { acquireDirect, removeDir, tempDir } from '../support/trees.js';
+
+/**
+ * The swap-race harness (SPEC §5.1, issue 3). A C attacker exchanges, with renameat2(RENAME_EXCHANGE),
+ * (1) the target file with a symlink to an outside secret and (2) its parent directory with a symlink to
+ * an outside directory, while acquisitions of an exact locator, a one-level glob and a recursive glob run
+ * in a loop. Through the seam we record every name a listing returned, every handle opened for reading
+ * and every byte read, and assert that none of it was outside the root, while inside reads still happen.
+ *
+ * A control run with a reader that trusts paths (no O_NOFOLLOW, no handle check) must leak under the same
+ * race: that proves the harness races hard enough for its zero counts to mean something.
+ */
+
+const RACE_SECONDS = Number(process.env.WITNESS_RACE_SECONDS ?? 2);
+const ATTACKER_SOURCE = fileURLToPath(
+  new URL('../../../../test/sources/fixtures/swap-attacker.c', import.meta.url),
+);
+const INSIDE = 'INSIDE-CONTENT';
+const SECRET = 'OUTSIDE-SECRET';
+
+interface RaceTally {
+  attempts: number;
+  insideReads: number;
+  outsideBytes: number;
+  outsideNames: number;
+  outsideOpens: number;
+  outsideInEvidence: number;
+  swaps: number;
+}
+
+interface Arena {
+  base: string;
+  root: string;
+  outside: string;
+}
+
+/** root/dir/target.txt (+ siblings), root/dir/decoy → outside secret, root/dirlink → outside/dir. */
+function buildArena(): Arena {
+  const base = tempDir('witness-race-');
+  const root = path.join(base, 'ws');
+  const outside = path.join(base, 'outside');
+  fs.mkdirSync(path.join(root, 'dir'), { recursive: true });
+  fs.mkdirSync(path.join(outside, 'dir'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'dir', 'target.txt'), INSIDE);
+  fs.writeFileSync(path.join(root, 'dir', 'other.txt'), INSIDE);
+  fs.writeFileSync(path.join(outside, 'secret.txt'), SECRET);
+  fs.writeFileSync(path.join(outside, 'dir', 'target.txt'), SECRET);
+  fs.writeFileSync(path.join(outside, 'dir', 'outside-name.txt'), SECRET);
+  fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'dir', 'decoy'));
+  fs.symlinkSync(path.join(outside, 'dir'), path.join(root, 'dirlink'));
+  return { base, root, outside };
+}
+
+function startAttacker(binary: string, a: string, b: string, seconds: number) {
+  const child = spawn(binary, [a, b, String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  const done = new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`attacker exited with ${code}`));
+      else resolve(Number(stdout.trim().split(' ')[0]));
+    });
+  });
+  return { done, kill: () => child.kill('SIGKILL') };
+}
+
+/** Acquires in a loop while the attacker swaps `a` and `b`, tallying what crossed the root. */
+async function race(
+  binary: string,
+  arena: Arena,
+  swap: [string, string],
+  uri: string,
+  match: MatchKind,
+  surfaceFs: SurfaceFs = nodeSurfaceFs,
+  seconds = RACE_SECONDS,
+): Promise<RaceTally> {
+  const attacker = startAttacker(binary, swap[0], swap[1], seconds + 0.2);
+  const tally: RaceTally = {
+    attempts: 0,
+    insideReads: 0,
+    outsideBytes: 0,
+    outsideNames: 0,
+    outsideOpens: 0,
+    outsideInEvidence: 0,
+    swaps: 0,
+  };
+  const rootPrefix = `${arena.root}/`;
+  const isInside = (where: string) => where.startsWith(rootPrefix);
+  try {
+    // Give the attacker a head start so every acquisition runs during the swapping.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const deadline = performance.now() + seconds * 1000;
+    while (performance.now() < deadline) {
+      const { fs: seam, recording } = recordingFs({}, surfaceFs);
+      const result = acquireDirect(arena.root, uri, match, {}, seam);
+      tally.attempts++;
+      for (const [where, bytes] of recording.bytesByPath) if (!isInside(where)) tally.outsideBytes += bytes;
+      tally.outsideNames += recording.listedNames.filter((name) => !isInside(name)).length;
+      tally.outsideOpens += recording.opened.filter((where) => !isInside(where)).length;
+      for (const entry of result.entries) {
+        if (entry.content?.includes(SECRET) || entry.uri.includes('outside-name')) tally.outsideInEvidence++;
+        if (entry.content === INSIDE) tally.insideReads++;
+      }
+    }
+  } finally {
+    tally.swaps = await attacker.done.catch((error: unknown) => {
+      attacker.kill();
+      throw error;
+    });
+  }
+  return tally;
+}
+
+describe('swap race: renameat2(RENAME_EXCHANGE) against the confined walk', () => {
+  let work: string;
+  let binary: string | undefined;
+  before(() => {
+    work = tempDir('witness-attacker-');
+    const out = path.join(work, 'swap-attacker');
+    const compiled = spawnSync('cc', ['-O2', '-o', out, ATTACKER_SOURCE], { stdio: 'inherit' });
+    if (compiled.status === 0) binary = out;
+  });
+  after(() => removeDir(work));
+
+  const scenarios: [string, (arena: Arena) => [string, string]][] = [
+    [
+      'the target file swapped with a symlink to an outside secret',
+      (arena) => [path.join(arena.root, 'dir', 'target.txt'), path.join(arena.root, 'dir', 'decoy')],
+    ],
+    [
+      'the parent directory swapped with a symlink to an outside directory',
+      (arena) => [path.join(arena.root, 'dir'), path.join(arena.root, 'dirlink')],
+    ],
+  ];
+  const locators: [string, MatchKind][] = [
+    ['/dir/target.txt', 'exact'],
+    ['/dir/*', 'glob'],
+    ['/**', 'glob'],
+  ];
+
+  for (const [scenario, swapOf] of scenarios) {
+    for (const [uri, match] of locators) {
+      it(`${scenario}: ${uri} (${match}) reads and lists nothing outside`, async (t) => {
+        if (binary === undefined) {
+          t.skip('no C compiler (cc) to build the attacker');
+          return;
+        }
+        const arena = buildArena();
+        try {
+          const tally = await race(binary, arena, swapOf(arena), uri, match);
+          console.log(`swap race [${scenario}] ${uri}: ${JSON.stringify(tally)}`);
+          assert.ok(tally.swaps > 1000, `the attacker only swapped ${tally.swaps} times`);
+          assert.ok(tally.attempts > 50, `only ${tally.attempts} acquisitions ran`);
+          assert.equal(tally.outsideBytes, 0, 'outside bytes were read');
+          assert.equal(tally.outsideNames, 0, 'outside names were listed');
+          assert.equal(tally.outsideOpens, 0, 'an outside file was opened for reading');
+          assert.equal(tally.outsideInEvidence, 0, 'outside content reached the evidence');
+          assert.ok(tally.insideReads > 0, 'no inside read succeeded: the walk refused everything');
+        } finally {
+          removeDir(arena.base);
+        }
+      });
+    }
+  }
+
+  it('the observations of the real worker carry nothing from outside under the parent swap', async (t) => {
+    if (binary === undefined) {
+      t.skip('no C compiler (cc) to build the attacker');
+      return;
+    }
+    const arena = buildArena();
+    const source = new LocalFileSurfaceSource({ root: arena.root });
+    const attacker = startAttacker(
+      binary,
+      path.join(arena.root, 'dir'),
+      path.join(arena.root, 'dirlink'),
+      1.2,
+    );
+    let attempts = 0;
+    let insideReads = 0;
+    try {
+      const deadline = performance.now() + 1000;
+      while (performance.now() < deadline) {
+        for (const [uri, match] of locators) {
+          const observation = await source.acquire({ scorableType: 'surface', uri, match });
+          attempts++;
+          const text = JSON.stringify(observation.payload);
+          assert.ok(!text.includes(SECRET) && !text.includes('outside-name'), text);
+          if (observation.payload.entries.some((entry) => entry.content === INSIDE)) insideReads++;
+        }
+      }
+    } finally {
+      const swaps = await attacker.done;
+      await source.close();
+      removeDir(arena.base);
+      console.log(
+        `swap race [worker, parent swap]: ${attempts} acquisitions, ${insideReads} with inside reads, ${swaps} swaps`,
+      );
+    }
+    assert.ok(insideReads > 0);
+  });
+
+  it('control: a reader that trusts paths leaks under the same race, so the zero counts above mean something', async (t) => {
+    if (binary === undefined) {
+      t.skip('no C compiler (cc) to build the attacker');
+      return;
+    }
+    const arena = buildArena();
+    // Follows a swapped-in symlink when opening a directory and believes every handle is where its path
+    // says: the check-then-use reader SPEC §5.1 measured leaking thousands of names in ten seconds.
+    const naive: SurfaceFs = {
+      ...nodeSurfaceFs,
+      openDirectoryAt: (dirFd, name) =>
+        fs.openSync(
+          Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), name]),
+          fs.constants.O_RDONLY | fs.constants.O_DIRECTORY,
+        ),
+      handlePath: (fd) => {
+        const real = nodeSurfaceFs.handlePath(fd);
+        return real.toString().startsWith(arena.root) ? real : Buffer.from(path.join(arena.root, 'trusted'));
+      },
+    };
+    try {
+      const tally = await race(
+        binary,
+        arena,
+        [path.join(arena.root, 'dir'), path.join(arena.root, 'dirlink')],
+        '/dir/*',
+        'glob',
+        naive,
+        2,
+      );
+      console.log(`swap race [control, naive reader]: ${JSON.stringify(tally)}`);
+      assert.ok(
+        tally.outsideNames + tally.outsideBytes > 0,
+        'the naive reader did not leak: the race is too weak',
+      );
+    } finally {
+      removeDir(arena.base);
+    }
+  });
+});
