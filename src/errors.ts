@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'immutable_record',
   'invalid_campaign',
   'target_failed',
+  'memory_unavailable',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -103,6 +104,54 @@ export class UndeterminedScoreError extends WitnessError {
   constructor(message: string) {
     super('undetermined_score', message);
     this.name = 'UndeterminedScoreError';
+  }
+}
+
+/** A record the memory was asked about (a message piece, an observation, a score) is not stored. */
+export class NotFoundError extends WitnessError {
+  constructor(message: string) {
+    super('not_found', message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/**
+ * Records refer to each other in a way the memory cannot accept: pieces that do not form one stored
+ * message, a score naming an observation that is not stored, an attack result whose outcome contradicts
+ * its score.
+ */
+export class InvalidReferenceError extends WitnessError {
+  constructor(message: string) {
+    super('invalid_reference', message);
+    this.name = 'InvalidReferenceError';
+  }
+}
+
+/** The database was written by a newer Witness (a higher memory schema version); it is left untouched. */
+export class SchemaTooNewError extends WitnessError {
+  readonly foundVersion: number;
+  readonly supportedVersion: number;
+  constructor(message: string, foundVersion: number, supportedVersion: number) {
+    super('schema_too_new', message);
+    this.name = 'SchemaTooNewError';
+    this.foundVersion = foundVersion;
+    this.supportedVersion = supportedVersion;
+  }
+}
+
+/** A stored record cannot change: a different record under an existing id, or an update or delete. */
+export class ImmutableRecordError extends WitnessError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('immutable_record', message, options);
+    this.name = 'ImmutableRecordError';
+  }
+}
+
+/** The database cannot be opened or reached (a missing directory, a refused connection). */
+export class MemoryUnavailableError extends WitnessError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('memory_unavailable', message, options);
+    this.name = 'MemoryUnavailableError';
   }
 }
 

@@ -9,7 +9,7 @@ export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from 
 export { loadCampaignFile, parseCampaign } from './attacks/campaign-file.js';
 export { demoCampaign } from './attacks/demo-campaign.js';
 export type { AttemptOutcome, OutcomeTotals } from './attacks/outcome.js';
-export { ATTEMPT_OUTCOMES, formatSuccessRate, outcomeOf, tallyOutcomes } from './attacks/outcome.js';
+export { attemptOutcome, formatSuccessRate, tallyOutcomes } from './attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from './attacks/report-html.js';
 export { renderReportHtml } from './attacks/report-html.js';
 export type {
@@ -24,8 +24,37 @@ export type { PlantedFile, Workspace, WorkspaceSpec } from './attacks/workspace.
 export { createWorkspace } from './attacks/workspace.js';
 export * from './errors.js';
 export { DEFAULT_REGEX_TIMEOUT_MS, matchText } from './matching/text-matcher.js';
+export type { ArchiveRecord, ArchiveRecordType, ImportSummary } from './memory/archive.js';
+export {
+  ArchiveHeaderSchema,
+  ArchiveRecordSchema,
+  archiveHeaderLine,
+  formatArchiveLine,
+  parseArchiveLines,
+} from './memory/archive.js';
+export type {
+  AttackResultFilter,
+  Memory,
+  MemoryLocation,
+  NewConversation,
+  NewMessage,
+  ScoreFilter,
+} from './memory/memory.js';
+export { MEMORY_SCHEMA_VERSION } from './memory/migrations.js';
+export type { OpenMemoryOptions } from './memory/open-memory.js';
+export { openMemory } from './memory/open-memory.js';
+export { outcomeOf } from './memory/sql-memory.js';
+export type { AttackResult, AttemptWorkspace } from './models/attack-result.js';
+export { AttackOutcomeSchema, AttackResultSchema, AttemptWorkspaceSchema } from './models/attack-result.js';
 export type { Condition, ContentWritten } from './models/condition.js';
 export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
+export type { Conversation, Labels, MessagePiece } from './models/conversation.js';
+export {
+  ConversationSchema,
+  LabelsSchema,
+  MessagePieceSchema,
+  MessageRoleSchema,
+} from './models/conversation.js';
 export type { ScoringExpectation } from './models/expectation.js';
 export { expectation, ScoringExpectationSchema } from './models/expectation.js';
 export type { ComponentIdentifier } from './models/identifier.js';
@@ -58,6 +87,7 @@ export type {
 export {
   AcquisitionStatusSchema,
   CoverageGapSchema,
+  checkObservation,
   GapReasonSchema,
   ObservationSchema,
   SurfaceCoverageSchema,
@@ -80,17 +110,21 @@ export type { Score } from './models/score.js';
 export { ScoreSchema, scoreValue } from './models/score.js';
 export type {
   AcquisitionStatus,
+  AttackOutcome,
   GapReason,
   MatcherType,
   MatchKind,
+  MessageRole,
   ScoreStatus,
 } from './models/vocabulary.js';
 export {
   ACQUISITION_STATUSES,
+  ATTACK_OUTCOMES,
   GAP_EXPLANATIONS,
   GAP_REASONS,
   MATCH_KINDS,
   MATCHER_TYPES,
+  MESSAGE_ROLES,
   SCHEMA_VERSION,
   SCORE_STATUSES,
 } from './models/vocabulary.js';

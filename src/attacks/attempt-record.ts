@@ -4,8 +4,8 @@ import { ComponentIdentifierSchema } from '../models/identifier.js';
 import { ObservationSchema } from '../models/observation.js';
 import { TimestampSchema } from '../models/record.js';
 import { ScoreSchema } from '../models/score.js';
+import { ATTACK_OUTCOMES } from '../models/vocabulary.js';
 import { TranscriptEventSchema } from '../targets/transcript.js';
-import { ATTEMPT_OUTCOMES } from './outcome.js';
 
 /**
  * Everything about one attempt, as the runner hands it to a recorder and the report renders it: what was
@@ -22,7 +22,7 @@ export const AttemptRecordSchema = z.strictObject({
   prompt: z.string(),
   expectation: ScoringExpectationSchema,
   target: ComponentIdentifierSchema,
-  outcome: z.enum(ATTEMPT_OUTCOMES),
+  outcome: z.enum(ATTACK_OUTCOMES),
   reply: z.string().nullable(),
   error: z.string().nullable(),
   transcript: z.array(TranscriptEventSchema),

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ComponentIdentifier } from '../models/identifier.js';
-import type { Observation } from '../models/observation.js';
+import type { Memory } from '../memory/memory.js';
 import { type JsonObject, parseRecord } from '../models/record.js';
-import type { Score } from '../models/score.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
 import {
   type AttemptRecord,
@@ -20,41 +18,20 @@ import type { AttemptRecorder } from './run-campaign.js';
  * (saved by the scorer, in one transaction); then the attack result, whose metadata carries the run
  * description, the prompt, the expectation and the transcript (secrets already redacted by the target).
  *
- * The memory port below is the part of the Memory interface this module uses.
+ * `CampaignMemory` is the part of the Memory interface this module uses.
  */
 
-export interface CampaignMemory extends ScorerMemory {
-  createConversation(input?: {
-    labels?: Record<string, string> | undefined;
-    metadata?: JsonObject | undefined;
-  }): Promise<{ id: string }>;
-  appendMessage(input: {
-    conversationId: string;
-    role: 'system' | 'user' | 'assistant' | 'tool';
-    texts: readonly string[];
-    labels?: Record<string, string> | undefined;
-  }): Promise<Array<{ id: string }>>;
-  saveAttackResult(result: StoredAttackResult): Promise<void>;
-  listAttackResults(filter?: { campaign?: string | undefined }): Promise<StoredAttackResult[]>;
-  getScore(id: string): Promise<Score>;
-  observationsForScore(scoreId: string): Promise<Observation[]>;
-}
-
-export interface StoredAttackResult {
-  id: string;
-  campaign: string;
-  attack: string;
-  attempt: number;
-  conversationId: string;
-  outcome: 'success' | 'failure' | 'undetermined' | 'error';
-  scoreId: string | null;
-  target: ComponentIdentifier | null;
-  workspace: { root: string; template: string | null; kept: boolean } | null;
-  reply: string | null;
-  error: string | null;
-  createdAt: string;
-  metadata: JsonObject;
-}
+export type CampaignMemory = Pick<
+  Memory,
+  | 'resolveMessage'
+  | 'saveScore'
+  | 'createConversation'
+  | 'appendMessage'
+  | 'saveAttackResult'
+  | 'listAttackResults'
+  | 'getScore'
+  | 'observationsForScore'
+>;
 
 export class MemoryAttemptRecorder implements AttemptRecorder {
   readonly #memory: CampaignMemory;

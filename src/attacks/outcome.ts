@@ -1,21 +1,21 @@
+import { outcomeOf } from '../memory/sql-memory.js';
 import type { Score } from '../models/score.js';
+import type { AttackOutcome } from '../models/vocabulary.js';
 
 /**
- * How an attempt ended (SPEC §8): `success` (the score is true: the attacker's content was written),
- * `failure` (false: proven not written), `undetermined` (the evidence could not decide — never counted
- * as a failure), `error` (the target failed; the workspace may still have been judged).
+ * How an attempt ended (SPEC §8, `ATTACK_OUTCOMES`): `success` (the score is true: the attacker's content
+ * was written), `failure` (false: proven not written), `undetermined` (the evidence could not decide —
+ * never counted as a failure), `error` (the target failed; the workspace may still have been judged).
  */
-export const ATTEMPT_OUTCOMES = ['success', 'failure', 'undetermined', 'error'] as const;
-export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+export type AttemptOutcome = AttackOutcome;
 
-/** The outcome a score gives; a target error wins over any verdict. */
-export function outcomeOf(
+/** The outcome of an attempt: its score's outcome, except that a target error wins over any verdict. */
+export function attemptOutcome(
   score: Pick<Score, 'status' | 'value'> | null,
   targetFailed: boolean,
 ): AttemptOutcome {
   if (targetFailed || score === null) return 'error';
-  if (score.status === 'undetermined' || score.value === null) return 'undetermined';
-  return score.value ? 'success' : 'failure';
+  return outcomeOf(score);
 }
 
 export interface OutcomeTotals {

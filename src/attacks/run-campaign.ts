@@ -12,7 +12,7 @@ import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
 import { type Attack, attackExpectation, type Campaign } from './campaign.js';
-import { type OutcomeTotals, outcomeOf, tallyOutcomes } from './outcome.js';
+import { attemptOutcome, type OutcomeTotals, tallyOutcomes } from './outcome.js';
 import { createWorkspace } from './workspace.js';
 
 /**
@@ -213,7 +213,7 @@ async function runAttempt(
     const error = targetError ?? scoringError;
     return finish({
       ...base,
-      outcome: outcomeOf(score, error !== null),
+      outcome: attemptOutcome(score, error !== null),
       reply,
       error,
       transcript,

@@ -25,6 +25,7 @@ const INPUT_ERROR_CODES = new Set<string>([
   'schema_too_new',
   'immutable_record',
   'invalid_campaign',
+  'memory_unavailable',
 ]);
 
 export interface Failure {

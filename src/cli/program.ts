@@ -1,9 +1,14 @@
 import { Command } from 'commander';
 import { registerDemo } from './commands/demo.js';
+import { registerExport } from './commands/export.js';
+import { registerImport } from './commands/import.js';
+import { registerObservations } from './commands/observations.js';
 import { registerObserve } from './commands/observe.js';
 import { registerReplay } from './commands/replay.js';
+import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
 import { registerScore } from './commands/score.js';
+import { registerScores } from './commands/scores.js';
 import type { CliIo } from './io.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
@@ -19,10 +24,19 @@ export function buildProgram(io: CliIo): Command {
   registerReplay(program, io);
   registerRun(program, io);
   registerDemo(program, io);
-  for (const command of program.commands) {
-    command
-      .exitOverride()
-      .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
-  }
+  registerReport(program, io);
+  registerScores(program, io);
+  registerObservations(program, io);
+  registerExport(program, io);
+  registerImport(program, io);
+  const configure = (command: Command): void => {
+    for (const child of command.commands) {
+      child
+        .exitOverride()
+        .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+      configure(child);
+    }
+  };
+  configure(program);
   return program;
 }

@@ -1,4 +1,5 @@
 import { InvalidLocatorError } from '../errors.js';
+import { compileSegmentMatcher, type SegmentMatcher } from './segment-matcher.js';
 import type { MatchKind } from './vocabulary.js';
 
 /**
@@ -11,7 +12,14 @@ import type { MatchKind } from './vocabulary.js';
 export type GlobSegment =
   | { kind: 'literal'; name: string }
   | { kind: 'globstar' }
-  | { kind: 'pattern'; source: string; regex: RegExp };
+  | {
+      kind: 'pattern';
+      source: string;
+      /** The pattern as a RegExp: validates the segment; never run on names (it can backtrack). */
+      regex: RegExp;
+      /** The linear-time matcher every name goes through (see segment-matcher.ts). */
+      matcher: SegmentMatcher;
+    };
 
 export interface ParsedLocator {
   uri: string;
@@ -75,7 +83,12 @@ function compileSegment(segment: string, uri: string): GlobSegment {
   if (!hasGlobSyntax(segment)) return { kind: 'literal', name: segment };
   const source = `^${translate(segment, uri)}$`;
   try {
-    return { kind: 'pattern', source, regex: new RegExp(source, 'u') };
+    return {
+      kind: 'pattern',
+      source,
+      regex: new RegExp(source, 'u'),
+      matcher: compileSegmentMatcher(segment),
+    };
   } catch (error) {
     // For example a class range out of order ("[z-a]").
     throw new InvalidLocatorError(
@@ -152,5 +165,5 @@ function findClassEnd(segment: string, start: number): number {
 export function matchesSegment(segment: GlobSegment, name: string): boolean {
   if (segment.kind === 'globstar') return true;
   if (segment.kind === 'literal') return segment.name === name;
-  return segment.regex.test(name);
+  return segment.matcher.matches(name);
 }

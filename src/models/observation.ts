@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { ComponentIdentifierSchema } from './identifier.js';
-import { JsonObjectSchema, TimestampSchema } from './record.js';
+import { JsonObjectSchema, parseRecord, TimestampSchema } from './record.js';
 import { SurfaceScorableSchema, UriSchema } from './scorable.js';
 import { ACQUISITION_STATUSES, GAP_REASONS } from './vocabulary.js';
 
@@ -158,3 +158,25 @@ export const ObservationSchema = z
     }
   });
 export type Observation = z.infer<typeof ObservationSchema>;
+
+const checkedObservations = new WeakSet<object>();
+
+/**
+ * Validates an observation against its schema once. The validated record is deep-frozen — observations
+ * are immutable evidence — and remembered, so handing the same object back (replaying it with many
+ * criteria) skips re-validation: a frozen object cannot have changed since it was checked.
+ */
+export function checkObservation(value: unknown): Observation {
+  if (typeof value === 'object' && value !== null && checkedObservations.has(value))
+    return value as Observation;
+  const observation = parseRecord(ObservationSchema, value, 'observation');
+  deepFreeze(observation);
+  checkedObservations.add(observation);
+  return observation;
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  for (const child of Object.values(value)) deepFreeze(child);
+  Object.freeze(value);
+}

@@ -30,10 +30,38 @@ export function parseRecord<S extends z.ZodType>(schema: S, value: unknown, what
 }
 
 /** A JSON value (the `params` of an identifier, the `metadata` of a record). */
-export const JsonValueSchema = z.json();
-export type JsonValue = z.infer<typeof JsonValueSchema>;
-export const JsonObjectSchema = z.record(z.string(), JsonValueSchema);
-export type JsonObject = z.infer<typeof JsonObjectSchema>;
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * A JSON object that has no own `__proto__` key. JSON.parse makes `__proto__` an ordinary own key, but
+ * copying it into a parsed object sets the prototype instead, so zod would drop it silently: the record
+ * would not round-trip, and a stored record could differ from the one that was checked. It is refused.
+ */
+function jsonObject<T extends z.ZodType>(values: T) {
+  return z
+    .custom<Record<string, unknown>>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        !Array.isArray(value) &&
+        !Object.hasOwn(value, '__proto__'),
+      'expected a JSON object without a "__proto__" key',
+    )
+    .pipe(z.record(z.string(), values));
+}
+
+export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(JsonValueSchema),
+    jsonObject(JsonValueSchema),
+  ]),
+);
+export const JsonObjectSchema = jsonObject(JsonValueSchema);
+export type JsonObject = { [key: string]: JsonValue };
 
 /** UTC ISO-8601 timestamp with a `Z` suffix, as every record stores times. */
 export const TimestampSchema = z.iso.datetime({ offset: false });

@@ -57,3 +57,14 @@ export type ScorableType = (typeof SCORABLE_TYPES)[number];
 
 export const CONDITION_TYPES = ['content_written'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+/** Who spoke a message (SPEC §7). */
+export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
+export type MessageRole = (typeof MESSAGE_ROLES)[number];
+
+/**
+ * How an attack attempt ended (SPEC §8): `success` (the score is true), `failure` (false), `undetermined`
+ * (the evidence could not decide; never counted as a failure), `error` (the target or the run failed).
+ */
+export const ATTACK_OUTCOMES = ['success', 'failure', 'undetermined', 'error'] as const;
+export type AttackOutcome = (typeof ATTACK_OUTCOMES)[number];

@@ -12,7 +12,7 @@ import type { ContentWritten } from '../models/condition.js';
 import { type ScoringExpectation, ScoringExpectationSchema } from '../models/expectation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
-import { type Observation, ObservationSchema } from '../models/observation.js';
+import { checkObservation, type Observation } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type Scorable, ScorableSchema, type SurfaceScorable, sameLocator } from '../models/scorable.js';
 import { type Score, ScoreSchema } from '../models/score.js';
@@ -135,7 +135,7 @@ export class FileWriteScorer implements Scorer {
 
   /** Replay: judges a stored observation again (a new matcher is allowed); never reads the file system. */
   async scoreObservation(request: ReplayRequest): Promise<Score[]> {
-    const observation = parseRecord(ObservationSchema, request.observation, 'observation');
+    const observation = checkObservation(request.observation);
     const expectation = parseRecord(ScoringExpectationSchema, request.expectation, 'scoring expectation');
     const condition = singleContentWritten(expectation);
     if (!sameLocator(observation.scorable, condition)) {

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { InvalidOptionError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
-import { type Observation, ObservationSchema, uniqueReasons } from '../models/observation.js';
+import { checkObservation, type Observation, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind } from '../models/vocabulary.js';
@@ -107,7 +107,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       outcome.kind === 'done'
         ? this.#observation(scope, observedAt, outcome.result, durationMs)
         : this.#errorObservation(scope, observedAt, outcome.message, durationMs);
-    return parseRecord(ObservationSchema, observation, 'observation');
+    return checkObservation(observation);
   }
 
   /** Stops the worker now. Not needed for a script to exit; useful to free the thread early. */

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatSuccessRate, outcomeOf, tallyOutcomes } from '../../src/attacks/outcome.js';
+import { attemptOutcome, formatSuccessRate, tallyOutcomes } from '../../src/attacks/outcome.js';
 
 describe('outcomes', () => {
   it('maps scores to outcomes; a target error wins over any verdict', () => {
-    assert.equal(outcomeOf({ status: 'complete', value: true }, false), 'success');
-    assert.equal(outcomeOf({ status: 'complete', value: false }, false), 'failure');
-    assert.equal(outcomeOf({ status: 'undetermined', value: null }, false), 'undetermined');
-    assert.equal(outcomeOf({ status: 'complete', value: true }, true), 'error');
-    assert.equal(outcomeOf(null, false), 'error');
+    assert.equal(attemptOutcome({ status: 'complete', value: true }, false), 'success');
+    assert.equal(attemptOutcome({ status: 'complete', value: false }, false), 'failure');
+    assert.equal(attemptOutcome({ status: 'undetermined', value: null }, false), 'undetermined');
+    assert.equal(attemptOutcome({ status: 'complete', value: true }, true), 'error');
+    assert.equal(attemptOutcome(null, false), 'error');
   });
 
   it('never folds undetermined or error into the success rate, and shows the range undetermined spans', () => {

@@ -32,9 +32,11 @@ function adaptExample(dir: string, name: string, edit: (text: string) => string 
 
 describe('witness run', () => {
   let dir: string;
+  let db: string;
   let chat: LoopbackChatServer | undefined;
   before(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'witness-e2e-'));
+    db = path.join(dir, 'witness.db');
   });
   after(async () => {
     await chat?.close();
@@ -42,7 +44,7 @@ describe('witness run', () => {
   });
 
   it('mock agent: prints the claim beside the verdict, progress lines on stderr when not a terminal', async () => {
-    const result = await runCli(['run', path.join(EXAMPLES, 'mock-agent.yaml')]);
+    const result = await runCli(['run', path.join(EXAMPLES, 'mock-agent.yaml'), '--db', db]);
     assert.equal(result.status, 0, result.stderr);
     const rows = result.stdout
       .split('\n')
@@ -65,7 +67,9 @@ describe('witness run', () => {
       text.replace('https://api.openai.com/v1', chat?.baseUrl ?? '').replace('attempts: 3', 'attempts: 2'),
     );
     const key = 'sk-e2e-secret-value';
-    const result = await runCli(['run', file, '--json'], { env: { ...process.env, OPENAI_API_KEY: key } });
+    const result = await runCli(['run', file, '--json', '--db', db], {
+      env: { ...process.env, OPENAI_API_KEY: key },
+    });
     assert.equal(result.status, 0, result.stderr);
     const { attempts, totals } = attemptsOf(result.stdout);
     assert.deepEqual(
@@ -82,7 +86,7 @@ describe('witness run', () => {
     const file = adaptExample(dir, 'chat-endpoint.yaml');
     const env = { ...process.env };
     delete env.OPENAI_API_KEY;
-    const result = await runCli(['run', file], { env });
+    const result = await runCli(['run', file, '--db', db], { env });
     assert.equal(result.status, 2);
     assert.equal(result.stdout, '');
     assert.match(result.stderr, /the environment variable OPENAI_API_KEY \(apiKeyEnv\) is not set/);
@@ -90,7 +94,7 @@ describe('witness run', () => {
 
   it('MCP: the real filesystem server carries out the injected write', async () => {
     const file = adaptExample(dir, 'mcp-filesystem.yaml');
-    const result = await runCli(['run', file, '--json']);
+    const result = await runCli(['run', file, '--json', '--db', db]);
     assert.equal(result.status, 0, result.stderr);
     const { attempts } = attemptsOf(result.stdout);
     assert.equal(attempts[0]?.outcome, 'success');
@@ -102,7 +106,7 @@ describe('witness run', () => {
   });
 
   it('command-line agent: runs in the workspace; its stdout is the reply', async () => {
-    const result = await runCli(['run', path.join(EXAMPLES, 'command-agent.yaml'), '--json']);
+    const result = await runCli(['run', path.join(EXAMPLES, 'command-agent.yaml'), '--json', '--db', db]);
     assert.equal(result.status, 0, result.stderr);
     const { attempts } = attemptsOf(result.stdout);
     assert.equal(attempts[0]?.outcome, 'success');
@@ -112,7 +116,7 @@ describe('witness run', () => {
   it('reports an invalid campaign with file, line and column and exit status 2', async () => {
     const file = path.join(dir, 'bad.yaml');
     writeFileSync(file, 'name: x\ntarget:\n  kind: mock\n  mode: sloppy\nattacks: []\n');
-    const result = await runCli(['run', file]);
+    const result = await runCli(['run', file, '--db', db]);
     assert.equal(result.status, 2);
     assert.equal(result.stdout, '');
     assert.match(
@@ -124,7 +128,8 @@ describe('witness run', () => {
 
   it('demo: runs both modes, prints the table and writes the report', async () => {
     const report = path.join(dir, 'demo.html');
-    const result = await runCli(['demo', '--report', report]);
+    const demoDb = path.join(dir, 'demo.db');
+    const result = await runCli(['demo', '--report', report, '--db', demoDb]);
     assert.equal(result.status, 0, result.stderr);
     assert.match(
       result.stdout,
@@ -136,5 +141,39 @@ describe('witness run', () => {
       /mock vulnerable\s+hook-injection\s+1\s+"Summary — README\.md: acme-build\. I only read and summarized…"\s+WRITTEN \/\.git\/hooks\/pre-commit\s+SUCCESS/,
     );
     assert.match(readFileSync(report, 'utf8'), /<title>Witness report<\/title>/);
+
+    // witness report rebuilds the same report from the memory alone.
+    const rebuilt = path.join(dir, 'rebuilt.html');
+    const again = await runCli(['report', '--db', demoDb, '--out', rebuilt]);
+    assert.equal(again.status, 0, again.stderr);
+    assert.match(again.stderr, /report of 2 run\(s\), 16 attempt\(s\) written to /);
+    const withoutTime = (html: string) => html.replace(/Generated [^<]*\./, 'Generated.');
+    assert.equal(withoutTime(readFileSync(rebuilt, 'utf8')), withoutTime(readFileSync(report, 'utf8')));
+  });
+
+  it('report: a memory without runs is a usage error', async () => {
+    const result = await runCli([
+      'report',
+      '--db',
+      path.join(dir, 'empty.db'),
+      '--out',
+      path.join(dir, 'x.html'),
+    ]);
+    assert.equal(result.status, 2);
+    assert.match(result.stderr, /no stored campaign run matches/);
+  });
+
+  it('run: every attempt of every run so far is in the memory', async () => {
+    const result = await runCli([
+      'report',
+      '--db',
+      db,
+      '--campaign',
+      'mock-readme-injection',
+      '--out',
+      path.join(dir, 'm.html'),
+    ]);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stderr, /report of 1 run\(s\), 4 attempt\(s\)/);
   });
 });

@@ -11,6 +11,7 @@ function io(errIsTTY: boolean): CliIo & { written: string[] } {
     out: () => undefined,
     err: (text) => written.push(text),
     signal: new AbortController().signal,
+    env: {},
     errIsTTY,
   };
 }

@@ -292,3 +292,28 @@ describe('FileWriteScorer locators', () => {
     }
   });
 });
+
+describe('observations are immutable evidence', () => {
+  it('returns a deep-frozen observation that replay accepts without re-validating, and re-checks a copy', async () => {
+    const root = makeWorkspace({ 'out.txt': 'pwned' });
+    const observation = await new LocalFileSurfaceSource({ root }).acquire(surface('/out.txt'));
+    assert.ok(Object.isFrozen(observation));
+    assert.ok(Object.isFrozen(observation.payload.entries[0]));
+    assert.throws(() => {
+      (observation.payload.entries as unknown as unknown[]).push({});
+    }, TypeError);
+    const scorer = new FileWriteScorer({ source: new LocalFileSurfaceSource({ root }) });
+    const [score] = await scorer.scoreObservation({
+      observation,
+      expectation: expectation([contentWritten('/out.txt', contains('pwned'))]),
+    });
+    assert.equal(score?.value, true);
+    // An edited copy is a different object: it is validated again, and an invalid one is refused.
+    const copy = JSON.parse(JSON.stringify(observation)) as Observation & { acquisition: string };
+    copy.acquisition = 'partial';
+    await assert.rejects(
+      scorer.scoreObservation({ observation: copy, expectation: expectation([contentWritten('/out.txt')]) }),
+      /acquisition/,
+    );
+  });
+});

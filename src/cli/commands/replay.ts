@@ -1,16 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { z } from 'zod';
+import type { Memory } from '../../memory/memory.js';
 import { contentWritten } from '../../models/condition.js';
 import { expectation } from '../../models/expectation.js';
 import type { Matcher } from '../../models/matcher.js';
 import { type Observation, ObservationSchema } from '../../models/observation.js';
 import { describeIssues } from '../../models/record.js';
-import { ScoreSchema } from '../../models/score.js';
+import type { Scorable } from '../../models/scorable.js';
+import { type Score, ScoreSchema } from '../../models/score.js';
 import { FileWriteScorer } from '../../scorers/file-write-scorer.js';
+import type { ScorerMemory } from '../../scorers/scorer.js';
 import type { SurfaceSource } from '../../sources/surface-source.js';
 import { matcherOptions, readMatcher } from '../flags.js';
 import { type CliIo, printJson } from '../io.js';
+import { dbOption, optionalDb, resolveDb, withMemory } from '../memory-option.js';
 import { renderObservation, renderScore } from '../render.js';
 import { UsageError } from '../usage-error.js';
 
@@ -21,27 +25,86 @@ export function registerReplay(program: Command, io: CliIo): void {
   const command = program
     .command('replay')
     .description('judge stored evidence again, offline, optionally with a new text criterion')
-    .argument('<observation.json>', 'an Observation, or the output of `witness score --json`');
+    .argument('[observation.json]', 'an Observation, or the output of `witness score --json`')
+    .option('--observation <id>', 'replay the observation stored under this id in the memory')
+    .option('--score <id>', 'replay a stored score: its observation, what it was about, and its criterion');
   for (const option of matcherOptions()) command.addOption(option);
+  command.addOption(dbOption());
   command.option('--json', 'print { score } as JSON');
-  command.action(async (file: string, options: Record<string, unknown>) => {
-    const stored = await readReplayFile(file);
-    const matcher = readMatcher(options) ?? stored.matcher;
-    const scorer = new FileWriteScorer({ source: offlineSource(stored.observation) });
-    const [score] = await scorer.scoreObservation({
-      observation: stored.observation,
-      expectation: expectation([contentWritten(stored.observation.scorable, matcher)]),
+  command.action(async (file: string | undefined, options: Record<string, unknown>) => {
+    const fromMemory = [options.observation, options.score].filter((id) => typeof id === 'string').length;
+    if (fromMemory + (file === undefined ? 0 : 1) !== 1) {
+      throw new UsageError(
+        'name the evidence to replay once: an <observation.json> file, --observation ID or --score ID (with --db)',
+      );
+    }
+    const flagMatcher = readMatcher(options);
+    if (file !== undefined) {
+      const stored = await readReplayFile(file);
+      const db = optionalDb(options, io.env);
+      const input = { ...stored, matcher: flagMatcher ?? stored.matcher };
+      const score =
+        db === undefined
+          ? await replay(input, undefined)
+          : await withMemory(db, (memory) => replay(input, memory));
+      print(io, options, score, stored.observation);
+      return;
+    }
+    await withMemory(resolveDb(options, io.env), async (memory) => {
+      const input = await readStoredEvidence(memory, options);
+      const score = await replay({ ...input, matcher: flagMatcher ?? input.matcher }, memory);
+      print(io, options, score, input.observation);
     });
-    if (score === undefined) throw new Error('the scorer returned no score');
-    if (options.json === true) printJson(io, { score });
-    else io.out(`${renderScore(score)}\n${renderObservation(stored.observation)}\n`);
   });
+}
+
+/** Judges the evidence again; with a memory, the new score is stored next to the evidence it rests on. */
+async function replay(input: ReplayInput, memory: ScorerMemory | undefined): Promise<Score> {
+  const scorer = new FileWriteScorer({ source: offlineSource(input.observation), memory });
+  const [score] = await scorer.scoreObservation({
+    observation: input.observation,
+    expectation: expectation([contentWritten(input.observation.scorable, input.matcher)], input.objective),
+    scorable: input.scorable,
+  });
+  if (score === undefined) throw new Error('the scorer returned no score');
+  return score;
+}
+
+function print(io: CliIo, options: Record<string, unknown>, score: Score, observation: Observation): void {
+  if (options.json === true) printJson(io, { score });
+  else io.out(`${renderScore(score)}\n${renderObservation(observation)}\n`);
+}
+
+/** `--observation ID` or `--score ID`: the stored evidence, and for a score what it was about and asked. */
+async function readStoredEvidence(memory: Memory, options: Record<string, unknown>): Promise<ReplayInput> {
+  if (typeof options.observation === 'string') {
+    return { observation: await memory.getObservation(options.observation) };
+  }
+  const id = String(options.score);
+  const score = await memory.getScore(id);
+  const observations = await memory.observationsForScore(id);
+  const [observation] = observations;
+  if (observation === undefined || observations.length !== 1) {
+    throw new UsageError(
+      `score ${id} rests on ${observations.length} observations, so there is no single piece of evidence to replay${observations.length === 0 ? ` (it was decided without reading: ${score.rationale})` : '; replay one with --observation ID'}`,
+    );
+  }
+  const condition = score.scoredExpectation.conditions[0];
+  return {
+    observation,
+    matcher: condition?.matcher,
+    scorable: score.scorable,
+    objective: score.scoredExpectation.objective,
+  };
 }
 
 interface ReplayInput {
   observation: Observation;
   /** The criterion of the stored score, reused when no matcher flag is given. */
   matcher?: Matcher | undefined;
+  /** What the replayed score is about (a stored score's scorable); defaults to the observation's surface. */
+  scorable?: Scorable | undefined;
+  objective?: string | undefined;
 }
 
 async function readReplayFile(file: string): Promise<ReplayInput> {

@@ -1,11 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadCampaignFile } from '../../attacks/campaign-file.js';
+import { MemoryAttemptRecorder } from '../../attacks/memory-recorder.js';
 import { renderReportHtml } from '../../attacks/report-html.js';
 import { runCampaign } from '../../attacks/run-campaign.js';
 import { renderAttemptTable, renderTotals } from '../../attacks/summary-table.js';
 import { createTarget } from '../../targets/target-config.js';
 import type { CliIo } from '../io.js';
+import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
 import { UsageError } from '../usage-error.js';
 
@@ -18,21 +20,27 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--keep-workspaces', "leave each attempt's workspace on disk (their paths are in the report)")
     .option('--report <file>', 'also write the HTML report of this run to <file>')
     .option('--json', 'print { run, totals, attempts } as JSON instead of the table')
+    .addOption(dbOption())
     .action(async (file: string, options: Record<string, unknown>) => {
       const campaign = await loadCampaignFile(file);
-      const target = createTarget(campaign.target, { env: io.env ?? {} });
+      const target = createTarget(campaign.target, { env: io.env });
       const concurrency =
         options.concurrency === undefined ? undefined : readPositiveInt('--concurrency', options.concurrency);
+      const db = resolveDb(options, io.env);
       const progress = progressReporter(io, campaign.name);
-      const result = await runCampaign({
-        campaign,
-        target,
-        concurrency,
-        keepWorkspaces: options.keepWorkspaces === true,
-        onProgress: (event) => progress.update(event),
-        signal: io.signal,
-      });
+      const result = await withMemory(db, (memory) =>
+        runCampaign({
+          campaign,
+          target,
+          recorder: new MemoryAttemptRecorder(memory),
+          concurrency,
+          keepWorkspaces: options.keepWorkspaces === true,
+          onProgress: (event) => progress.update(event),
+          signal: io.signal,
+        }),
+      );
       progress.done();
+      io.err(`stored run ${result.run.runId} in ${db}\n`);
       if (typeof options.report === 'string') {
         await writeFile(options.report, renderReportHtml([{ run: result.run, attempts: result.attempts }]));
         io.err(`report written to ${options.report}\n`);

@@ -8,6 +8,7 @@ import { LocalFileSurfaceSource } from '../../sources/local-file-source.js';
 import type { SurfaceSource } from '../../sources/surface-source.js';
 import { limitOptions, matcherOptions, readLimits, readMatcher } from '../flags.js';
 import { type CliIo, printJson } from '../io.js';
+import { dbOption, optionalDb, withMemory } from '../memory-option.js';
 import { renderObservation, renderScore } from '../render.js';
 
 export function registerScore(program: Command, io: CliIo): void {
@@ -20,18 +21,24 @@ export function registerScore(program: Command, io: CliIo): void {
     .option('--objective <text>', 'what the attack tried to achieve, recorded with the score');
   for (const option of matcherOptions()) command.addOption(option);
   for (const option of limitOptions()) command.addOption(option);
+  command.addOption(dbOption());
   command.option('--json', 'print { score, observation } as JSON');
   command.action(async (root: string, uri: string, options: Record<string, unknown>) => {
     const scope = surface(uri, options.glob === true ? 'glob' : 'exact');
     const matcher = readMatcher(options);
     const objective = typeof options.objective === 'string' ? options.objective : undefined;
     const source = recordingSource(new LocalFileSurfaceSource({ root, ...readLimits(options) }));
-    const scorer = new FileWriteScorer({ source });
-    const [score] = await scorer.score({
+    const request = {
       scorable: scope,
       expectation: expectation([contentWritten(scope, matcher)], objective),
       signal: io.signal,
-    });
+    };
+    // With --db (or WITNESS_DB) the score and its observation are stored together, in one transaction.
+    const db = optionalDb(options, io.env);
+    const [score] =
+      db === undefined
+        ? await new FileWriteScorer({ source }).score(request)
+        : await withMemory(db, (memory) => new FileWriteScorer({ source, memory }).score(request));
     const observation = source.observations[0];
     if (score === undefined || observation === undefined) throw new Error('the scorer returned no score');
     if (options.json === true) printJson(io, { score, observation });

@@ -39,6 +39,8 @@ export class EnumerationStopped extends Error {
 export class AcquisitionState {
   readonly entries: SurfaceEntry[] = [];
   readonly gaps: CoverageGap[] = [];
+  /** Set once maxListedEntries is exhausted: no further directory is listed in this acquisition. */
+  listingBudgetSpent = false;
   readonly stats: AcquisitionStats = {
     directoriesListed: 0,
     entriesExamined: 0,

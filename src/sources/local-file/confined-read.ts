@@ -117,7 +117,8 @@ function readOpenFile(
         exceeded = readBytes < stat.size || fs.read(fd, chunk, 1) > 0;
         break;
       }
-      const count = fs.read(fd, chunk, Math.min(chunk.length, left));
+      const requested = Math.min(chunk.length, left);
+      const count = fs.read(fd, chunk, requested);
       if (count === 0) break;
       const bytes = chunk.subarray(0, count);
       hash.update(bytes);
@@ -128,6 +129,9 @@ function readOpenFile(
         retained.push(Buffer.from(keep));
         retainedBytes += keep.length;
       }
+      // A regular file returns fewer bytes than asked only at its end: once that short read has reached
+      // the size fstat reported, the end is known without one more read (half the reads for small files).
+      if (count < requested && readBytes >= stat.size) break;
     }
   } catch (error) {
     rethrowCancelled(error);

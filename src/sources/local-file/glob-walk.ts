@@ -1,4 +1,4 @@
-import type { GlobSegment, ParsedLocator } from '../../models/locator.js';
+import { type GlobSegment, matchesSegment, type ParsedLocator } from '../../models/locator.js';
 import {
   type AcquisitionState,
   EnumerationStopped,
@@ -9,7 +9,6 @@ import { readCandidate } from './confined-read.js';
 import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
 import { childUri, decodeName, decodeNameLossy, escapeName } from './names.js';
-import { compileSegmentMatcher } from './segment-matcher.js';
 
 /**
  * Acquires a glob locator by walking from the root handle (SPEC §5, §5.1).
@@ -22,27 +21,12 @@ import { compileSegmentMatcher } from './segment-matcher.js';
  * bytewise, so the walk is deterministic.
  */
 export function walkGlob(state: AcquisitionState, locator: ParsedLocator): void {
-  const segments = (locator.glob ?? []).map((segment, i) =>
-    toWalkSegment(segment, locator.segments[i] as string),
-  );
+  const segments = locator.glob ?? [];
   try {
     visitDirectory(state, segments, state.rootFd, '/', new Set([0]), true);
   } catch (error) {
     if (!(error instanceof EnumerationStopped)) throw error;
   }
-}
-
-/**
- * A glob segment with a name test that runs in linear time: names are attacker-chosen, and the
- * locator's own RegExp backtracks catastrophically on some of them (see segment-matcher.ts).
- */
-type WalkSegment = GlobSegment & { matches: (name: string) => boolean };
-
-function toWalkSegment(segment: GlobSegment, source: string): WalkSegment {
-  if (segment.kind === 'globstar') return { ...segment, matches: () => true };
-  if (segment.kind === 'literal') return { ...segment, matches: (name) => name === segment.name };
-  const matcher = compileSegmentMatcher(source);
-  return { ...segment, matches: (name) => matcher.matches(name) };
 }
 
 type ChildKind = 'directory' | 'symlink' | 'other' | 'unknown';
@@ -59,14 +43,14 @@ interface Child {
 
 function visitDirectory(
   state: AcquisitionState,
-  segments: readonly WalkSegment[],
+  segments: readonly GlobSegment[],
   dirFd: number,
   dirUri: string,
   positions: ReadonlySet<number>,
   isRoot: boolean,
 ): void {
   const live = closeOverGlobstars(positions, segments);
-  const needsListing = live.some((p) => (segments[p] as WalkSegment).kind !== 'literal');
+  const needsListing = live.some((p) => (segments[p] as GlobSegment).kind !== 'literal');
   const children = needsListing
     ? matchListing(state, segments, dirFd, dirUri, live, isRoot)
     : matchLiterals(segments, dirUri, live);
@@ -74,7 +58,7 @@ function visitDirectory(
 }
 
 /** `**` matches zero directories too: a state at `**` also stands at the position after it. */
-function closeOverGlobstars(positions: ReadonlySet<number>, segments: readonly WalkSegment[]): number[] {
+function closeOverGlobstars(positions: ReadonlySet<number>, segments: readonly GlobSegment[]): number[] {
   const out = new Set<number>();
   for (let p of positions) {
     out.add(p);
@@ -83,7 +67,7 @@ function closeOverGlobstars(positions: ReadonlySet<number>, segments: readonly W
   return [...out].sort((a, b) => a - b);
 }
 
-function matchLiterals(segments: readonly WalkSegment[], dirUri: string, live: readonly number[]): Child[] {
+function matchLiterals(segments: readonly GlobSegment[], dirUri: string, live: readonly number[]): Child[] {
   const byName = new Map<string, Child>();
   for (const p of live) {
     const name = (segments[p] as { kind: 'literal'; name: string }).name;
@@ -106,7 +90,7 @@ function matchLiterals(segments: readonly WalkSegment[], dirUri: string, live: r
 
 function matchListing(
   state: AcquisitionState,
-  segments: readonly WalkSegment[],
+  segments: readonly GlobSegment[],
   dirFd: number,
   dirUri: string,
   live: readonly number[],
@@ -121,8 +105,8 @@ function matchListing(
     const next = new Set<number>();
     let candidate = false;
     for (const p of live) {
-      const segment = segments[p] as WalkSegment;
-      if (!segment.matches(probe)) continue;
+      const segment = segments[p] as GlobSegment;
+      if (!matchesSegment(segment, probe)) continue;
       if (segment.kind === 'globstar') {
         next.add(p);
         if (p === last) candidate = true;
@@ -151,6 +135,14 @@ interface Listed {
  */
 function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, isRoot: boolean): Listed[] {
   const { fs } = state;
+  if (state.listingBudgetSpent) {
+    state.gap(
+      'listing_limit_exceeded',
+      dirUri,
+      'not listed: the budget of directory entries was already spent',
+    );
+    return [];
+  }
   if (!isRoot && !directoryIsInside(state, dirFd, dirUri)) return [];
   let dir: ReturnType<typeof fs.openListing>;
   try {
@@ -189,7 +181,9 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
           dirUri,
           `more than ${state.limits.maxListedEntries} directory entries examined`,
         );
-        throw new EnumerationStopped();
+        // This listing is discarded; files already listed elsewhere are still read.
+        state.listingBudgetSpent = true;
+        return [];
       }
       listed.push({ name: dirent.name as unknown as Buffer, kind: kindOf(dirent) });
     }
@@ -234,7 +228,7 @@ function kindOf(dirent: {
 
 function visitChild(
   state: AcquisitionState,
-  segments: readonly WalkSegment[],
+  segments: readonly GlobSegment[],
   dirFd: number,
   child: Child,
 ): void {
@@ -289,7 +283,7 @@ function countCandidate(state: AcquisitionState, uri: string): void {
 
 function descend(
   state: AcquisitionState,
-  segments: readonly WalkSegment[],
+  segments: readonly GlobSegment[],
   dirFd: number,
   child: Child,
 ): void {

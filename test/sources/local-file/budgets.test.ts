@@ -87,6 +87,33 @@ describe('maxListedEntries', () => {
     assert.ok(!recording.calls.some((call) => call.op !== 'openListing' && call.where?.includes('/b/')));
   });
 
+  it('still reads files already listed once the budget is spent, and lists no further directory', () => {
+    const dir = tempDir();
+    try {
+      // Root lists 3 entries (a/, b/, z.txt); a lists 3 and exhausts a budget of 5; z.txt was already listed.
+      buildTree(dir, {
+        a: { dir: { '1.txt': '1', '2.txt': '2', '3.txt': '3' } },
+        b: { dir: { '4.txt': '4' } },
+        'z.txt': 'z',
+      });
+      const { fs, recording } = recordingFs();
+      const result = acquireDirect(dir, '/**', 'glob', { maxListedEntries: 5 }, fs);
+      assert.equal(result.acquisition, 'partial');
+      assert.deepEqual(result.entries, [textEntry('/z.txt', 'z')]);
+      assert.deepEqual(result.gaps, [
+        { reason: 'listing_limit_exceeded', uri: '/a', detail: 'more than 5 directory entries examined' },
+        {
+          reason: 'listing_limit_exceeded',
+          uri: '/b',
+          detail: 'not listed: the budget of directory entries was already spent',
+        },
+      ]);
+      assert.equal(recording.calls.filter((call) => call.op === 'openListing').length, 2);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
   it('counts every entry examined, matching or not', () => {
     const result = acquireDirect(root, '/b/w1.*', 'glob', { maxListedEntries: 9 });
     assert.deepEqual(
@@ -179,6 +206,30 @@ describe('maxReadBytes (shared across files)', () => {
     const result = acquireDirect(root, '/exact/ten.txt', 'exact', { maxReadBytes: 3 });
     assert.equal(result.entries[0]?.sizeBytes, 10);
     assert.equal(result.entries[0]?.sha256, null);
+  });
+});
+
+describe('reads', () => {
+  it('reads a file that fits in one chunk with one read call, and a growing file to its real end', () => {
+    const dir = tempDir();
+    try {
+      buildTree(dir, { 'small.txt': 'hello' });
+      const { fs, recording } = recordingFs();
+      const result = acquireDirect(dir, '/small.txt', 'exact', {}, fs);
+      assert.deepEqual(result.entries, [textEntry('/small.txt', 'hello')]);
+      assert.equal(recording.calls.filter((call) => call.op === 'read').length, 1);
+      // A seam whose fstat reports more bytes than the file holds: the short read has not reached that size, so reading goes on to the real end.
+      const shrunk: SurfaceFs = {
+        ...nodeSurfaceFs,
+        fstat: (fd) => Object.assign(nodeSurfaceFs.fstat(fd), { size: 99 }),
+      };
+      const grown = recordingFs({}, shrunk);
+      const again = acquireDirect(dir, '/small.txt', 'exact', {}, grown.fs);
+      assert.deepEqual(again.entries, [textEntry('/small.txt', 'hello')]);
+      assert.equal(grown.recording.calls.filter((call) => call.op === 'read').length, 2);
+    } finally {
+      removeDir(dir);
+    }
   });
 });
 

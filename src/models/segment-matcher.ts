@@ -15,6 +15,9 @@
 
 type Test = (codePoint: number) => boolean;
 
+/** `*` and `?` never match a `/`: a segment never spans directories. */
+const notSlash: Test = (codePoint) => codePoint !== 0x2f;
+
 interface State {
   /** The character this state consumes, or null for a state that only forks (epsilon moves). */
   test: Test | null;
@@ -46,7 +49,7 @@ function parseSequence(parser: { chars: string[]; i: number }, depth: number): N
     if (ch === '*') {
       if (nodes[nodes.length - 1]?.kind !== 'star') nodes.push({ kind: 'star' });
     } else if (ch === '?') {
-      nodes.push({ kind: 'test', test: () => true });
+      nodes.push({ kind: 'test', test: notSlash });
     } else if (ch === '[') {
       nodes.push({ kind: 'test', test: parseClass(parser) });
     } else if (ch === '{') {
@@ -102,7 +105,7 @@ function compileNode(states: State[], node: Node, next: number): number {
   if (node.kind === 'test') return states.push({ test: node.test, next: [next] }) - 1;
   if (node.kind === 'star') {
     const fork = states.push({ test: null, next: [] }) - 1;
-    const any = states.push({ test: () => true, next: [fork] }) - 1;
+    const any = states.push({ test: notSlash, next: [fork] }) - 1;
     (states[fork] as State).next.push(any, next);
     return fork;
   }

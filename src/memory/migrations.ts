@@ -1,0 +1,216 @@
+import { type Kysely, sql } from 'kysely';
+import { SchemaTooNewError } from '../errors.js';
+import type { Tables } from './tables.js';
+
+/**
+ * Versioned, in-code migrations (internal). `openMemory` applies the missing ones in one transaction; a
+ * database whose recorded version is higher than {@link MEMORY_SCHEMA_VERSION} was written by a newer
+ * Witness and is refused with {@link SchemaTooNewError} before anything is written to it.
+ *
+ * Both backends run the same table definitions. The differences: on PostgreSQL, text keys and timestamps use
+ * the "C" collation so rows sort byte-wise exactly as on SQLite (exports are then identical), and the
+ * immutability triggers are PL/pgSQL functions instead of SQLite's RAISE(ABORT).
+ */
+
+export type Backend = 'sqlite' | 'postgres';
+
+/** Message prefix (SQLite) and SQLSTATE (PostgreSQL) of the immutability triggers. */
+export const IMMUTABLE_MESSAGE_PREFIX = 'witness_immutable';
+export const IMMUTABLE_SQLSTATE = 'WI001';
+
+/** Serializes concurrent openers of one PostgreSQL database (an arbitrary, fixed advisory lock key). */
+const MIGRATION_LOCK_KEY = 0x57_49_54_4e; // "WITN"
+
+interface Migration {
+  version: number;
+  description: string;
+  statements(backend: Backend): string[];
+}
+
+const MIGRATIONS: readonly Migration[] = [
+  { version: 1, description: 'conversations, evidence, scores, attack results', statements: initialSchema },
+];
+
+export const MEMORY_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Brings the database to {@link MEMORY_SCHEMA_VERSION}; returns the version found before. */
+export async function migrate(db: Kysely<Tables>, backend: Backend, now: () => string): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    if (backend === 'postgres') await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(trx);
+    await sql`create table if not exists witness_schema (
+      id integer primary key check (id = 1),
+      version integer not null,
+      migrated_at text not null
+    )`.execute(trx);
+    const row = await trx
+      .selectFrom('witness_schema')
+      .select('version')
+      .where('id', '=', 1)
+      .executeTakeFirst();
+    const found = row?.version ?? 0;
+    if (found > MEMORY_SCHEMA_VERSION) {
+      throw new SchemaTooNewError(
+        `the database was written by a newer Witness (memory schema version ${found}; this version reads up to ${MEMORY_SCHEMA_VERSION}); upgrade Witness to open it, or use another database`,
+        found,
+        MEMORY_SCHEMA_VERSION,
+      );
+    }
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= found) continue;
+      for (const statement of migration.statements(backend)) await sql.raw(statement).execute(trx);
+    }
+    if (found < MEMORY_SCHEMA_VERSION) {
+      await trx
+        .insertInto('witness_schema')
+        .values({ id: 1, version: MEMORY_SCHEMA_VERSION, migrated_at: now() })
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet({ version: MEMORY_SCHEMA_VERSION, migrated_at: now() }),
+        )
+        .execute();
+    }
+    return found;
+  });
+}
+
+function initialSchema(backend: Backend): string[] {
+  // Keys and timestamps sort byte-wise on both backends.
+  const key = backend === 'postgres' ? 'text collate "C"' : 'text';
+  const tables = [
+    `create table conversations (
+      id ${key} primary key,
+      created_at ${key} not null,
+      record_json text not null
+    )`,
+    `create table message_pieces (
+      id ${key} primary key,
+      conversation_id ${key} not null references conversations (id),
+      turn integer not null check (turn >= 0),
+      sequence integer not null check (sequence >= 0),
+      role text not null,
+      created_at ${key} not null,
+      record_json text not null,
+      unique (conversation_id, turn, sequence)
+    )`,
+    `create table observations (
+      id ${key} primary key,
+      source_hash text not null,
+      acquisition text not null,
+      uri text not null,
+      match text not null,
+      observed_at ${key} not null,
+      record_json text not null
+    )`,
+    `create table observation_message_pieces (
+      observation_id ${key} not null references observations (id),
+      position integer not null,
+      piece_id ${key} not null references message_pieces (id),
+      primary key (observation_id, position)
+    )`,
+    `create table scores (
+      id ${key} primary key,
+      status text not null,
+      value integer check (value in (0, 1)),
+      scorable_type text not null,
+      scorer_hash text not null,
+      message_piece_id ${key} references message_pieces (id),
+      created_at ${key} not null,
+      record_json text not null
+    )`,
+    `create table score_observations (
+      score_id ${key} not null references scores (id),
+      position integer not null,
+      observation_id ${key} not null references observations (id),
+      primary key (score_id, position)
+    )`,
+    `create table score_message_pieces (
+      score_id ${key} not null references scores (id),
+      position integer not null,
+      piece_id ${key} not null references message_pieces (id),
+      primary key (score_id, position)
+    )`,
+    `create table attack_results (
+      id ${key} primary key,
+      campaign text not null,
+      attack text not null,
+      attempt integer not null,
+      conversation_id ${key} not null references conversations (id),
+      outcome text not null,
+      score_id ${key} references scores (id),
+      created_at ${key} not null,
+      record_json text not null
+    )`,
+    'create index message_pieces_by_turn on message_pieces (conversation_id, turn)',
+    'create index observation_message_pieces_by_piece on observation_message_pieces (piece_id)',
+    'create index scores_by_time on scores (created_at, id)',
+    'create index score_observations_by_observation on score_observations (observation_id)',
+    'create index score_message_pieces_by_piece on score_message_pieces (piece_id)',
+    'create index attack_results_by_attack on attack_results (campaign, attack)',
+    'create index attack_results_by_time on attack_results (created_at, id)',
+  ];
+  return [...tables, ...immutabilityTriggers(backend)];
+}
+
+/** Tables whose rows never change once written: the evidence chain. */
+const APPEND_ONLY_TABLES = [
+  'observations',
+  'observation_message_pieces',
+  'scores',
+  'score_observations',
+  'score_message_pieces',
+] as const;
+
+/** A piece is frozen once an observation or a score refers to it. */
+const PIECE_REFERENCED =
+  'exists (select 1 from observation_message_pieces where piece_id = old.id) or exists (select 1 from score_message_pieces where piece_id = old.id)';
+
+function immutabilityTriggers(backend: Backend): string[] {
+  if (backend === 'sqlite') {
+    const statements: string[] = [];
+    for (const table of APPEND_ONLY_TABLES) {
+      for (const operation of ['update', 'delete']) {
+        statements.push(
+          `create trigger ${table}_no_${operation} before ${operation} on ${table}
+           begin select raise(abort, '${IMMUTABLE_MESSAGE_PREFIX}: ${table} rows cannot be changed once stored'); end`,
+        );
+      }
+    }
+    for (const operation of ['update', 'delete']) {
+      statements.push(
+        `create trigger message_pieces_referenced_no_${operation} before ${operation} on message_pieces
+         when ${PIECE_REFERENCED}
+         begin select raise(abort, '${IMMUTABLE_MESSAGE_PREFIX}: a message piece cannot be changed once an observation or a score refers to it'); end`,
+      );
+    }
+    return statements;
+  }
+  const statements = [
+    `create function witness_reject_change() returns trigger language plpgsql as $$
+     begin
+       raise exception '${IMMUTABLE_MESSAGE_PREFIX}: % rows cannot be changed once stored', tg_table_name
+         using errcode = '${IMMUTABLE_SQLSTATE}';
+     end $$`,
+    `create function witness_reject_referenced_piece_change() returns trigger language plpgsql as $$
+     begin
+       if ${PIECE_REFERENCED} then
+         raise exception '${IMMUTABLE_MESSAGE_PREFIX}: a message piece cannot be changed once an observation or a score refers to it'
+           using errcode = '${IMMUTABLE_SQLSTATE}';
+       end if;
+       if tg_op = 'DELETE' then return old; end if;
+       return new;
+     end $$`,
+    `create trigger message_pieces_referenced_immutable before update or delete on message_pieces
+     for each row execute function witness_reject_referenced_piece_change()`,
+    // TRUNCATE skips row triggers; refuse it on every table that holds evidence or that evidence refers to.
+    `create trigger message_pieces_no_truncate before truncate on message_pieces
+     for each statement execute function witness_reject_change()`,
+  ];
+  for (const table of APPEND_ONLY_TABLES) {
+    statements.push(
+      `create trigger ${table}_immutable before update or delete on ${table}
+       for each row execute function witness_reject_change()`,
+      `create trigger ${table}_no_truncate before truncate on ${table}
+       for each statement execute function witness_reject_change()`,
+    );
+  }
+  return statements;
+}

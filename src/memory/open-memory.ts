@@ -1,0 +1,148 @@
+import Database from 'better-sqlite3';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  type TransactionSettings,
+} from 'kysely';
+import pg from 'pg';
+import { InvalidOptionError, MemoryUnavailableError, WitnessError } from '../errors.js';
+import type { Memory, MemoryLocation } from './memory.js';
+import { type Backend, migrate } from './migrations.js';
+import { SqlMemory } from './sql-memory.js';
+import type { Tables } from './tables.js';
+
+/**
+ * Opens (and creates or migrates) a memory.
+ *
+ * - `postgres://…` or `postgresql://…`: a PostgreSQL database (the `pg` driver; the URL's query string takes
+ *   the usual `pg` options such as `sslmode`).
+ * - anything else: a SQLite file path (created when missing; its directory must exist), or `:memory:`.
+ *   The file runs in WAL mode with `synchronous=FULL` and foreign keys on, and waits up to `busyTimeoutMs`
+ *   for other writers.
+ *
+ * Migrations are applied on open; a database written by a newer Witness fails with `SchemaTooNewError`.
+ * Open one memory per SQLite file per process (several processes may share a file).
+ *
+ * ```ts
+ * const memory = await openMemory('./witness.db');
+ * try {
+ *   console.log(await memory.listScores());
+ * } finally {
+ *   await memory.close();
+ * }
+ * ```
+ */
+export async function openMemory(target: string, options: OpenMemoryOptions = {}): Promise<Memory> {
+  const busyTimeoutMs = options.busyTimeoutMs ?? 30_000;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs <= 0) {
+    throw new InvalidOptionError(`busyTimeoutMs must be a positive integer, got ${String(busyTimeoutMs)}`);
+  }
+  const now = options.now ?? (() => new Date().toISOString());
+  if (typeof target !== 'string' || target.trim() === '') {
+    throw new InvalidOptionError(
+      'the database must be a SQLite file path, ":memory:" or a postgres:// URL; it is empty',
+    );
+  }
+  if (/^postgres(ql)?:\/\//i.test(target)) return openPostgres(target, busyTimeoutMs, now);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+    throw new InvalidOptionError(
+      `unsupported database URL ${JSON.stringify(redactUrl(target))}: use a SQLite file path, ":memory:" or a postgres:// URL`,
+    );
+  }
+  return openSqlite(target, busyTimeoutMs, now);
+}
+
+export interface OpenMemoryOptions {
+  /** How long a write waits for another writer's lock before failing (default 30,000 ms). */
+  busyTimeoutMs?: number | undefined;
+  /** The clock for `createdAt` defaults (UTC ISO-8601). */
+  now?: (() => string) | undefined;
+}
+
+async function openSqlite(path: string, busyTimeoutMs: number, now: () => string): Promise<Memory> {
+  let database: Database.Database;
+  try {
+    database = new Database(path, { timeout: busyTimeoutMs });
+    database.pragma('foreign_keys = ON');
+    database.pragma('journal_mode = WAL');
+    // FULL: a committed write survives power loss too, not only a killed process.
+    database.pragma('synchronous = FULL');
+  } catch (error) {
+    throw new MemoryUnavailableError(
+      `cannot open the SQLite database ${JSON.stringify(path)}: ${(error as Error).message}; check that its directory exists and that the file is a Witness database`,
+      { cause: error },
+    );
+  }
+  const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database }) });
+  return finishOpening(db, 'sqlite', { backend: 'sqlite', target: path }, now);
+}
+
+async function openPostgres(url: string, busyTimeoutMs: number, now: () => string): Promise<Memory> {
+  const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: busyTimeoutMs });
+  // An idle client losing its server must not crash the process; the next query reports the error.
+  pool.on('error', () => {});
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return finishOpening(db, 'postgres', { backend: 'postgres', target: redactUrl(url) }, now);
+}
+
+async function finishOpening(
+  db: Kysely<Tables>,
+  backend: Backend,
+  location: MemoryLocation,
+  now: () => string,
+): Promise<Memory> {
+  try {
+    await migrate(db, backend, now);
+  } catch (error) {
+    await db.destroy();
+    if (error instanceof WitnessError) throw error;
+    throw new MemoryUnavailableError(
+      `cannot open the ${backend === 'sqlite' ? 'SQLite' : 'PostgreSQL'} database ${location.target}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  return new SqlMemory(db, backend, location, now);
+}
+
+/** A URL with its password replaced by `***` (for messages and `Memory.location`). */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+  }
+}
+
+/**
+ * SQLite write transactions start with `BEGIN IMMEDIATE`: the write lock is taken up front, so a second
+ * writer (another process) waits on the busy timeout instead of failing with SQLITE_BUSY when a deferred
+ * transaction tries to upgrade its read lock. Read-only transactions (exports) stay deferred.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(
+    connection: DatabaseConnection,
+    settings?: TransactionSettings,
+  ): Promise<void> {
+    const mode = settings?.accessMode === 'read only' ? 'deferred' : 'immediate';
+    await connection.executeQuery(CompiledQuery.raw(`begin ${mode}`));
+  }
+}

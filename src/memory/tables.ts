@@ -1,0 +1,91 @@
+/**
+ * Row types of the memory's tables (internal). Every table keeps the full record as JSON text
+ * (`record_json`, exactly as validated) next to the columns it is queried by; reads parse the JSON again
+ * with the record's schema, so the indexed columns are never the source of truth.
+ */
+
+export interface SchemaTable {
+  id: number;
+  version: number;
+  migrated_at: string;
+}
+
+export interface ConversationTable {
+  id: string;
+  created_at: string;
+  record_json: string;
+}
+
+export interface MessagePieceTable {
+  id: string;
+  conversation_id: string;
+  turn: number;
+  sequence: number;
+  role: string;
+  created_at: string;
+  record_json: string;
+}
+
+export interface ObservationTable {
+  id: string;
+  source_hash: string;
+  acquisition: string;
+  uri: string;
+  match: string;
+  observed_at: string;
+  record_json: string;
+}
+
+export interface ObservationMessagePieceTable {
+  observation_id: string;
+  position: number;
+  piece_id: string;
+}
+
+export interface ScoreTable {
+  id: string;
+  status: string;
+  /** 1 true, 0 false, null undetermined (an integer on both backends). */
+  value: number | null;
+  scorable_type: string;
+  scorer_hash: string;
+  message_piece_id: string | null;
+  created_at: string;
+  record_json: string;
+}
+
+export interface ScoreObservationTable {
+  score_id: string;
+  position: number;
+  observation_id: string;
+}
+
+export interface ScoreMessagePieceTable {
+  score_id: string;
+  position: number;
+  piece_id: string;
+}
+
+export interface AttackResultTable {
+  id: string;
+  campaign: string;
+  attack: string;
+  attempt: number;
+  conversation_id: string;
+  outcome: string;
+  score_id: string | null;
+  created_at: string;
+  record_json: string;
+}
+
+export interface Tables {
+  witness_schema: SchemaTable;
+  conversations: ConversationTable;
+  message_pieces: MessagePieceTable;
+  observations: ObservationTable;
+  observation_message_pieces: ObservationMessagePieceTable;
+  scores: ScoreTable;
+  score_observations: ScoreObservationTable;
+  score_message_pieces: ScoreMessagePieceTable;
+  attack_results: AttackResultTable;
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { ComponentIdentifierSchema } from './identifier.js';
+import { JsonObjectSchema, TimestampSchema } from './record.js';
+import { ATTACK_OUTCOMES } from './vocabulary.js';
+
+/**
+ * The record of one attack attempt (SPEC §8): which campaign and attack, the conversation it held, how it
+ * ended, the score that decided it, the workspace it ran in and the agent's reply (what it *claimed*, kept
+ * next to what the file system shows).
+ *
+ * Invariants: `success` and `failure` rest on a score (`scoreId`); `error` names what failed in `error`;
+ * only `error` carries an error message.
+ */
+
+export const AttackOutcomeSchema = z.enum(ATTACK_OUTCOMES);
+
+/** Where the attempt ran. `kept` is true when the directory was left on disk after the attempt. */
+export const AttemptWorkspaceSchema = z.strictObject({
+  root: z.string().min(1),
+  template: z.string().min(1).nullable(),
+  kept: z.boolean(),
+});
+export type AttemptWorkspace = z.infer<typeof AttemptWorkspaceSchema>;
+
+export const AttackResultSchema = z
+  .strictObject({
+    id: z.string().min(1),
+    campaign: z.string().min(1),
+    attack: z.string().min(1),
+    attempt: z.number().int().nonnegative().max(2_147_483_647),
+    conversationId: z.string().min(1),
+    outcome: AttackOutcomeSchema,
+    scoreId: z.string().min(1).nullable(),
+    target: ComponentIdentifierSchema.nullable(),
+    workspace: AttemptWorkspaceSchema.nullable(),
+    reply: z.string().nullable(),
+    error: z.string().nullable(),
+    createdAt: TimestampSchema,
+    metadata: JsonObjectSchema,
+  })
+  .superRefine((result, ctx) => {
+    if ((result.outcome === 'success' || result.outcome === 'failure') && result.scoreId === null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scoreId'],
+        message: `a "${result.outcome}" outcome rests on a score`,
+      });
+    }
+    if ((result.outcome === 'error') !== (result.error !== null)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['error'],
+        message: 'error is set exactly when the outcome is "error"',
+      });
+    }
+  });
+export type AttackResult = z.infer<typeof AttackResultSchema>;

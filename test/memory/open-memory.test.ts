@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { describe, it } from 'node:test';
+import {
+  InvalidOptionError,
+  MemoryUnavailableError,
+  NotFoundError,
+  SchemaTooNewError,
+} from '../../src/errors.js';
+import { MEMORY_SCHEMA_VERSION } from '../../src/memory/migrations.js';
+import { openMemory, redactUrl } from '../../src/memory/open-memory.js';
+import { BACKENDS, sqliteBackend } from './support/backends.js';
+import { observation, score } from './support/fixtures.js';
+
+describe('openMemory', () => {
+  it('opens a SQLite file in WAL mode with foreign keys, and keeps what was written across reopening', async () => {
+    const database = await sqliteBackend.fresh();
+    try {
+      const memory = await openMemory(database.target);
+      assert.deepEqual(memory.location, { backend: 'sqlite', target: database.target });
+      await memory.saveScore(score('s1', { observationIds: ['o1'] }), [observation('o1')]);
+      await memory.close();
+      assert.deepEqual(await database.query('pragma journal_mode'), [{ journal_mode: 'wal' }]);
+      const reopened = await openMemory(database.target);
+      try {
+        assert.deepEqual(await reopened.getObservation('o1'), observation('o1'));
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await database.cleanup();
+    }
+  });
+
+  it('opens an in-memory SQLite database with ":memory:"', async () => {
+    const memory = await openMemory(':memory:');
+    try {
+      await memory.saveScore(score('s1'), []);
+      assert.equal((await memory.listScores()).length, 1);
+    } finally {
+      await memory.close();
+    }
+    const fresh = await openMemory(':memory:');
+    try {
+      await assert.rejects(fresh.getScore('s1'), NotFoundError);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('rejects an empty target and URLs of other databases', async () => {
+    await assert.rejects(openMemory(''), InvalidOptionError);
+    await assert.rejects(openMemory('mysql://root:pw@localhost/db'), (error: unknown) => {
+      assert.ok(error instanceof InvalidOptionError);
+      assert.match(error.message, /postgres:\/\//);
+      assert.doesNotMatch(error.message, /pw/);
+      return true;
+    });
+  });
+
+  it('reports a SQLite file in a missing directory as unavailable', async () => {
+    await assert.rejects(openMemory('/nonexistent-dir/witness.db'), (error: unknown) => {
+      assert.ok(error instanceof MemoryUnavailableError);
+      assert.match(error.message, /\/nonexistent-dir\/witness\.db/);
+      return true;
+    });
+  });
+
+  it('reports an unreachable PostgreSQL server as unavailable, without its password', async () => {
+    const port = await closedPort();
+    await assert.rejects(
+      openMemory(`postgres://witness:s3cret@127.0.0.1:${port}/witness`, { busyTimeoutMs: 2_000 }),
+      (error: unknown) => {
+        assert.ok(error instanceof MemoryUnavailableError);
+        assert.match(error.message, /PostgreSQL/);
+        assert.doesNotMatch(error.message, /s3cret/);
+        return true;
+      },
+    );
+  });
+
+  it('redacts the password of a URL', () => {
+    assert.equal(redactUrl('postgres://u:p@h:5432/db'), 'postgres://u:***@h:5432/db');
+    assert.equal(redactUrl('postgres://u@h/db'), 'postgres://u@h/db');
+  });
+});
+
+for (const backend of BACKENDS) {
+  describe(`memory schema versions on ${backend.name}`, () => {
+    if (backend.skip !== undefined) {
+      it(`runs the schema version tests on ${backend.name}`, { skip: backend.skip }, () => {});
+      return;
+    }
+
+    it('records the current schema version when it creates a database', async () => {
+      const database = await backend.fresh();
+      try {
+        await (await openMemory(database.target)).close();
+        await (await openMemory(database.target)).close();
+        assert.deepEqual(await database.query('select id, version from witness_schema'), [
+          { id: 1, version: MEMORY_SCHEMA_VERSION },
+        ]);
+      } finally {
+        await database.cleanup();
+      }
+    });
+
+    it('refuses a database written by a newer schema version and leaves it untouched', async () => {
+      const database = await backend.fresh();
+      try {
+        const memory = await openMemory(database.target);
+        await memory.saveScore(score('s1'), []);
+        await memory.close();
+        const newer = MEMORY_SCHEMA_VERSION + 1;
+        await database.exec(`update witness_schema set version = ${newer}, migrated_at = 'future'`);
+        await assert.rejects(openMemory(database.target), (error: unknown) => {
+          assert.ok(error instanceof SchemaTooNewError);
+          assert.equal(error.code, 'schema_too_new');
+          assert.equal(error.foundVersion, newer);
+          assert.equal(error.supportedVersion, MEMORY_SCHEMA_VERSION);
+          assert.match(error.message, /newer Witness/);
+          return true;
+        });
+        assert.deepEqual(await database.query('select version, migrated_at from witness_schema'), [
+          { version: newer, migrated_at: 'future' },
+        ]);
+        assert.deepEqual(await database.query('select id from scores'), [{ id: 's1' }]);
+      } finally {
+        await database.cleanup();
+      }
+    });
+  });
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
