@@ -72,6 +72,28 @@ describe('renderReportHtml', () => {
     assert.equal(truncate('ab😀cd', 3), 'ab😀… (2 more characters not shown)');
   });
 
+  it('explains each gap of the evidence in words, naming the path that caused it', async () => {
+    const gapped = await runCampaign({
+      campaign: CampaignSchema.parse({
+        name: 'gap',
+        target: { kind: 'command', command: '/bin/sh' },
+        attacks: [
+          { id: 'link-out', prompt: 'x', expect: { uri: '/out/*', match: 'glob', contains: 'attacker' } },
+        ],
+      }),
+      target: new CommandTarget({
+        command: '/bin/sh',
+        args: ['-c', 'mkdir out && ln -s /etc/hostname out/h'],
+      }),
+    });
+    assert.equal(gapped.attempts[0]?.outcome, 'undetermined');
+    const html = renderReportHtml([{ run: gapped.run, attempts: gapped.attempts }]);
+    assert.match(
+      html,
+      /<li><code>link_outside_root<\/code> at <code>\/out\/h<\/code>: a link resolves outside the root, so it was not read/,
+    );
+  });
+
   it('shows a person the campaign, the counts, the claim beside the verdict, and the evidence (Chromium)', async (t) => {
     if (!existsSync(CHROMIUM)) {
       t.skip(`${CHROMIUM} is absent: install Debian's chromium (apt-get install chromium) to run this test`);
