@@ -108,7 +108,13 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
       options.onProgress?.({ completed, total: jobs.length, record });
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
+  // Settle every worker before returning or rethrowing (an abort), so no attempt is still writing to the
+  // memory or a workspace when the caller closes them.
+  const settled = await Promise.allSettled(
+    Array.from({ length: Math.min(concurrency, jobs.length) }, worker),
+  );
+  const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
   const attempts = records.filter((record): record is AttemptRecord => record !== undefined);
   return { run, attempts, totals: tallyOutcomes(attempts.map((record) => record.outcome)) };
 }

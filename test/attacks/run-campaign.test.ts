@@ -105,3 +105,34 @@ describe('runCampaign', () => {
     assert.equal(result.totals.successRate, null);
   });
 });
+
+describe('runCampaign cancellation', () => {
+  it('stops on abort, rejects with the reason once every attempt has settled, and removes the workspaces', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'witness-abort-'));
+    try {
+      const campaign = CampaignSchema.parse({
+        name: 'slow',
+        target: { kind: 'command', command: '/bin/sh' },
+        attempts: 4,
+        concurrency: 2,
+        attacks: [{ id: 'sleep', prompt: 'x', expect: { uri: '/x' } }],
+      });
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('stopped by the user')), 300);
+      const started = Date.now();
+      await assert.rejects(
+        runCampaign({
+          campaign,
+          target: new CommandTarget({ command: '/bin/sh', args: ['-c', 'sleep 30'] }),
+          workspaceParent: parent,
+          signal: controller.signal,
+        }),
+        /stopped by the user/,
+      );
+      assert.ok(Date.now() - started < 5_000);
+      assert.deepEqual(readdirSync(parent), []);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
