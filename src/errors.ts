@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'invalid_reference',
   'schema_too_new',
   'immutable_record',
+  'invalid_campaign',
+  'target_failed',
   'memory_unavailable',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
@@ -150,5 +152,28 @@ export class MemoryUnavailableError extends WitnessError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('memory_unavailable', message, options);
     this.name = 'MemoryUnavailableError';
+  }
+}
+
+/** A campaign file is not valid YAML or does not satisfy the campaign schema; names file, line and column. */
+export class InvalidCampaignError extends WitnessError {
+  readonly issues: readonly string[];
+  constructor(message: string, issues: readonly string[] = [], options?: { cause?: unknown }) {
+    super('invalid_campaign', message, options);
+    this.name = 'InvalidCampaignError';
+    this.issues = issues;
+  }
+}
+
+/**
+ * A target could not produce a reply (process failed or timed out, endpoint unreachable, turn limit).
+ * It carries what was recorded before the failure, so an `error` outcome still shows its transcript.
+ */
+export class TargetError extends WitnessError {
+  readonly transcript: readonly unknown[];
+  constructor(message: string, transcript: readonly unknown[] = [], options?: { cause?: unknown }) {
+    super('target_failed', message, options);
+    this.name = 'TargetError';
+    this.transcript = transcript;
   }
 }

@@ -24,6 +24,7 @@ const INPUT_ERROR_CODES = new Set<string>([
   'invalid_reference',
   'schema_too_new',
   'immutable_record',
+  'invalid_campaign',
   'memory_unavailable',
 ]);
 

@@ -4,8 +4,10 @@ export interface CliIo {
   err(text: string): void;
   /** Aborted on SIGINT, so an interrupted command stops its I/O and closes what it opened. */
   signal: AbortSignal;
-  /** The environment (for WITNESS_DB). */
+  /** The environment (WITNESS_DB; campaigns name API-key variables; command agents inherit it). */
   env: Readonly<Record<string, string | undefined>>;
+  /** True when stderr is a terminal (progress is drawn as a bar rather than printed as lines). */
+  errIsTTY?: boolean | undefined;
 }
 
 /** Prints a record as JSON exactly as its schema serializes it, one document per line. */

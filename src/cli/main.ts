@@ -13,6 +13,7 @@ async function main(): Promise<number> {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     signal: controller.signal,
+    errIsTTY: process.stderr.isTTY === true,
     env: process.env,
   };
   try {

@@ -1,9 +1,12 @@
 import { Command } from 'commander';
+import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
 import { registerObservations } from './commands/observations.js';
 import { registerObserve } from './commands/observe.js';
 import { registerReplay } from './commands/replay.js';
+import { registerReport } from './commands/report.js';
+import { registerRun } from './commands/run.js';
 import { registerScore } from './commands/score.js';
 import { registerScores } from './commands/scores.js';
 import type { CliIo } from './io.js';
@@ -19,6 +22,9 @@ export function buildProgram(io: CliIo): Command {
   registerObserve(program, io);
   registerScore(program, io);
   registerReplay(program, io);
+  registerRun(program, io);
+  registerDemo(program, io);
+  registerReport(program, io);
   registerScores(program, io);
   registerObservations(program, io);
   registerExport(program, io);

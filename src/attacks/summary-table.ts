@@ -1,0 +1,71 @@
+import type { AttemptRecord } from './attempt-record.js';
+import { formatSuccessRate, type OutcomeTotals } from './outcome.js';
+
+/**
+ * The plain-text table `witness run` and `witness demo` print: one row per attempt, the agent's claim
+ * (its reply, cut short and flattened to one line) next to the file-system verdict and the outcome.
+ */
+
+export interface TableRow {
+  label?: string | undefined;
+  record: AttemptRecord;
+}
+
+const CLAIM_CHARS = 60;
+
+export function renderAttemptTable(rows: readonly TableRow[]): string {
+  const withLabel = rows.some((row) => row.label !== undefined);
+  const header = [
+    ...(withLabel ? ['target'] : []),
+    'attack',
+    '#',
+    'reply (the claim)',
+    'file-system verdict',
+    'outcome',
+  ];
+  const body = rows.map(({ label, record }) => [
+    ...(withLabel ? [label ?? ''] : []),
+    record.attack,
+    String(record.attempt),
+    claim(record),
+    verdict(record),
+    record.outcome.toUpperCase(),
+  ]);
+  const widths = header.map((title, i) =>
+    Math.max(title.length, ...body.map((row) => (row[i] as string).length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] as number)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
+export function renderTotals(name: string, totals: OutcomeTotals): string {
+  return `${name}: ${totals.attempts} attempts — ${totals.success} success, ${totals.failure} failure, ${totals.undetermined} undetermined, ${totals.error} error; attack success rate ${formatSuccessRate(totals)}`;
+}
+
+function claim(record: AttemptRecord): string {
+  if (record.reply === null)
+    return record.error === null ? '(no reply)' : `(no reply: ${shorten(record.error, 40)})`;
+  return `"${shorten(record.reply, CLAIM_CHARS)}"`;
+}
+
+function verdict(record: AttemptRecord): string {
+  const score = record.score;
+  if (score === null) return 'not judged';
+  const condition = score.scoredExpectation.conditions[0];
+  const where = condition === undefined ? '' : ` ${condition.uri}`;
+  if (score.status === 'undetermined') return `undetermined${where}`;
+  return `${score.value ? 'WRITTEN' : 'not written'}${where}`;
+}
+
+/** One line, control characters replaced, cut to `max` code points. */
+function shorten(text: string, max: number): string {
+  const flat = Array.from(text.replace(/\s+/g, ' ').trim())
+    .map((ch) => (/[\p{Cc}\p{Cf}]/u.test(ch) ? '?' : ch))
+    .join('');
+  const chars = Array.from(flat);
+  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join('')}…`;
+}

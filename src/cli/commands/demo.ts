@@ -1,0 +1,52 @@
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { demoCampaign } from '../../attacks/demo-campaign.js';
+import { MemoryAttemptRecorder } from '../../attacks/memory-recorder.js';
+import { type ReportRun, renderReportHtml } from '../../attacks/report-html.js';
+import { runCampaign } from '../../attacks/run-campaign.js';
+import { renderAttemptTable, renderTotals, type TableRow } from '../../attacks/summary-table.js';
+import { MockAgentTarget } from '../../targets/mock-agent-target.js';
+import { MOCK_MODES } from '../../targets/mock-planner.js';
+import type { CliIo } from '../io.js';
+import { dbOption, resolveDb, withMemory } from '../memory-option.js';
+import { progressReporter } from '../progress.js';
+
+export function registerDemo(program: Command, io: CliIo): void {
+  program
+    .command('demo')
+    .description(
+      'run the built-in campaign against the mock agent (vulnerable and guarded); no network, no keys',
+    )
+    .option('--report <file>', 'where to write the HTML report', 'witness-report.html')
+    .addOption(dbOption())
+    .action(async (options: Record<string, unknown>) => {
+      const report = typeof options.report === 'string' ? options.report : 'witness-report.html';
+      const db = resolveDb(options, io.env);
+      const runs: ReportRun[] = [];
+      const rows: TableRow[] = [];
+      const totals: string[] = [];
+      await withMemory(db, async (memory) => {
+        for (const mode of MOCK_MODES) {
+          const campaign = demoCampaign(mode);
+          const progress = progressReporter(io, campaign.name);
+          const result = await runCampaign({
+            campaign,
+            target: new MockAgentTarget({ mode }),
+            recorder: new MemoryAttemptRecorder(memory),
+            onProgress: (event) => progress.update(event),
+            signal: io.signal,
+          });
+          progress.done();
+          runs.push({ run: result.run, attempts: result.attempts });
+          rows.push(...result.attempts.map((record) => ({ label: `mock ${mode}`, record })));
+          totals.push(renderTotals(campaign.name, result.totals));
+        }
+      });
+      io.out(`${renderAttemptTable(rows)}\n\n${totals.join('\n')}\n`);
+      io.out(
+        '\nThe vulnerable agent claims it only summarized; the verdicts come from reading each workspace afterwards.\n',
+      );
+      await writeFile(report, renderReportHtml(runs));
+      io.err(`stored in ${db}; report written to ${report} (witness report --db ${db} rebuilds it)\n`);
+    });
+}

@@ -1,0 +1,63 @@
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { loadCampaignFile } from '../../attacks/campaign-file.js';
+import { MemoryAttemptRecorder } from '../../attacks/memory-recorder.js';
+import { renderReportHtml } from '../../attacks/report-html.js';
+import { runCampaign } from '../../attacks/run-campaign.js';
+import { renderAttemptTable, renderTotals } from '../../attacks/summary-table.js';
+import { createTarget } from '../../targets/target-config.js';
+import type { CliIo } from '../io.js';
+import { dbOption, resolveDb, withMemory } from '../memory-option.js';
+import { progressReporter } from '../progress.js';
+import { UsageError } from '../usage-error.js';
+
+export function registerRun(program: Command, io: CliIo): void {
+  program
+    .command('run')
+    .description('run a campaign of attacks against a target, each attempt in a fresh workspace')
+    .argument('<campaign>', 'campaign file (YAML)')
+    .option('--concurrency <n>', 'attempts run at once, each in its own workspace (overrides the campaign)')
+    .option('--keep-workspaces', "leave each attempt's workspace on disk (their paths are in the report)")
+    .option('--report <file>', 'also write the HTML report of this run to <file>')
+    .option('--json', 'print { run, totals, attempts } as JSON instead of the table')
+    .addOption(dbOption())
+    .action(async (file: string, options: Record<string, unknown>) => {
+      const campaign = await loadCampaignFile(file);
+      const target = createTarget(campaign.target, { env: io.env });
+      const concurrency =
+        options.concurrency === undefined ? undefined : readPositiveInt('--concurrency', options.concurrency);
+      const db = resolveDb(options, io.env);
+      const progress = progressReporter(io, campaign.name);
+      const result = await withMemory(db, (memory) =>
+        runCampaign({
+          campaign,
+          target,
+          recorder: new MemoryAttemptRecorder(memory),
+          concurrency,
+          keepWorkspaces: options.keepWorkspaces === true,
+          onProgress: (event) => progress.update(event),
+          signal: io.signal,
+        }),
+      );
+      progress.done();
+      io.err(`stored run ${result.run.runId} in ${db}\n`);
+      if (typeof options.report === 'string') {
+        await writeFile(options.report, renderReportHtml([{ run: result.run, attempts: result.attempts }]));
+        io.err(`report written to ${options.report}\n`);
+      }
+      if (options.json === true) {
+        io.out(`${JSON.stringify({ run: result.run, totals: result.totals, attempts: result.attempts })}\n`);
+        return;
+      }
+      io.out(`${renderAttemptTable(result.attempts.map((record) => ({ record })))}\n\n`);
+      io.out(`${renderTotals(campaign.name, result.totals)}\n`);
+    });
+}
+
+function readPositiveInt(flag: string, raw: unknown): number {
+  const text = String(raw);
+  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`${flag} takes a positive whole number, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}

@@ -1,0 +1,161 @@
+import { spawn } from 'node:child_process';
+import { InvalidOptionError, TargetError } from '../errors.js';
+import type { ComponentIdentifier } from '../models/identifier.js';
+import type { Target, TargetRequest, TargetResponse } from './target.js';
+import type { TranscriptEvent } from './transcript.js';
+
+/**
+ * Any program as an agent (a coding agent's non-interactive mode, a script): run as a subprocess with the
+ * workspace as its working directory, the prompt given by argument and/or on stdin, its stdout as the
+ * reply. No shell is involved: `{prompt}` and `{workspace}` are substituted into argument strings, so a
+ * prompt is never parsed as shell syntax.
+ *
+ * The program runs in its own process group. On timeout or cancellation the whole group is killed, and
+ * after a normal exit the group is killed too: a background process left behind could otherwise keep
+ * writing to the workspace after it was judged. Exiting non-zero, timing out or failing to start is a
+ * {@link TargetError} (the attempt's outcome is `error`; the workspace is still judged).
+ */
+export interface CommandTargetOptions {
+  command: string;
+  /** Arguments; `{prompt}` and `{workspace}` are replaced. */
+  args?: readonly string[] | undefined;
+  /** Text written to stdin (with the same placeholders); stdin is closed empty when absent. */
+  stdin?: string | undefined;
+  /** Extra environment variables for the program (the caller decides the base environment). */
+  env?: Readonly<Record<string, string>> | undefined;
+  /** The base environment (the CLI passes its own); only `env` when absent. */
+  baseEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  timeoutMs?: number | undefined;
+  /** Bytes of stdout kept as the reply. Default 1,000,000. */
+  maxOutputBytes?: number | undefined;
+}
+
+const MAX_STDERR_BYTES = 16_384;
+
+export class CommandTarget implements Target {
+  readonly #options: CommandTargetOptions;
+  readonly #timeoutMs: number;
+  readonly #maxOutputBytes: number;
+
+  constructor(options: CommandTargetOptions) {
+    if (typeof options.command !== 'string' || options.command === '') {
+      throw new InvalidOptionError('command must name the program to run');
+    }
+    this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 120_000);
+    this.#maxOutputBytes = positive('maxOutputBytes', options.maxOutputBytes ?? 1_000_000);
+    this.#options = { ...options };
+  }
+
+  async send(request: TargetRequest): Promise<TargetResponse> {
+    request.signal?.throwIfAborted();
+    const fill = (template: string) =>
+      template.split('{prompt}').join(request.prompt).split('{workspace}').join(request.workspace);
+    const args = (this.#options.args ?? []).map(fill);
+    const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: request.prompt }];
+    const child = spawn(this.#options.command, args, {
+      cwd: request.workspace,
+      env: { ...this.#options.baseEnv, ...this.#options.env },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const killGroup = () => {
+      if (child.pid === undefined) return;
+      try {
+        // A negative pid signals the whole process group the program leads (see `detached` above).
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The group is already gone.
+      }
+    };
+
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stdoutTruncated = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      const room = this.#maxOutputBytes - stdoutBytes;
+      if (room <= 0) {
+        stdoutTruncated = true;
+        return;
+      }
+      if (chunk.length > room) stdoutTruncated = true;
+      stdout.push(chunk.subarray(0, room));
+      stdoutBytes += Math.min(chunk.length, room);
+    });
+    const stderr: Buffer[] = [];
+    let stderrBytes = 0;
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderrBytes < MAX_STDERR_BYTES) stderr.push(chunk.subarray(0, MAX_STDERR_BYTES - stderrBytes));
+      stderrBytes += chunk.length;
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(this.#options.stdin === undefined ? '' : fill(this.#options.stdin));
+
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, this.#timeoutMs);
+    const onAbort = () => killGroup();
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const exit = await new Promise<{ code: number | null; signal: string | null; spawnError?: Error }>(
+      (resolve) => {
+        child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error }));
+        // 'exit', not 'close': a background child holding stdout open must not delay the group kill.
+        child.once('exit', (code, signal) => resolve({ code, signal }));
+      },
+    );
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onAbort);
+    killGroup();
+    if (exit.spawnError === undefined) await closed;
+
+    const reply = Buffer.concat(stdout).toString('utf8');
+    transcript.push({
+      kind: 'process',
+      command: this.#options.command,
+      args,
+      exitCode: exit.code,
+      signal: exit.signal,
+      timedOut,
+      stderr: Buffer.concat(stderr).toString('utf8'),
+      stdoutTruncated,
+    });
+    transcript.push({ kind: 'message', role: 'assistant', text: reply });
+    if (request.signal?.aborted) throw request.signal.reason;
+    if (exit.spawnError !== undefined) {
+      throw new TargetError(`the command could not be started: ${exit.spawnError.message}`, transcript, {
+        cause: exit.spawnError,
+      });
+    }
+    if (timedOut) throw new TargetError(`the command timed out after ${this.#timeoutMs} ms`, transcript);
+    if (exit.code !== 0) {
+      const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
+      throw new TargetError(`the command ${how}`, transcript);
+    }
+    return { reply, transcript };
+  }
+
+  identifier(): ComponentIdentifier {
+    return {
+      type: 'CommandTarget',
+      version: '1',
+      params: {
+        command: this.#options.command,
+        args: [...(this.#options.args ?? [])],
+        stdin: this.#options.stdin ?? null,
+        envNames: Object.keys(this.#options.env ?? {}).sort(),
+        timeoutMs: this.#timeoutMs,
+        maxOutputBytes: this.#maxOutputBytes,
+      },
+    };
+  }
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new InvalidOptionError(`${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}

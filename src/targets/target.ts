@@ -1,0 +1,31 @@
+import type { ComponentIdentifier } from '../models/identifier.js';
+import type { TranscriptEvent } from './transcript.js';
+
+/**
+ * The seam between attacks and agents: send one prompt to an agent working in one workspace, get its
+ * reply and a transcript of what it did. A target never judges; the attack scores the workspace after.
+ *
+ * ```ts
+ * const target = new MockAgentTarget({ mode: 'vulnerable' });
+ * const { reply } = await target.send({ prompt: 'Summarize README.md', workspace: '/tmp/ws' });
+ * ```
+ */
+export interface Target {
+  send(request: TargetRequest): Promise<TargetResponse>;
+  /** Who this target is: kind and non-secret configuration (never an API key). */
+  identifier(): ComponentIdentifier;
+}
+
+export interface TargetRequest {
+  prompt: string;
+  /** Absolute path of the attempt's own workspace; the agent's file tools are confined to it. */
+  workspace: string;
+  /** Aborting stops the agent (requests, subprocess) and rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
+}
+
+export interface TargetResponse {
+  /** What the agent said it did: a claim, to be set beside the file-system verdict. */
+  reply: string;
+  transcript: TranscriptEvent[];
+}

@@ -1,0 +1,94 @@
+import type { JsonObject } from '../models/record.js';
+import { WorkspaceFiles, type WorkspaceFilesOptions } from './workspace-files.js';
+
+/**
+ * The tools an agent loop can call: described for a model (name, description, JSON Schema of the
+ * arguments) and callable by name. Two implementations: {@link WorkspaceToolbox} (Witness's own confined
+ * file tools) and the MCP toolbox (tools served by an MCP server). A failed call is a result the agent
+ * sees (`ok: false`), never an exception; only cancellation rejects.
+ */
+export interface Toolbox {
+  list(): Promise<ToolSpec[]>;
+  call(name: string, args: unknown, signal?: AbortSignal): Promise<ToolResult>;
+  close(): Promise<void>;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  inputSchema: JsonObject;
+}
+
+export interface ToolResult {
+  ok: boolean;
+  text: string;
+}
+
+const WORKSPACE_TOOLS: ToolSpec[] = [
+  {
+    name: 'read_file',
+    description: 'Read a UTF-8 text file in the workspace. Paths are relative to the workspace root.',
+    inputSchema: {
+      type: 'object',
+      properties: { path: { type: 'string', description: 'file path relative to the workspace' } },
+      required: ['path'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'write_file',
+    description: 'Create or overwrite a file in the workspace with the given text.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'file path relative to the workspace' },
+        content: { type: 'string', description: 'the complete new content' },
+      },
+      required: ['path', 'content'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'list_dir',
+    description: 'List a directory in the workspace (directories end with "/", links with "@").',
+    inputSchema: {
+      type: 'object',
+      properties: { path: { type: 'string', description: 'directory path; "." is the workspace root' } },
+      required: ['path'],
+      additionalProperties: false,
+    },
+  },
+];
+
+/** `read_file`, `write_file` and `list_dir`, confined to one workspace (see {@link WorkspaceFiles}). */
+export class WorkspaceToolbox implements Toolbox {
+  readonly #files: WorkspaceFiles;
+
+  constructor(workspace: string, options: WorkspaceFilesOptions = {}) {
+    this.#files = new WorkspaceFiles(workspace, options);
+  }
+
+  async list(): Promise<ToolSpec[]> {
+    return structuredClone(WORKSPACE_TOOLS);
+  }
+
+  async call(name: string, args: unknown, signal?: AbortSignal): Promise<ToolResult> {
+    signal?.throwIfAborted();
+    const input = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>;
+    switch (name) {
+      case 'read_file':
+        return this.#files.readFile(input.path as string);
+      case 'write_file':
+        if (typeof input.content !== 'string')
+          return { ok: false, text: 'write_file needs a string content' };
+        return this.#files.writeFile(input.path as string, input.content);
+      case 'list_dir':
+        return this.#files.listDir(typeof input.path === 'string' ? input.path : '.');
+      default:
+        return { ok: false, text: `unknown tool ${JSON.stringify(name)}` };
+    }
+  }
+
+  async close(): Promise<void> {}
+}
