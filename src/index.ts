@@ -43,9 +43,13 @@ export type {
 export { MEMORY_SCHEMA_VERSION } from './memory/migrations.js';
 export type { OpenMemoryOptions } from './memory/open-memory.js';
 export { openMemory } from './memory/open-memory.js';
-export { outcomeOf } from './memory/store-records.js';
 export type { AttackResult, AttemptWorkspace } from './models/attack-result.js';
-export { AttackOutcomeSchema, AttackResultSchema, AttemptWorkspaceSchema } from './models/attack-result.js';
+export {
+  AttackOutcomeSchema,
+  AttackResultSchema,
+  AttemptWorkspaceSchema,
+  outcomeOf,
+} from './models/attack-result.js';
 export type { Condition, ContentWritten } from './models/condition.js';
 export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
 export type { Conversation, Labels, MessagePiece } from './models/conversation.js';

@@ -1,4 +1,4 @@
-import { outcomeOf } from '../memory/sql-memory.js';
+import { outcomeOf } from '../models/attack-result.js';
 import type { Score } from '../models/score.js';
 import type { AttackOutcome } from '../models/vocabulary.js';
 

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { ImmutableRecordError, InvalidReferenceError } from '../errors.js';
-import type { AttackResult } from '../models/attack-result.js';
+import { type AttackResult, outcomeOf } from '../models/attack-result.js';
 import type { Conversation, MessagePiece } from '../models/conversation.js';
 import { identifierHash } from '../models/identifier.js';
 import type { Observation } from '../models/observation.js';
@@ -213,12 +213,6 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
   if (result.numInsertedOrUpdatedRows === 0n) {
     await assertSameAsStored(trx, 'attack_results', 'attack result', record);
   }
-}
-
-/** The attack outcome a score stands for: true is a success, false a failure, no value is undetermined. */
-export function outcomeOf(score: Pick<Score, 'status' | 'value'>): 'success' | 'failure' | 'undetermined' {
-  if (score.status === 'undetermined' || score.value === null) return 'undetermined';
-  return score.value ? 'success' : 'failure';
 }
 
 type RecordTable = 'conversations' | 'message_pieces' | 'observations' | 'scores' | 'attack_results';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { JsonObjectSchema, TimestampSchema } from './record.js';
+import type { Score } from './score.js';
 import { ATTACK_OUTCOMES } from './vocabulary.js';
 
 /**
@@ -55,3 +56,9 @@ export const AttackResultSchema = z
     }
   });
 export type AttackResult = z.infer<typeof AttackResultSchema>;
+
+/** The attack outcome a score stands for: true is a success, false a failure, no value is undetermined. */
+export function outcomeOf(score: Pick<Score, 'status' | 'value'>): 'success' | 'failure' | 'undetermined' {
+  if (score.status === 'undetermined' || score.value === null) return 'undetermined';
+  return score.value ? 'success' : 'failure';
+}
