@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { WitnessError } from '../errors.js';
+import { WitnessError, type WitnessErrorCode } from '../errors.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -11,22 +11,28 @@ export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_INTERRUPTED = 130;
 
-const INPUT_ERROR_CODES = new Set<string>([
-  'invalid_option',
-  'invalid_locator',
-  'invalid_matcher',
-  'invalid_expectation',
-  'invalid_scorable',
-  'invalid_record',
-  'location_mismatch',
-  'memory_required',
-  'not_found',
-  'invalid_reference',
-  'schema_too_new',
-  'immutable_record',
-  'invalid_campaign',
-  'memory_unavailable',
-]);
+/**
+ * The exit status of each library error. Typed as a full record, so a new error code does not compile
+ * until someone decides whether it is the caller's mistake (2) or a failure (1).
+ */
+const EXIT_BY_CODE: Readonly<Record<WitnessErrorCode, number>> = {
+  invalid_option: EXIT_USAGE,
+  invalid_locator: EXIT_USAGE,
+  invalid_matcher: EXIT_USAGE,
+  invalid_expectation: EXIT_USAGE,
+  invalid_scorable: EXIT_USAGE,
+  invalid_record: EXIT_USAGE,
+  location_mismatch: EXIT_USAGE,
+  memory_required: EXIT_USAGE,
+  not_found: EXIT_USAGE,
+  invalid_reference: EXIT_USAGE,
+  schema_too_new: EXIT_USAGE,
+  immutable_record: EXIT_USAGE,
+  invalid_campaign: EXIT_USAGE,
+  memory_unavailable: EXIT_USAGE,
+  undetermined_score: EXIT_FAILURE,
+  target_failed: EXIT_FAILURE,
+};
 
 export interface Failure {
   status: number;
@@ -46,7 +52,7 @@ export function classifyFailure(error: unknown, interrupted: boolean): Failure {
   if (interrupted)
     return { status: EXIT_INTERRUPTED, message: 'witness: interrupted; nothing further was read' };
   if (error instanceof UsageError) return { status: EXIT_USAGE, message: `witness: ${error.message}` };
-  if (error instanceof WitnessError && INPUT_ERROR_CODES.has(error.code)) {
+  if (error instanceof WitnessError && EXIT_BY_CODE[error.code] === EXIT_USAGE) {
     return { status: EXIT_USAGE, message: `witness: ${error.message}` };
   }
   const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);

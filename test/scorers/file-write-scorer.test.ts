@@ -19,23 +19,8 @@ import { FileWriteScorer } from '../../src/scorers/file-write-scorer.js';
 import type { ResolvedMessage, ScorerMemory } from '../../src/scorers/scorer.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import type { SurfaceSource } from '../../src/sources/surface-source.js';
+import { countingSource } from '../support/counting-source.js';
 import { makeWorkspace } from '../support/workspace.js';
-
-/** Wraps a real source and counts acquisitions, to prove when the file system is (not) read. */
-function countingSource(inner: SurfaceSource): SurfaceSource & { calls: number } {
-  const counter = {
-    calls: 0,
-    identifier: () => inner.identifier(),
-    acquire: (
-      scorable: Parameters<SurfaceSource['acquire']>[0],
-      options?: Parameters<SurfaceSource['acquire']>[1],
-    ) => {
-      counter.calls++;
-      return inner.acquire(scorable, options);
-    },
-  };
-  return counter;
-}
 
 /** A small real ScorerMemory: one conversation of stored messages, and the saved scores. */
 class ConversationMemory implements ScorerMemory {
