@@ -187,7 +187,7 @@ function readOpenFile(
     content,
     contentTruncated: content !== null && partialText,
   };
-  state.entries.push(entry);
+  state.addEntry(entry);
   return exceeded ? 'gap' : 'read';
 }
 
