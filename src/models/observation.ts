@@ -76,87 +76,101 @@ export const SurfaceEntrySchema = z
   });
 export type SurfaceEntry = z.infer<typeof SurfaceEntrySchema>;
 
-export const SurfacePayloadSchema = z
-  .strictObject({
-    kind: z.literal('surface'),
-    schemaVersion: z.literal(1),
-    scope: SurfaceScorableSchema,
-    entries: z.array(SurfaceEntrySchema),
-    coverage: SurfaceCoverageSchema,
-  })
-  .superRefine((payload, ctx) => {
-    const uris = payload.entries.map((entry) => entry.uri);
-    for (let i = 1; i < uris.length; i++) {
-      const previous = uris[i - 1] as string;
-      const current = uris[i] as string;
-      if (previous === current) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['entries', i, 'uri'],
-          message: `duplicate entry uri ${current}`,
-        });
-      } else if (previous > current) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['entries', i, 'uri'],
-          message: 'entries must be sorted by uri',
-        });
-      }
-    }
-    if (payload.scope.match === 'exact') {
-      payload.entries.forEach((entry, i) => {
-        if (entry.uri !== payload.scope.uri) {
+/**
+ * The payload and observation schemas are built from the schema of one entry, so the invariants across
+ * entries and across the record are written once and hold for both: the public schemas parse each entry,
+ * and the internal one used by {@link checkObservationOfCheckedEntries} accepts only entries that
+ * {@link checkSurfaceEntries} already parsed and froze.
+ */
+function surfacePayloadSchema(entrySchema: z.ZodType<SurfaceEntry>) {
+  return z
+    .strictObject({
+      kind: z.literal('surface'),
+      schemaVersion: z.literal(1),
+      scope: SurfaceScorableSchema,
+      entries: z.array(entrySchema),
+      coverage: SurfaceCoverageSchema,
+    })
+    .superRefine((payload, ctx) => {
+      const uris = payload.entries.map((entry) => entry.uri);
+      for (let i = 1; i < uris.length; i++) {
+        const previous = uris[i - 1] as string;
+        const current = uris[i] as string;
+        if (previous === current) {
           ctx.addIssue({
             code: 'custom',
             path: ['entries', i, 'uri'],
-            message: `an exact scope's entries carry the scope's own uri ${payload.scope.uri}`,
+            message: `duplicate entry uri ${current}`,
+          });
+        } else if (previous > current) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['entries', i, 'uri'],
+            message: 'entries must be sorted by uri',
           });
         }
-      });
-    }
-  });
+      }
+      if (payload.scope.match === 'exact') {
+        payload.entries.forEach((entry, i) => {
+          if (entry.uri !== payload.scope.uri) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['entries', i, 'uri'],
+              message: `an exact scope's entries carry the scope's own uri ${payload.scope.uri}`,
+            });
+          }
+        });
+      }
+    });
+}
+
+export const SurfacePayloadSchema = surfacePayloadSchema(SurfaceEntrySchema);
 export type SurfacePayload = z.infer<typeof SurfacePayloadSchema>;
 
-export const ObservationSchema = z
-  .strictObject({
-    id: z.string().min(1),
-    sourceIdentifier: ComponentIdentifierSchema,
-    acquisition: AcquisitionStatusSchema,
-    observedAt: TimestampSchema,
-    scorable: SurfaceScorableSchema,
-    payload: SurfacePayloadSchema,
-    metadata: JsonObjectSchema,
-  })
-  .superRefine((observation, ctx) => {
-    if (!isDeepStrictEqual(observation.scorable, observation.payload.scope)) {
-      ctx.addIssue({ code: 'custom', path: ['scorable'], message: 'must equal payload.scope' });
-    }
-    const complete = observation.acquisition === 'complete';
-    if (complete !== observation.payload.coverage.complete) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['acquisition'],
-        message: 'acquisition is complete exactly when payload.coverage.complete is true',
-      });
-    }
-    if (
-      (observation.acquisition === 'unavailable' || observation.acquisition === 'error') &&
-      observation.payload.entries.length > 0
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['payload', 'entries'],
-        message: `an ${observation.acquisition} acquisition carries no entries`,
-      });
-    }
-    if (observation.acquisition === 'partial' && observation.payload.coverage.gaps.length === 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['payload', 'coverage', 'gaps'],
-        message: 'a partial acquisition names its gaps',
-      });
-    }
-  });
+function observationSchema(entrySchema: z.ZodType<SurfaceEntry>) {
+  return z
+    .strictObject({
+      id: z.string().min(1),
+      sourceIdentifier: ComponentIdentifierSchema,
+      acquisition: AcquisitionStatusSchema,
+      observedAt: TimestampSchema,
+      scorable: SurfaceScorableSchema,
+      payload: surfacePayloadSchema(entrySchema),
+      metadata: JsonObjectSchema,
+    })
+    .superRefine((observation, ctx) => {
+      if (!isDeepStrictEqual(observation.scorable, observation.payload.scope)) {
+        ctx.addIssue({ code: 'custom', path: ['scorable'], message: 'must equal payload.scope' });
+      }
+      const complete = observation.acquisition === 'complete';
+      if (complete !== observation.payload.coverage.complete) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['acquisition'],
+          message: 'acquisition is complete exactly when payload.coverage.complete is true',
+        });
+      }
+      if (
+        (observation.acquisition === 'unavailable' || observation.acquisition === 'error') &&
+        observation.payload.entries.length > 0
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['payload', 'entries'],
+          message: `an ${observation.acquisition} acquisition carries no entries`,
+        });
+      }
+      if (observation.acquisition === 'partial' && observation.payload.coverage.gaps.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['payload', 'coverage', 'gaps'],
+          message: 'a partial acquisition names its gaps',
+        });
+      }
+    });
+}
+
+export const ObservationSchema = observationSchema(SurfaceEntrySchema);
 export type Observation = z.infer<typeof ObservationSchema>;
 
 const checkedObservations = new WeakSet<object>();
@@ -179,4 +193,43 @@ function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   for (const child of Object.values(value)) deepFreeze(child);
   Object.freeze(value);
+}
+
+const checkedEntries = new WeakSet<object>();
+
+/**
+ * Validates entries as they arrive in batches from an acquisition still running, so that validation
+ * overlaps the walk instead of following it. Each entry is parsed against {@link SurfaceEntrySchema},
+ * deep-frozen and remembered; a frozen entry cannot change after its check. Throws like
+ * {@link checkObservation} on the first invalid entry.
+ */
+export function checkSurfaceEntries(batch: readonly unknown[]): SurfaceEntry[] {
+  const checked: SurfaceEntry[] = [];
+  for (const value of batch) {
+    const entry = parseRecord(SurfaceEntrySchema, value, 'observation entry');
+    deepFreeze(entry);
+    checkedEntries.add(entry);
+    checked.push(entry);
+  }
+  return checked;
+}
+
+const CheckedEntrySchema = z.custom<SurfaceEntry>(
+  (value) => typeof value === 'object' && value !== null && checkedEntries.has(value),
+  'entry was not validated by checkSurfaceEntries',
+);
+const ObservationOfCheckedEntriesSchema = observationSchema(CheckedEntrySchema);
+
+/**
+ * {@link checkObservation} for an observation whose entries all came from {@link checkSurfaceEntries}:
+ * every rule of {@link ObservationSchema} still holds for the result (each entry was parsed against the
+ * entry schema; the invariants across entries — sorted, unique, an exact scope's own uri — and across
+ * the record are checked here), without parsing each entry a second time. An entry that was not checked
+ * that way is rejected, never trusted. The result is deep-frozen and remembered like checkObservation's.
+ */
+export function checkObservationOfCheckedEntries(value: unknown): Observation {
+  const observation = parseRecord(ObservationOfCheckedEntriesSchema, value, 'observation');
+  deepFreeze(observation);
+  checkedObservations.add(observation);
+  return observation;
 }

@@ -4,7 +4,14 @@ import { Worker } from 'node:worker_threads';
 import { InvalidOptionError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
-import { checkObservation, type Observation, uniqueReasons } from '../models/observation.js';
+import {
+  checkObservation,
+  checkObservationOfCheckedEntries,
+  checkSurfaceEntries,
+  type Observation,
+  type SurfaceEntry,
+  uniqueReasons,
+} from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind } from '../models/vocabulary.js';
@@ -34,9 +41,20 @@ export interface LocalFileSurfaceSourceOptions extends Partial<SourceLimits> {
 export const LOCAL_FILE_SOURCE_TYPE = 'LocalFileSurfaceSource';
 export const LOCAL_FILE_SOURCE_VERSION = '1';
 
+/** What the worker sent for one job: its outcome, and the entries that arrived in batches before it. */
+interface Finished {
+  outcome: AcquireOutcome;
+  /** Validated and frozen as each batch arrived (checkSurfaceEntries), in the order they were read. */
+  entries: SurfaceEntry[];
+  /** The first batch that failed validation, if any: the acquisition then rejects with it. */
+  invalid: unknown;
+}
+
 interface Pending {
-  resolve: (outcome: AcquireOutcome) => void;
+  resolve: (finished: Finished) => void;
   reject: (error: unknown) => void;
+  entries: SurfaceEntry[];
+  invalid: unknown;
 }
 
 export class LocalFileSurfaceSource implements SurfaceSource {
@@ -91,8 +109,13 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const onAbort = () => Atomics.store(flag, 0, 1);
     signal?.addEventListener('abort', onAbort, { once: true });
     let outcome: AcquireOutcome | { kind: 'failed'; message: string };
+    let streamed: SurfaceEntry[] = [];
+    let invalid: unknown;
     try {
-      outcome = await this.#run({ id: this.#nextId++, request, cancel });
+      const finished = await this.#run({ id: this.#nextId++, request, cancel });
+      outcome = finished.outcome;
+      streamed = finished.entries;
+      invalid = finished.invalid;
     } catch (error) {
       outcome = { kind: 'failed', message: error instanceof Error ? error.message : String(error) };
     } finally {
@@ -102,12 +125,18 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     // worker has already closed its handles and stopped.
     signal?.throwIfAborted();
     if (outcome.kind === 'cancelled') throw new Error('acquisition cancelled without an aborted signal');
+    if (invalid !== undefined) throw invalid;
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-    const observation =
-      outcome.kind === 'done'
-        ? this.#observation(scope, observedAt, outcome.result, durationMs)
-        : this.#errorObservation(scope, observedAt, outcome.message, durationMs);
-    return checkObservation(observation);
+    if (outcome.kind !== 'done') {
+      return checkObservation(this.#errorObservation(scope, observedAt, outcome.message, durationMs));
+    }
+    // Every entry is validated once — the streamed ones as they arrived, the rest now — and the record as
+    // a whole (sorted, unique uris, coverage and status rules) is validated below, then deep-frozen.
+    const entries = streamed.concat(checkSurfaceEntries(outcome.result.entries));
+    entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+    return checkObservationOfCheckedEntries(
+      this.#observation(scope, observedAt, outcome.result, entries, durationMs),
+    );
   }
 
   /** Stops the worker now. Not needed for a script to exit; useful to free the thread early. */
@@ -121,6 +150,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     scope: SurfaceScorable,
     observedAt: string,
     result: AcquireResult,
+    entries: SurfaceEntry[],
     durationMs: number,
   ): Observation {
     return {
@@ -133,7 +163,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
         kind: 'surface',
         schemaVersion: 1,
         scope,
-        entries: result.entries,
+        entries,
         coverage: {
           complete: result.acquisition === 'complete',
           reasons: uniqueReasons(result.gaps),
@@ -171,10 +201,10 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     };
   }
 
-  #run(job: AcquireJob): Promise<AcquireOutcome> {
+  #run(job: AcquireJob): Promise<Finished> {
     const worker = this.#ensureWorker();
-    return new Promise<AcquireOutcome>((resolve, reject) => {
-      this.#pending.set(job.id, { resolve, reject });
+    return new Promise<Finished>((resolve, reject) => {
+      this.#pending.set(job.id, { resolve, reject, entries: [], invalid: undefined });
       worker.ref();
       worker.postMessage(job);
     });
@@ -187,10 +217,22 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     worker.on('message', (reply: AcquireReply) => {
       const pending = this.#pending.get(reply.id);
       if (pending === undefined) return;
+      if ('entries' in reply) {
+        // Validated on arrival, while the worker keeps walking; after one invalid batch the rest is
+        // ignored and the acquisition rejects when the worker finishes.
+        if (pending.invalid !== undefined) return;
+        try {
+          for (const entry of checkSurfaceEntries(reply.entries)) pending.entries.push(entry);
+        } catch (error) {
+          pending.invalid = error;
+        }
+        return;
+      }
       this.#pending.delete(reply.id);
       if (this.#pending.size === 0) worker.unref();
-      if ('outcome' in reply) pending.resolve(reply.outcome);
-      else pending.reject(Object.assign(new Error(reply.failure.message), { name: reply.failure.name }));
+      if ('outcome' in reply) {
+        pending.resolve({ outcome: reply.outcome, entries: pending.entries, invalid: pending.invalid });
+      } else pending.reject(Object.assign(new Error(reply.failure.message), { name: reply.failure.name }));
     });
     const failAll = (error: unknown) => {
       if (this.#worker === worker) this.#worker = undefined;

@@ -3,6 +3,9 @@ import { describe, it } from 'node:test';
 import { InvalidRecordError } from '../../src/errors.js';
 import {
   CoverageGapSchema,
+  checkObservation,
+  checkObservationOfCheckedEntries,
+  checkSurfaceEntries,
   ObservationSchema,
   SurfaceCoverageSchema,
   SurfaceEntrySchema,
@@ -285,5 +288,52 @@ describe('ObservationSchema', () => {
     const { match: _b, ...scope } = input.payload.scope;
     const parsed = ObservationSchema.parse({ ...input, scorable, payload: { ...input.payload, scope } });
     assert.equal(JSON.stringify(parsed), JSON.stringify(observation({})));
+  });
+});
+
+describe('checkSurfaceEntries and checkObservationOfCheckedEntries', () => {
+  const input = () =>
+    observationInput({
+      uri: '/**',
+      match: 'glob',
+      entries: [textEntry('/a', 'a'), textEntry('/b', 'b')],
+    });
+
+  it('gives the same frozen observation as checkObservation', () => {
+    const value = input();
+    value.payload.entries = checkSurfaceEntries(value.payload.entries);
+    const checked = checkObservationOfCheckedEntries(value);
+    assert.deepEqual(checked, checkObservation(input()));
+    assert.ok(Object.isFrozen(checked) && Object.isFrozen(checked.payload.entries));
+    assert.ok(checked.payload.entries.every((entry) => Object.isFrozen(entry)));
+    assert.equal(checkObservation(checked), checked, 'remembered as checked');
+  });
+
+  it('rejects an invalid entry in a batch, naming it', () => {
+    assert.throws(
+      () => checkSurfaceEntries([textEntry('/a', 'a'), { ...textEntry('/b', 'b'), sha256: 'nope' }]),
+      (error: unknown) => error instanceof InvalidRecordError && /observation entry/.test(error.message),
+    );
+  });
+
+  it('never trusts an entry that checkSurfaceEntries did not check', () => {
+    const value = input();
+    value.payload.entries = [checkSurfaceEntries([textEntry('/a', 'a')])[0], textEntry('/b', 'b')] as never;
+    assert.throws(() => checkObservationOfCheckedEntries(value), InvalidRecordError);
+  });
+
+  it('still checks the invariants across entries: sorted and unique uris', () => {
+    for (const uris of [
+      ['/b', '/a'],
+      ['/a', '/a'],
+    ]) {
+      const value = input();
+      value.payload.entries = checkSurfaceEntries(uris.map((uri) => textEntry(uri, 'x')));
+      assert.throws(
+        () => checkObservationOfCheckedEntries(value),
+        (error: unknown) =>
+          error instanceof InvalidRecordError && /payload\.entries\[1\]\.uri/.test(error.message),
+      );
+    }
   });
 });

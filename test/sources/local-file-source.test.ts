@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { InvalidLocatorError, InvalidOptionError } from '../../src/errors.js';
 import { acquireSync } from '../../src/sources/local-file/acquire-sync.js';
 import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
+import { nodeSurfaceFs } from '../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import { runNode, writeChildScript } from './support/child-process.js';
 import { recordingFs } from './support/recording-fs.js';
@@ -279,5 +280,46 @@ process.stdout.write(first.acquisition + ' ' + second.payload.entries.length);`,
       `the event loop stalled for ${maxLagMs} ms of ${elapsedMs}`,
     );
     assert.ok(ticks > elapsedMs / 100, `only ${ticks} ticks in ${elapsedMs} ms`);
+  });
+});
+
+describe('LocalFileSurfaceSource entries streamed from the worker', () => {
+  let dir: string;
+  before(() => {
+    dir = tempDir();
+    // More than two batches of entries, in directories whose walk order is not uri order, with a file
+    // that is not UTF-8 and one larger than a read chunk (read through the streaming path).
+    for (let i = 0; i < 2_500; i++) {
+      const at = path.join(dir, `d${i % 7}`, i % 3 === 0 ? 'x' : '', `f${i}.txt`);
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      fs.writeFileSync(at, `file ${i}`);
+    }
+    fs.writeFileSync(path.join(dir, 'd0.txt'), 'beside d0');
+    fs.writeFileSync(path.join(dir, 'd0', 'x.bin'), Buffer.of(0xff));
+    fs.writeFileSync(path.join(dir, 'd1', 'big.txt'), 'y'.repeat(1.5 * 1024 * 1024));
+  });
+  after(() => removeDir(dir));
+
+  it('returns exactly the entries of the single-threaded walk, sorted by uri', async () => {
+    const source = new LocalFileSurfaceSource({ root: dir, maxFiles: 10_000 });
+    try {
+      const observation = await source.acquire(surface('/**', 'glob'));
+      const direct = acquireSync(
+        { root: dir, uri: '/**', match: 'glob', limits: { ...source.limits } },
+        nodeSurfaceFs,
+        () => false,
+      );
+      assert.equal(direct.kind, 'done');
+      if (direct.kind !== 'done') return;
+      assert.equal(observation.acquisition, 'complete');
+      assert.equal(observation.payload.entries.length, 2_503);
+      assert.deepEqual(
+        observation.payload.entries.map((entry) => ({ ...entry })),
+        direct.result.entries,
+      );
+      assert.ok(Object.isFrozen(observation.payload.entries[0]));
+    } finally {
+      await source.close();
+    }
   });
 });

@@ -29,6 +29,7 @@ export interface AcquireRequest {
 
 export interface AcquireResult {
   acquisition: AcquisitionStatus;
+  /** Sorted by uri; with an entry sink, only the entries not already handed to it. */
   entries: SurfaceEntry[];
   gaps: CoverageGap[];
   stats: AcquisitionStats;
@@ -38,17 +39,26 @@ export interface AcquireResult {
 
 export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: 'cancelled' };
 
+export interface AcquireSyncOptions {
+  /**
+   * Receives entries in batches, in the order they were read, while the walk runs; the result then holds
+   * only the rest, and the receiver sorts the union by uri. Without it, the result holds every entry.
+   */
+  onEntries?: (batch: SurfaceEntry[]) => void;
+}
+
 const CHUNK_BYTES = 1 << 20;
 
 export function acquireSync(
   request: AcquireRequest,
   fs: SurfaceFs,
   cancelled: () => boolean,
+  options: AcquireSyncOptions = {},
 ): AcquireOutcome {
   const locator = parseLocator(request.uri, request.match);
   if (cancelled()) return { kind: 'cancelled' };
   try {
-    return acquireGuarded(request, locator, cancellableFs(fs, cancelled), cancelled);
+    return acquireGuarded(request, locator, cancellableFs(fs, cancelled), cancelled, options);
   } catch (error) {
     if (error instanceof AcquisitionCancelled) return { kind: 'cancelled' };
     throw error;
@@ -60,6 +70,7 @@ function acquireGuarded(
   locator: ParsedLocator,
   fs: SurfaceFs,
   cancelled: () => boolean,
+  options: AcquireSyncOptions,
 ): AcquireOutcome {
   const emptyStats: AcquisitionStats = {
     directoriesListed: 0,
@@ -119,6 +130,7 @@ function acquireGuarded(
       cancelled,
       Buffer.allocUnsafe(CHUNK_BYTES),
     );
+    state.entrySink = options.onEntries;
     if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
     else walkGlob(state, locator);
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));

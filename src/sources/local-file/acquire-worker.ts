@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads';
+import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
 import { nodeSurfaceFs } from './surface-fs.js';
 
@@ -16,6 +17,7 @@ export interface AcquireJob {
 }
 
 export type AcquireReply =
+  | { id: number; entries: SurfaceEntry[] }
   | { id: number; outcome: AcquireOutcome }
   | { id: number; failure: { name: string; message: string; code?: string } };
 
@@ -28,7 +30,11 @@ port.on('message', (job: AcquireJob) => {
   try {
     reply = {
       id: job.id,
-      outcome: acquireSync(job.request, nodeSurfaceFs, () => Atomics.load(flag, 0) !== 0),
+      // Entries leave in batches while the walk runs, so their transfer and validation on the main
+      // thread overlap the walk instead of following it (one clone of 100,000 entries took ~0.9 s).
+      outcome: acquireSync(job.request, nodeSurfaceFs, () => Atomics.load(flag, 0) !== 0, {
+        onEntries: (entries) => port.postMessage({ id: job.id, entries } satisfies AcquireReply),
+      }),
     };
   } catch (error) {
     const err = error as { name?: string; message?: string; code?: unknown };

@@ -35,6 +35,9 @@ export class EnumerationStopped extends Error {
   }
 }
 
+/** Entries per batch handed to a sink: about 1 MB of small files' text per message. */
+const ENTRY_BATCH = 1000;
+
 /** Everything one acquisition shares: the seam, budgets spent so far, what was found, the root. */
 export class AcquisitionState {
   readonly entries: SurfaceEntry[] = [];
@@ -48,6 +51,12 @@ export class AcquisitionState {
     filesRead: 0,
     bytesRead: 0,
   };
+
+  /**
+   * Where full batches of entries go while the walk runs (the worker posts them to the main thread, so
+   * their transfer and validation overlap the walk). Without a sink every entry stays in `entries`.
+   */
+  entrySink: ((batch: SurfaceEntry[]) => void) | undefined;
 
   constructor(
     readonly fs: SurfaceFs,
@@ -63,6 +72,14 @@ export class AcquisitionState {
   /** Called at every directory entry and every read chunk. */
   checkCancelled(): void {
     if (this.cancelled()) throw new AcquisitionCancelled();
+  }
+
+  /** Records a read entry; hands a full batch to the sink, if there is one. */
+  addEntry(entry: SurfaceEntry): void {
+    this.entries.push(entry);
+    if (this.entrySink !== undefined && this.entries.length >= ENTRY_BATCH) {
+      this.entrySink(this.entries.splice(0));
+    }
   }
 
   gap(reason: CoverageGap['reason'], uri?: string, detail?: string): void {

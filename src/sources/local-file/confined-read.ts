@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import crypto, { createHash, type Hash } from 'node:crypto';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
 import { placeHandle } from './confinement.js';
@@ -18,6 +18,15 @@ import { placeHandle } from './confinement.js';
 export type CandidateResult = 'read' | 'absent' | 'gap';
 
 const textDecoderOptions = { fatal: true, ignoreBOM: true } as const;
+
+/**
+ * sha256 of bytes that are a whole file, in one call (`crypto.hash`, Node ≥ 20.12) rather than a Hash
+ * object per file; the digest is the same, only the allocation and the two crossings into C++ go.
+ */
+const hashWhole: (bytes: Buffer) => string =
+  typeof crypto.hash === 'function'
+    ? (bytes) => crypto.hash('sha256', bytes, 'hex')
+    : (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 export function readCandidate(
   state: AcquisitionState,
@@ -104,7 +113,12 @@ function readOpenFile(
     return 'gap';
   }
   state.stats.filesRead++;
-  const hash = createHash('sha256');
+  // A file that fits in one chunk (nearly every file in a source tree) is hashed and decoded straight
+  // from the scratch chunk: no Hash object, no retained copy, no concatenation. Larger files stream
+  // through a Hash and keep their first maxContentBytes. Either way every byte read is hashed, each read
+  // is capped by what is left of maxReadBytes, and the cancellation flag is checked before every chunk.
+  let hash: Hash | undefined;
+  let firstChunk: Buffer | undefined;
   const retained: Buffer[] = [];
   let retainedBytes = 0;
   let readBytes = 0;
@@ -121,17 +135,23 @@ function readOpenFile(
       const count = fs.read(fd, chunk, requested);
       if (count === 0) break;
       const bytes = chunk.subarray(0, count);
-      hash.update(bytes);
       state.stats.bytesRead += count;
       readBytes += count;
+      // A regular file returns fewer bytes than asked only at its end: once that short read has reached
+      // the size fstat reported, the end is known without one more read (half the reads for small files).
+      const atEnd = count < requested && readBytes >= stat.size;
+      if (atEnd && hash === undefined) {
+        firstChunk = bytes;
+        break;
+      }
+      hash ??= createHash('sha256');
+      hash.update(bytes);
       if (retainedBytes < limits.maxContentBytes) {
         const keep = bytes.subarray(0, Math.min(count, limits.maxContentBytes - retainedBytes));
         retained.push(Buffer.from(keep));
         retainedBytes += keep.length;
       }
-      // A regular file returns fewer bytes than asked only at its end: once that short read has reached
-      // the size fstat reported, the end is known without one more read (half the reads for small files).
-      if (count < requested && readBytes >= stat.size) break;
+      if (atEnd) break;
     }
   } catch (error) {
     rethrowCancelled(error);
@@ -140,17 +160,34 @@ function readOpenFile(
   }
   if (exceeded)
     state.gap('read_limit_exceeded', uri, `read ${readBytes} of ${Math.max(stat.size, readBytes)} bytes`);
-  const partialText = exceeded || readBytes > retainedBytes;
-  const content = decodeText(Buffer.concat(retained, retainedBytes), partialText);
+  let content: string | null;
+  let partialText: boolean;
+  let sha256: string | null;
+  if (firstChunk !== undefined) {
+    // The whole file is in the chunk; the chunk is reused by the next file, so both the digest and the
+    // text are taken from it now.
+    sha256 = hashWhole(firstChunk);
+    partialText = firstChunk.length > limits.maxContentBytes;
+    content = partialText
+      ? decodeText(firstChunk.subarray(0, limits.maxContentBytes), true)
+      : decodeWhole(firstChunk);
+  } else {
+    partialText = exceeded || readBytes > retainedBytes;
+    content = decodeText(
+      retained.length === 1 ? (retained[0] as Buffer) : Buffer.concat(retained, retainedBytes),
+      partialText,
+    );
+    sha256 = exceeded ? null : (hash ?? createHash('sha256')).digest('hex');
+  }
   const entry: SurfaceEntry = {
     uri,
     sizeBytes: exceeded ? Math.max(stat.size, readBytes) : readBytes,
-    sha256: exceeded ? null : hash.digest('hex'),
+    sha256,
     modifiedAt: modifiedAtOf(stat.mtimeMs),
     content,
     contentTruncated: content !== null && partialText,
   };
-  state.entries.push(entry);
+  state.addEntry(entry);
   return exceeded ? 'gap' : 'read';
 }
 
@@ -173,10 +210,27 @@ function modifiedAtOf(mtimeMs: number): string {
  * drops that character's bytes (at most 3); a byte-order mark is kept, so the text is the file's.
  */
 function decodeText(bytes: Buffer, isPrefix: boolean): string | null {
+  if (!isPrefix) return decodeWhole(bytes);
   try {
-    const decoder = new TextDecoder('utf-8', textDecoderOptions);
-    return isPrefix ? decoder.decode(bytes, { stream: true }) : decoder.decode(bytes);
+    // A prefix decodes in streaming mode so a character cut at the end is dropped, not an error; that
+    // leaves state in the decoder, so a prefix gets a decoder of its own.
+    return new TextDecoder('utf-8', textDecoderOptions).decode(bytes, { stream: true });
   } catch {
+    return null;
+  }
+}
+
+/**
+ * One fatal decoder for every whole file: a non-streaming decode starts from a clean state and leaves
+ * none behind. After a failure it is replaced anyway, so no state from one file can ever reach another.
+ */
+let wholeFileDecoder = new TextDecoder('utf-8', textDecoderOptions);
+
+function decodeWhole(bytes: Buffer): string | null {
+  try {
+    return wholeFileDecoder.decode(bytes);
+  } catch {
+    wholeFileDecoder = new TextDecoder('utf-8', textDecoderOptions);
     return null;
   }
 }

@@ -34,9 +34,23 @@ export const O_PATH = 0o10000000;
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
 const O_CLOEXEC = 0o2000000;
 
+/**
+ * `/proc/self/fd/<fd>/` per fd number, built once: the prefix depends on the number alone, and the few
+ * directory handles a walk holds are reused for thousands of children. Bounded by the fd numbers used.
+ */
+const childPrefixes: Buffer[] = [];
+
 /** `/proc/self/fd/<fd>/<name>` as bytes. No path is ever built with a trailing `/` or `/.`. */
 export function childPath(dirFd: number, name: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`/proc/self/fd/${dirFd}/`), name]);
+  let prefix = childPrefixes[dirFd];
+  if (prefix === undefined) {
+    prefix = Buffer.from(`/proc/self/fd/${dirFd}/`);
+    childPrefixes[dirFd] = prefix;
+  }
+  const path = Buffer.allocUnsafe(prefix.length + name.length);
+  prefix.copy(path, 0);
+  name.copy(path, prefix.length);
+  return path;
 }
 
 export function fdPath(fd: number): string {
