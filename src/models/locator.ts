@@ -30,12 +30,21 @@ export interface ParsedLocator {
   glob?: readonly GlobSegment[];
 }
 
+/** A UTF-16 surrogate without its pair: no UTF-8 name can be spelled by it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 const HINT = 'must name a location inside the root, e.g. "/notes/todo.txt" or "/out/**/*.sh"';
 
 /** Splits and validates a uri. Throws {@link InvalidLocatorError} naming the problem and the fix. */
 export function parseLocator(uri: string, match: MatchKind = 'exact'): ParsedLocator {
   if (typeof uri !== 'string') throw new InvalidLocatorError(`locator uri must be a string; it ${HINT}`);
   if (uri.includes('\0')) throw new InvalidLocatorError(`locator uri contains a NUL byte; it ${HINT}`);
+  if (LONE_SURROGATE.test(uri)) {
+    // Encoding would silently replace it with U+FFFD and read a different file than the one named.
+    throw new InvalidLocatorError(
+      `locator uri contains an unpaired UTF-16 surrogate; a uri must be well-formed Unicode`,
+    );
+  }
   if (uri.includes('\\')) {
     throw new InvalidLocatorError(
       `locator uri ${JSON.stringify(uri)} contains a backslash; use "/" to separate segments (it ${HINT})`,
@@ -166,4 +175,38 @@ export function matchesSegment(segment: GlobSegment, name: string): boolean {
   if (segment.kind === 'globstar') return true;
   if (segment.kind === 'literal') return segment.name === name;
   return segment.matcher.matches(name);
+}
+
+/**
+ * True when an entry uri could have been found by this locator: a uri inside the root (no `..`, no
+ * empty segment) whose segments the glob matches, `**` standing for zero or more directories (a trailing
+ * `**` for one or more names, since it matches the files beneath). Used to refuse stored evidence that
+ * names a path its locator could never have read.
+ */
+export function matchesLocator(locator: ParsedLocator, uri: string): boolean {
+  let entry: ParsedLocator;
+  try {
+    entry = parseLocator(uri, 'exact');
+  } catch {
+    return false;
+  }
+  if (locator.match === 'exact') return entry.segments.join('/') === locator.segments.join('/');
+  const glob = locator.glob ?? [];
+  const names = entry.segments;
+  const memo = new Map<number, boolean>();
+  const from = (i: number, j: number): boolean => {
+    const key = i * (names.length + 1) + j;
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    let result: boolean;
+    const segment = glob[i];
+    if (segment === undefined) result = j === names.length;
+    else if (segment.kind === 'globstar') {
+      result =
+        i === glob.length - 1 ? j < names.length : from(i + 1, j) || (j < names.length && from(i, j + 1));
+    } else result = j < names.length && matchesSegment(segment, names[j] as string) && from(i + 1, j + 1);
+    memo.set(key, result);
+    return result;
+  };
+  return from(0, 0);
 }

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { ComponentIdentifierSchema } from './identifier.js';
+import { matchesLocator, type ParsedLocator, parseLocator } from './locator.js';
 import { JsonObjectSchema, parseRecord, TimestampSchema } from './record.js';
 import { SurfaceScorableSchema, UriSchema } from './scorable.js';
 import { ACQUISITION_STATUSES, GAP_REASONS } from './vocabulary.js';
@@ -66,6 +67,20 @@ export const SurfaceEntrySchema = z
         message: 'a truncated entry must retain its content prefix',
       });
     }
+    if (entry.content !== null && Number.isSafeInteger(entry.sizeBytes) && entry.sizeBytes >= 0) {
+      // Retained text is the file's own bytes: all of them unless truncated, a prefix when truncated.
+      // A record whose text disagrees with its size was edited or forged, and would replay wrongly.
+      const textBytes = Buffer.byteLength(entry.content, 'utf8');
+      if (entry.contentTruncated ? textBytes > entry.sizeBytes : textBytes !== entry.sizeBytes) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['content'],
+          message: entry.contentTruncated
+            ? `a truncated text of ${textBytes} bytes cannot come from a file of ${entry.sizeBytes} bytes`
+            : `a complete text of ${textBytes} bytes must be the whole file of ${entry.sizeBytes} bytes`,
+        });
+      }
+    }
     if (entry.sha256 === null && entry.content !== null && !entry.contentTruncated) {
       ctx.addIssue({
         code: 'custom',
@@ -109,6 +124,23 @@ function surfacePayloadSchema(entrySchema: z.ZodType<SurfaceEntry>) {
             message: 'entries must be sorted by uri',
           });
         }
+      }
+      if (payload.scope.match === 'glob') {
+        let locator: ParsedLocator | undefined;
+        try {
+          locator = parseLocator(payload.scope.uri, 'glob');
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', path: ['scope', 'uri'], message: (error as Error).message });
+        }
+        payload.entries.forEach((entry, i) => {
+          if (locator !== undefined && !matchesLocator(locator, entry.uri)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['entries', i, 'uri'],
+              message: `the entry ${JSON.stringify(entry.uri)} is not a path the glob ${payload.scope.uri} can match`,
+            });
+          }
+        });
       }
       if (payload.scope.match === 'exact') {
         payload.entries.forEach((entry, i) => {

@@ -11,7 +11,8 @@ export const MatchKindSchema = z.enum(MATCH_KINDS);
 export const UriSchema = z
   .string()
   .min(1, 'uri must not be empty')
-  .refine((uri) => !uri.includes('\0'), 'uri must not contain a NUL byte');
+  .refine((uri) => !uri.includes('\0'), 'uri must not contain a NUL byte')
+  .refine((uri) => !/\p{Cs}/u.test(uri), 'uri must be well-formed Unicode (no unpaired surrogate)');
 
 export const SurfaceScorableSchema = z.strictObject({
   scorableType: z.literal('surface'),

@@ -23,13 +23,20 @@ export const LIMIT_NAMES = ['maxFiles', 'maxContentBytes', 'maxReadBytes', 'maxL
 
 /** Fills defaults and checks each limit is a positive safe integer; the error names the option. */
 export function resolveLimits(options: Partial<Record<keyof SourceLimits, unknown>>): SourceLimits {
+  for (const key of Object.keys(options)) {
+    if (key === 'root' || (LIMIT_NAMES as readonly string[]).includes(key)) continue;
+    const near = LIMIT_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
+    throw new InvalidOptionError(
+      `unknown option ${JSON.stringify(key)}${near === undefined ? '' : `; did you mean ${near}?`} (options: root, ${LIMIT_NAMES.join(', ')})`,
+    );
+  }
   const limits = { ...DEFAULT_LIMITS };
   for (const name of LIMIT_NAMES) {
     const value = options[name];
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
       throw new InvalidOptionError(
-        `${name} must be a positive integer, got ${JSON.stringify(value) ?? String(value)}`,
+        `${name} must be a positive integer, got ${typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value))}`,
       );
     }
     limits[name] = value;
