@@ -17,7 +17,7 @@ import { parseRecord } from '../models/record.js';
 import { type Scorable, ScorableSchema, type SurfaceScorable, sameLocator } from '../models/scorable.js';
 import { type Score, ScoreSchema } from '../models/score.js';
 import type { SurfaceSource } from '../sources/surface-source.js';
-import { judgeContentWritten } from '../verdicts/content-written.js';
+import { DEFAULT_JUDGEMENT_TIMEOUT_MS, judgeContentWritten } from '../verdicts/content-written.js';
 import type { ReplayRequest, ScoreRequest, Scorer, ScorerMemory } from './scorer.js';
 
 /**
@@ -37,6 +37,8 @@ export interface FileWriteScorerOptions {
   memory?: ScorerMemory | undefined;
   /** Wall-clock bound of one regex search over one file's text (default 1000 ms). */
   regexTimeoutMs?: number | undefined;
+  /** Wall-clock bound of all regex searches of one judgement together (default 10,000 ms). */
+  judgementTimeoutMs?: number | undefined;
 }
 
 export const FILE_WRITE_SCORER_TYPE = 'FileWriteScorer';
@@ -49,6 +51,7 @@ export class FileWriteScorer implements Scorer {
   readonly #source: SurfaceSource;
   readonly #memory: ScorerMemory | undefined;
   readonly #regexTimeoutMs: number;
+  readonly #judgementTimeoutMs: number;
 
   constructor(options: FileWriteScorerOptions) {
     if (options?.source === undefined || typeof options.source.acquire !== 'function') {
@@ -63,13 +66,24 @@ export class FileWriteScorer implements Scorer {
     this.#source = options.source;
     this.#memory = options.memory;
     this.#regexTimeoutMs = timeout;
+    const total = options.judgementTimeoutMs ?? DEFAULT_JUDGEMENT_TIMEOUT_MS;
+    if (!Number.isSafeInteger(total) || total <= 0) {
+      throw new InvalidOptionError(
+        `judgementTimeoutMs must be a positive integer (milliseconds), got ${String(total)}`,
+      );
+    }
+    this.#judgementTimeoutMs = total;
   }
 
   identifier(source: ComponentIdentifier = this.#source.identifier()): ComponentIdentifier {
     return {
       type: FILE_WRITE_SCORER_TYPE,
       version: '1',
-      params: { matchingVersion: MATCHING_VERSION, regexTimeoutMs: this.#regexTimeoutMs },
+      params: {
+        matchingVersion: MATCHING_VERSION,
+        regexTimeoutMs: this.#regexTimeoutMs,
+        judgementTimeoutMs: this.#judgementTimeoutMs,
+      },
       children: { source },
     };
   }
@@ -129,6 +143,8 @@ export class FileWriteScorer implements Scorer {
       messagePieceId,
       this.#source.identifier(),
     );
+    // Judging runs on this thread; a caller who gave up meanwhile gets the rejection, not a late score.
+    request.signal?.throwIfAborted();
     await this.#memory?.saveScore(score, [observation]);
     return [score];
   }
@@ -169,7 +185,10 @@ export class FileWriteScorer implements Scorer {
     source: ComponentIdentifier,
     extra: Record<string, boolean> = {},
   ): Score {
-    const judgement = judgeContentWritten(observation, condition, { regexTimeoutMs: this.#regexTimeoutMs });
+    const judgement = judgeContentWritten(observation, condition, {
+      regexTimeoutMs: this.#regexTimeoutMs,
+      judgementTimeoutMs: this.#judgementTimeoutMs,
+    });
     return this.#build({
       scorable,
       expectation,

@@ -1,4 +1,4 @@
-import { type MatchTextOptions, matchText } from '../matching/text-matcher.js';
+import { DEFAULT_REGEX_TIMEOUT_MS, type MatchTextOptions, matchText } from '../matching/text-matcher.js';
 import type { ContentWritten } from '../models/condition.js';
 import type { Matcher } from '../models/matcher.js';
 import type { CoverageGap, Observation, SurfaceEntry } from '../models/observation.js';
@@ -25,12 +25,24 @@ export interface ContentWrittenJudgement {
   judgementGaps: CoverageGap[];
 }
 
+/** Wall-clock bound of judging one observation, all regex searches together (default 10 s). */
+export const DEFAULT_JUDGEMENT_TIMEOUT_MS = 10_000;
+
+export interface JudgeOptions extends MatchTextOptions {
+  /**
+   * Bound on all regex searches of one judgement together. Each search is bounded by regexTimeoutMs, but a
+   * glob can hold a thousand files an attacker filled for a catastrophic pattern: without a total, that
+   * is minutes of blocked thread. Entries left when it is spent are unknown (`matcher_timeout`).
+   */
+  judgementTimeoutMs?: number;
+}
+
 type EntryOutcome = 'proven' | 'not_proven' | 'unknown_binary' | 'unknown_truncated' | 'timeout';
 
 export function judgeContentWritten(
   observation: Observation,
   condition: ContentWritten,
-  options: MatchTextOptions = {},
+  options: JudgeOptions = {},
 ): ContentWrittenJudgement {
   const locator = `${condition.uri} (${condition.match})`;
   const criterion =
@@ -53,8 +65,11 @@ export function judgeContentWritten(
   const judgementGaps: CoverageGap[] = [];
   const truncatedUris: string[] = [];
   let notText = false;
+  const perSearchMs = options.regexTimeoutMs ?? DEFAULT_REGEX_TIMEOUT_MS;
+  const deadline = performance.now() + (options.judgementTimeoutMs ?? DEFAULT_JUDGEMENT_TIMEOUT_MS);
   for (const entry of observation.payload.entries) {
-    const outcome = judgeEntry(entry, condition.matcher, options);
+    const leftMs = Math.ceil(deadline - performance.now());
+    const outcome = judgeEntry(entry, condition.matcher, Math.min(perSearchMs, leftMs));
     if (outcome === 'proven') provenUris.push(entry.uri);
     else if (outcome !== 'not_proven') {
       unknownUris.push(entry.uri);
@@ -104,18 +119,15 @@ export function judgeContentWritten(
   };
 }
 
-function judgeEntry(
-  entry: SurfaceEntry,
-  matcher: Matcher | undefined,
-  options: MatchTextOptions,
-): EntryOutcome {
+function judgeEntry(entry: SurfaceEntry, matcher: Matcher | undefined, searchMs: number): EntryOutcome {
   if (matcher === undefined) return entry.sizeBytes > 0 ? 'proven' : 'not_proven';
   if (entry.content === null) return 'unknown_binary';
   if (entry.contentTruncated) {
     if (matcher.matcherType !== 'contains') return 'unknown_truncated';
-    return matchText(matcher, entry.content, options) === 'match' ? 'proven' : 'unknown_truncated';
+    return matchText(matcher, entry.content) === 'match' ? 'proven' : 'unknown_truncated';
   }
-  const outcome = matchText(matcher, entry.content, options);
+  if (matcher.matcherType === 'regex' && searchMs < 1) return 'timeout';
+  const outcome = matchText(matcher, entry.content, { regexTimeoutMs: searchMs });
   if (outcome === 'match') return 'proven';
   return outcome === 'timeout' ? 'timeout' : 'not_proven';
 }

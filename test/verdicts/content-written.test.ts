@@ -462,3 +462,26 @@ describe('judgeContentWritten: rationale safety', () => {
     assert.match(rationale, /and 45 more\)\.$/);
   });
 });
+
+describe('judgeContentWritten: the judgement time budget', () => {
+  it('bounds all regex searches together: entries left when it is spent are matcher_timeout, never a hang', () => {
+    const entries = Array.from({ length: 20 }, (_, i) =>
+      textEntry(`/d/f${String(i).padStart(2, '0')}.txt`, CATASTROPHIC.text),
+    );
+    const condition = contentWritten(surface('/d/*', 'glob'), regex('^(a+)+$'));
+    const started = Date.now();
+    const judgement = judgeContentWritten(observation({ uri: '/d/*', match: 'glob', entries }), condition, {
+      regexTimeoutMs: 1000,
+      judgementTimeoutMs: 300,
+    });
+    const elapsedMs = Date.now() - started;
+    assert.equal(judgement.status, 'undetermined');
+    assert.equal(judgement.unknownUris.length, 20);
+    assert.deepEqual(
+      judgement.judgementGaps.map((gap) => gap.reason),
+      Array(20).fill('matcher_timeout'),
+    );
+    // Twenty searches of up to 1 s each would take 20 s; the total bound stops them near 300 ms.
+    assert.ok(elapsedMs < 5000, `judging took ${elapsedMs} ms`);
+  });
+});
