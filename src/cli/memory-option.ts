@@ -1,7 +1,6 @@
 import { Option } from 'commander';
 import { NotFoundError } from '../errors.js';
 import type { Memory } from '../memory/memory.js';
-import { openMemory } from '../memory/open-memory.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -36,6 +35,9 @@ export function optionalDb(options: Record<string, unknown>, env: CliEnv): strin
  * A record that is not stored becomes a usage error that says which database was searched.
  */
 export async function withMemory<T>(target: string, work: (memory: Memory) => Promise<T>): Promise<T> {
+  // Loaded on first use: the database drivers are most of the CLI's start-up time, and commands that
+  // store nothing (observe, score without --db) never need them.
+  const { openMemory } = await import('../memory/open-memory.js');
   const memory = await openMemory(target);
   try {
     return await work(memory);

@@ -1,11 +1,5 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { loadCampaignFile } from '../../attacks/campaign-file.js';
-import { MemoryAttemptRecorder } from '../../attacks/memory-recorder.js';
-import { renderReportHtml } from '../../attacks/report-html.js';
-import { runCampaign } from '../../attacks/run-campaign.js';
-import { renderAttemptTable, renderTotals } from '../../attacks/summary-table.js';
-import { createTarget } from '../../targets/target-config.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
@@ -22,6 +16,24 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--json', 'print { run, totals, attempts } as JSON instead of the table')
     .addOption(dbOption())
     .action(async (file: string, options: Record<string, unknown>) => {
+      // Loaded when the command runs, not when the CLI starts: targets pull in the MCP SDK and friends.
+      const [
+        { loadCampaignFile },
+        { MemoryAttemptRecorder },
+        { renderReportHtml },
+        { runCampaign },
+        table,
+        targets,
+      ] = await Promise.all([
+        import('../../attacks/campaign-file.js'),
+        import('../../attacks/memory-recorder.js'),
+        import('../../attacks/report-html.js'),
+        import('../../attacks/run-campaign.js'),
+        import('../../attacks/summary-table.js'),
+        import('../../targets/target-config.js'),
+      ]);
+      const { renderAttemptTable, renderTotals } = table;
+      const { createTarget } = targets;
       const campaign = await loadCampaignFile(file);
       const target = createTarget(campaign.target, { env: io.env });
       const concurrency =
