@@ -24,22 +24,8 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
     .execute();
   let finished = false;
   try {
-    for await (const rows of pages((offset) =>
-      trx
-        .selectFrom('conversations')
-        .select('record_json')
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(EXPORT_PAGE_ROWS)
-        .offset(offset)
-        .execute(),
-    )) {
-      for (const row of rows) {
-        yield {
-          recordType: 'conversation',
-          record: parseStored(ConversationSchema, row.record_json, 'conversation'),
-        };
-      }
+    for await (const json of recordsByCreation(trx, 'conversations')) {
+      yield { recordType: 'conversation', record: parseStored(ConversationSchema, json, 'conversation') };
     }
     for await (const rows of pages((offset) =>
       trx
@@ -81,41 +67,35 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
         };
       }
     }
-    for await (const rows of pages((offset) =>
-      trx
-        .selectFrom('scores')
-        .select('record_json')
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(EXPORT_PAGE_ROWS)
-        .offset(offset)
-        .execute(),
-    )) {
-      for (const row of rows) {
-        yield { recordType: 'score', record: parseStored(ScoreSchema, row.record_json, 'score') };
-      }
+    for await (const json of recordsByCreation(trx, 'scores')) {
+      yield { recordType: 'score', record: parseStored(ScoreSchema, json, 'score') };
     }
-    for await (const rows of pages((offset) =>
-      trx
-        .selectFrom('attack_results')
-        .select('record_json')
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(EXPORT_PAGE_ROWS)
-        .offset(offset)
-        .execute(),
-    )) {
-      for (const row of rows) {
-        yield {
-          recordType: 'attack_result',
-          record: parseStored(AttackResultSchema, row.record_json, 'attack result'),
-        };
-      }
+    for await (const json of recordsByCreation(trx, 'attack_results')) {
+      yield { recordType: 'attack_result', record: parseStored(AttackResultSchema, json, 'attack result') };
     }
     finished = true;
   } finally {
     if (finished) await trx.commit().execute();
     else await trx.rollback().execute();
+  }
+}
+
+/** The stored JSON of a table whose rows are ordered by creation time, then id, page by page. */
+async function* recordsByCreation(
+  trx: Kysely<Tables>,
+  table: 'conversations' | 'scores' | 'attack_results',
+): AsyncGenerator<string> {
+  for await (const rows of pages((offset) =>
+    trx
+      .selectFrom(table)
+      .select('record_json')
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(EXPORT_PAGE_ROWS)
+      .offset(offset)
+      .execute(),
+  )) {
+    for (const row of rows) yield row.record_json;
   }
 }
 
