@@ -26,17 +26,26 @@ export async function storeConversation(trx: Transaction<Tables>, record: Conver
   }
 }
 
-export async function storeMessagePiece(trx: Transaction<Tables>, record: MessagePiece): Promise<void> {
+/** Refuses a record that names a conversation the memory does not hold. */
+async function requireConversation(
+  trx: Transaction<Tables>,
+  conversationId: string,
+  message: string,
+): Promise<void> {
   const conversation = await trx
     .selectFrom('conversations')
     .select('id')
-    .where('id', '=', record.conversationId)
+    .where('id', '=', conversationId)
     .executeTakeFirst();
-  if (conversation === undefined) {
-    throw new InvalidReferenceError(
-      `message piece ${JSON.stringify(record.id)} belongs to conversation ${JSON.stringify(record.conversationId)}, which is not stored; create the conversation first`,
-    );
-  }
+  if (conversation === undefined) throw new InvalidReferenceError(message);
+}
+
+export async function storeMessagePiece(trx: Transaction<Tables>, record: MessagePiece): Promise<void> {
+  await requireConversation(
+    trx,
+    record.conversationId,
+    `message piece ${JSON.stringify(record.id)} belongs to conversation ${JSON.stringify(record.conversationId)}, which is not stored; create the conversation first`,
+  );
   const otherRole = await trx
     .selectFrom('message_pieces')
     .select(['id', 'role'])
@@ -166,16 +175,11 @@ export async function storeScore(trx: Transaction<Tables>, record: Score): Promi
 }
 
 export async function storeAttackResult(trx: Transaction<Tables>, record: AttackResult): Promise<void> {
-  const conversation = await trx
-    .selectFrom('conversations')
-    .select('id')
-    .where('id', '=', record.conversationId)
-    .executeTakeFirst();
-  if (conversation === undefined) {
-    throw new InvalidReferenceError(
-      `attack result ${JSON.stringify(record.id)} names conversation ${JSON.stringify(record.conversationId)}, which is not stored`,
-    );
-  }
+  await requireConversation(
+    trx,
+    record.conversationId,
+    `attack result ${JSON.stringify(record.id)} names conversation ${JSON.stringify(record.conversationId)}, which is not stored`,
+  );
   if (record.scoreId !== null) {
     const row = await trx
       .selectFrom('scores')
