@@ -7,7 +7,6 @@ import type { Score } from '../models/score.js';
 import { FileWriteScorer } from '../scorers/file-write-scorer.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
 import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
-import type { AcquireOptions, SurfaceSource } from '../sources/surface-source.js';
 import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
@@ -184,12 +183,9 @@ async function runAttempt(
     }
 
     // Judge the workspace whatever the agent said (or whether it finished): the file system is the evidence.
-    const observations: Observation[] = [];
+    let observations: Observation[] = [];
     const limits = { ...campaign.evidence, ...attack.evidence };
-    const source = recordingSource(
-      new LocalFileSurfaceSource({ root: workspace.root, ...limits }),
-      observations,
-    );
+    const source = new LocalFileSurfaceSource({ root: workspace.root, ...limits });
     let conversationId: string | null = null;
     let scorable: Scorable = {
       scorableType: 'surface',
@@ -211,7 +207,9 @@ async function runAttempt(
         scorable = message(exchange.replyPieceIds);
       }
       const scorer = new FileWriteScorer({ source, memory: recorder?.scorerMemory() });
-      [score = null] = await scorer.score({ scorable, expectation, signal });
+      const result = await scorer.score({ scorable, expectation, signal });
+      score = result.scores[0] ?? null;
+      observations = result.observations;
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       scoringError = `the workspace could not be judged: ${(error as Error).message}`;
@@ -251,16 +249,4 @@ function validTranscript(events: readonly unknown[]): TranscriptEvent[] {
     const parsed = TranscriptEventSchema.safeParse(event);
     return parsed.success ? [parsed.data] : [];
   });
-}
-
-/** A source that remembers every observation it returns, so the report can show the evidence. */
-function recordingSource(inner: SurfaceSource, into: Observation[]): SurfaceSource {
-  return {
-    identifier: () => inner.identifier(),
-    async acquire(scorable, acquireOptions?: AcquireOptions) {
-      const observation = await inner.acquire(scorable, acquireOptions);
-      into.push(observation);
-      return observation;
-    },
-  };
 }
