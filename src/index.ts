@@ -12,12 +12,8 @@ export type { AttemptOutcome, OutcomeTotals } from './attacks/outcome.js';
 export { attemptOutcome, formatSuccessRate, tallyOutcomes } from './attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from './attacks/report-html.js';
 export { renderReportHtml } from './attacks/report-html.js';
-export type {
-  AttemptRecorder,
-  CampaignResult,
-  ProgressEvent,
-  RunCampaignOptions,
-} from './attacks/run-campaign.js';
+export type { AttemptRecorder } from './attacks/run-attempt.js';
+export type { CampaignResult, ProgressEvent, RunCampaignOptions } from './attacks/run-campaign.js';
 export { runCampaign } from './attacks/run-campaign.js';
 export { renderAttemptTable, renderTotals } from './attacks/summary-table.js';
 export type { PlantedFile, Workspace, WorkspaceSpec } from './attacks/workspace.js';
