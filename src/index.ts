@@ -69,6 +69,7 @@ export type { AttemptRecord } from './models/attempt-record.js';
 export { AttemptRecordSchema } from './models/attempt-record.js';
 export type { CampaignRun } from './models/campaign-run.js';
 export { CampaignRunSchema } from './models/campaign-run.js';
+export { checkObservation } from './models/checked-observation.js';
 export type { Condition, ContentWritten } from './models/condition.js';
 export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
 export type { Conversation, Labels, MessagePiece } from './models/conversation.js';
@@ -110,7 +111,6 @@ export type {
 export {
   AcquisitionStatusSchema,
   CoverageGapSchema,
-  checkObservation,
   GapReasonSchema,
   ObservationSchema,
   SurfaceCoverageSchema,
