@@ -43,6 +43,8 @@ export interface BwrapPlan {
   hiddenDirectories: readonly string[];
   /** Files replaced by `/dev/null` (the memory database and its side files). */
   hiddenFiles: readonly string[];
+  /** Paths inside hidden directories shown again, read-only (the agent's program installed in a home). */
+  exposedReadOnly?: readonly string[] | undefined;
   network: NetworkMode;
   /** Where bubblewrap writes `{"child-pid": N}`: the namespace's init, watched until it is gone. */
   infoFd?: number | undefined;
@@ -67,6 +69,7 @@ export function bwrapArguments(plan: BwrapPlan): string[] {
   ];
   if (plan.network === 'none') argv.push('--unshare-net');
   for (const directory of plan.hiddenDirectories) argv.push('--tmpfs', directory);
+  for (const path of plan.exposedReadOnly ?? []) argv.push('--ro-bind-try', path, path);
   for (const file of plan.hiddenFiles) argv.push('--ro-bind-try', '/dev/null', file);
   for (const mount of plan.writable) argv.push('--bind-fd', String(mount.childFd), mount.path);
   if (plan.infoFd !== undefined) argv.push('--info-fd', String(plan.infoFd));

@@ -39,6 +39,8 @@ export interface ContainedProcessOptions {
   network?: NetworkMode | undefined;
   hiddenDirectories?: readonly string[] | undefined;
   hiddenFiles?: readonly string[] | undefined;
+  /** Paths in hidden directories shown again read-only (see `launchInAttempt`). */
+  exposedReadOnly?: readonly string[] | undefined;
   /** Bound on draining output after every process is gone. Default 1,000 ms. */
   drainMs?: number | undefined;
   /** Bound on waiting for the sandbox's PID namespace to empty after its leader ended. Default 5,000 ms. */
@@ -91,6 +93,7 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
     ],
     hiddenDirectories: options.hiddenDirectories ?? [],
     hiddenFiles: options.hiddenFiles ?? [],
+    exposedReadOnly: options.exposedReadOnly ?? [],
     network: options.network ?? 'host',
     infoFd: INFO_FD,
   });

@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import { InvalidOptionError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
+import type { Containment } from '../models/vocabulary.js';
 import { runChatAgentLoop } from './chat-agent-loop.js';
 import { ChatCompletionsClient } from './chat-completions-client.js';
 import {
@@ -55,6 +56,7 @@ export class McpTarget implements Target {
       request.workspace,
       transcript,
       request.signal,
+      request.attempt,
     );
     try {
       const agent = this.#options.agent;
@@ -86,6 +88,10 @@ export class McpTarget implements Target {
       await toolbox.close();
       if (stderr !== '') transcript.push({ kind: 'note', text: `MCP server stderr: ${stderr}` });
     }
+  }
+
+  containment(): Containment {
+    return this.#options.server.sandbox?.containment.mode ?? 'bwrap';
   }
 
   identifier(): ComponentIdentifier {
