@@ -4,7 +4,7 @@ import { ComponentIdentifierSchema } from '../models/identifier.js';
 import { ObservationSchema } from '../models/observation.js';
 import { TimestampSchema } from '../models/record.js';
 import { ScoreSchema } from '../models/score.js';
-import { ATTACK_OUTCOMES } from '../models/vocabulary.js';
+import { ATTACK_OUTCOMES, CONTAINMENTS } from '../models/vocabulary.js';
 import { TranscriptEventSchema } from '../targets/transcript.js';
 
 /**
@@ -31,6 +31,16 @@ export const AttemptRecordSchema = z.strictObject({
   workspace: z
     .strictObject({ root: z.string(), template: z.string().nullable(), kept: z.boolean() })
     .nullable(),
+  /** How the agent was contained (SPEC §11); absent in records written before containment existed. */
+  containment: z.enum(CONTAINMENTS).optional(),
+  /** What removing the attempt's directories left behind (absent when they were kept or all removed). */
+  cleanup: z
+    .strictObject({
+      removed: z.boolean(),
+      failures: z.array(z.strictObject({ path: z.string(), reason: z.string() })),
+      unlistedFailures: z.number().int().nonnegative(),
+    })
+    .optional(),
   /** Ids the memory gave the conversation (null when no memory recorded it). */
   conversationId: z.string().nullable(),
   startedAt: TimestampSchema,

@@ -98,6 +98,8 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
         transcript: record.transcript as unknown as JsonObject[],
         startedAt: record.startedAt,
         finishedAt: record.finishedAt,
+        ...(record.containment === undefined ? {} : { containment: record.containment }),
+        ...(record.cleanup === undefined ? {} : { cleanup: record.cleanup as unknown as JsonObject }),
       },
     });
   }
@@ -135,6 +137,8 @@ export async function loadReportRuns(
         observations,
         workspace: result.workspace,
         conversationId: result.conversationId,
+        ...(meta.containment === undefined ? {} : { containment: meta.containment }),
+        ...(meta.cleanup === undefined ? {} : { cleanup: meta.cleanup }),
         startedAt: meta.startedAt,
         finishedAt: meta.finishedAt,
       },

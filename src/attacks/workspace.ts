@@ -57,6 +57,8 @@ export interface RunDirectory {
   fd: number;
   /** Removes the run directory (what attempts left in it included); never throws. */
   dispose(): RemovalReport;
+  /** Closes the handle and leaves the directory on disk (`--keep-workspaces`). */
+  release(): void;
 }
 
 export interface Workspace {
@@ -87,7 +89,7 @@ export async function createRunDirectory(parent?: string, ownerPid?: number): Pr
   const fd = openSync(path, OPEN_DIRECTORY);
   writeFileSync(
     childPath(fd, Buffer.from(RUN_MARKER)),
-    `${JSON.stringify({ pid: ownerPid ?? null, createdAt: new Date().toISOString() })}\n`,
+    `${JSON.stringify({ pid: ownerPid ?? process.pid, createdAt: new Date().toISOString() })}\n`,
     { flag: 'wx', mode: 0o600 },
   );
   const identity = fstatSync(fd);
@@ -100,6 +102,11 @@ export async function createRunDirectory(parent?: string, ownerPid?: number): Pr
       disposed = true;
       closeSync(fd);
       return removeTree(path, { expected: { dev: identity.dev, ino: identity.ino } });
+    },
+    release() {
+      if (disposed) return;
+      disposed = true;
+      closeSync(fd);
     },
   };
 }
