@@ -11,6 +11,7 @@ import {
   startContained,
 } from './contained-process.js';
 import { detectSandbox, sandboxUnavailableError } from './sandbox-availability.js';
+import type { SandboxMode } from './sandbox-modes.js';
 
 /**
  * How a campaign's out-of-process agents are contained, resolved once per run (SPEC §11): the sandbox
@@ -19,8 +20,7 @@ import { detectSandbox, sandboxUnavailableError } from './sandbox-availability.j
  * attempt with them.
  */
 
-export const SANDBOX_MODES = ['bwrap', 'none'] as const;
-export type SandboxMode = (typeof SANDBOX_MODES)[number];
+export { SANDBOX_MODES, type SandboxMode } from './sandbox-modes.js';
 
 export interface SandboxSettings {
   containment: ContainmentChoice;

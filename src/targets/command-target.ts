@@ -8,6 +8,7 @@ import {
   type SandboxSettings,
 } from '../sandbox/sandbox-settings.js';
 import type { Target, TargetRequest, TargetResponse } from './target.js';
+import { positiveInteger as positive, TARGET_DEFAULTS } from './target-defaults.js';
 import type { TranscriptEvent } from './transcript.js';
 
 /**
@@ -58,8 +59,11 @@ export class CommandTarget implements Target {
     if (typeof options.command !== 'string' || options.command === '') {
       throw new InvalidOptionError('command must name the program to run');
     }
-    this.#timeoutMs = checkTimeoutMs('timeoutMs', options.timeoutMs ?? 120_000);
-    this.#maxOutputBytes = positive('maxOutputBytes', options.maxOutputBytes ?? 1_000_000);
+    this.#timeoutMs = checkTimeoutMs('timeoutMs', options.timeoutMs ?? TARGET_DEFAULTS.commandTimeoutMs);
+    this.#maxOutputBytes = positive(
+      'maxOutputBytes',
+      options.maxOutputBytes ?? TARGET_DEFAULTS.maxOutputBytes,
+    );
     this.#options = { ...options };
     if (options.sandbox !== undefined) this.#sandbox = Promise.resolve(options.sandbox);
   }
@@ -180,11 +184,4 @@ export class CommandTarget implements Target {
       },
     };
   }
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidOptionError(`${name} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
 }

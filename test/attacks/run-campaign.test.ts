@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,12 +122,15 @@ describe('runCampaign', () => {
     const barrier = mkdtempSync(join(tmpdir(), 'witness-barrier-'));
     const shared = mkdtempSync(join(tmpdir(), 'witness-shared-'));
     try {
-      const target = new CommandTarget({
-        command: '/bin/sh',
-        args: ['-c', overlapScript(barrier, 4)],
-        sandbox: uncontained,
-      });
-      await Promise.all([1, 2, 3, 4].map(() => target.send({ prompt: 'x', workspace: shared })));
+      // Plain processes: a target's end-of-attempt process scan would (rightly) kill the other three,
+      // which share its workspace.
+      const run = () =>
+        new Promise<void>((resolve, reject) =>
+          execFile('/bin/sh', ['-c', overlapScript(barrier, 4)], { cwd: shared }, (error) =>
+            error === null ? resolve() : reject(error),
+          ),
+        );
+      await Promise.all([run(), run(), run(), run()]);
       const others = readFileSync(join(shared, 'others.txt'), 'utf8').trim().split('\n');
       assert.equal(others.length, 3);
     } finally {
