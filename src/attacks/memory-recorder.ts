@@ -91,6 +91,8 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
       runId: record.runId,
       startedAt: record.startedAt,
       transcript: record.transcript,
+      ...(record.containment === undefined ? {} : { containment: record.containment }),
+      ...(record.cleanup === undefined ? {} : { cleanup: record.cleanup }),
       metadata: {},
     });
   }

@@ -85,6 +85,8 @@ export class SqlRuns {
         observations,
         workspace: result.workspace,
         conversationId: result.conversationId,
+        ...(result.containment === undefined ? {} : { containment: result.containment }),
+        ...(result.cleanup === undefined ? {} : { cleanup: result.cleanup }),
         startedAt: result.startedAt ?? result.createdAt,
         finishedAt: result.createdAt,
       },

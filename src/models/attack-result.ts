@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AttemptCleanupSchema, ContainmentSchema } from './attempt-record.js';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { JsonObjectSchema, TimestampSchema } from './record.js';
 import type { Score } from './score.js';
@@ -45,6 +46,8 @@ export const AttackResultSchema = z
     runId: z.string().min(1).optional(),
     startedAt: TimestampSchema.optional(),
     transcript: z.array(TranscriptEventSchema).optional(),
+    containment: ContainmentSchema.optional(),
+    cleanup: AttemptCleanupSchema.optional(),
     metadata: JsonObjectSchema,
   })
   .superRefine((result, ctx) => {

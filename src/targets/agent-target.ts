@@ -1,4 +1,5 @@
 import type { ComponentIdentifier } from '../models/identifier.js';
+import type { Containment } from '../models/vocabulary.js';
 import type { Planner } from './planner.js';
 import type { Target, TargetRequest, TargetResponse } from './target.js';
 import type { ToolboxProvider } from './toolbox.js';
@@ -31,7 +32,7 @@ export class AgentTarget implements Target {
 
   async send(request: TargetRequest): Promise<TargetResponse> {
     const opening: TranscriptEvent[] = [];
-    const tools = await this.#toolbox.open(request.workspace, opening, request.signal);
+    const tools = await this.#toolbox.open(request.workspace, opening, request.signal, request.attempt);
     let closed = false;
     try {
       const result = await this.#planner.plan({
@@ -47,6 +48,10 @@ export class AgentTarget implements Target {
       // A planner that failed (or was aborted) still leaves no server running.
       if (!closed) await tools.close();
     }
+  }
+
+  containment(): Containment {
+    return this.#toolbox.containment?.() ?? 'in_process';
   }
 
   identifier(): ComponentIdentifier {

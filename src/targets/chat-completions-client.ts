@@ -1,5 +1,6 @@
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { JsonValue } from '../models/record.js';
+import { checkTimeoutMs } from '../models/timeout.js';
 import {
   nonNegativeInteger as nonNegative,
   positiveInteger as positive,
@@ -58,7 +59,7 @@ export class ChatCompletionsClient {
     this.url = `${url.href.replace(/\/+$/, '')}/chat/completions`;
     this.#apiKey = options.apiKey === '' ? undefined : options.apiKey;
     this.limits = {
-      requestTimeoutMs: positive(
+      requestTimeoutMs: checkTimeoutMs(
         'requestTimeoutMs',
         options.requestTimeoutMs ?? TARGET_DEFAULTS.requestTimeoutMs,
       ),

@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '../errors.js';
+import type { SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { AgentTarget } from './agent-target.js';
 import { ChatPlanner } from './chat-planner.js';
 import { CommandTarget } from './command-target.js';
@@ -18,17 +19,22 @@ import { type ToolboxProvider, WorkspaceToolboxProvider } from './toolbox.js';
 export interface CreateTargetContext {
   /** The environment to read `apiKeyEnv` from and to give a command agent (the CLI passes its own). */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * How out-of-process agents (a command, an MCP server) are contained, resolved for the run (see
+   * `resolveSandboxSettings`). When absent they require bubblewrap and resolve it themselves.
+   */
+  sandbox?: SandboxSettings | undefined;
 }
 
 export function createTarget(config: TargetConfig, context: CreateTargetContext): Target {
   if (config.kind === 'command') {
     const { kind: _kind, ...options } = config;
-    return new CommandTarget({ ...options, baseEnv: context.env });
+    return new CommandTarget({ ...options, baseEnv: context.env, sandbox: context.sandbox });
   }
   const parts = agentParts(config);
   return new AgentTarget({
     planner: createPlanner(parts.planner, context),
-    toolbox: createToolbox(parts.toolbox),
+    toolbox: createToolbox(parts.toolbox, context),
   });
 }
 
@@ -38,10 +44,10 @@ function createPlanner(config: PlannerConfig, context: CreateTargetContext): Pla
   return new ChatPlanner({ ...options, apiKey: apiKey(config.apiKeyEnv, context) });
 }
 
-function createToolbox(config: ToolboxConfig): ToolboxProvider {
+function createToolbox(config: ToolboxConfig, context: CreateTargetContext): ToolboxProvider {
   if (config.kind === 'workspace') return new WorkspaceToolboxProvider();
   const { kind: _kind, ...server } = config;
-  return new McpToolboxProvider(server);
+  return new McpToolboxProvider({ ...server, sandbox: context.sandbox });
 }
 
 function apiKey(name: string | undefined, context: CreateTargetContext): string | undefined {

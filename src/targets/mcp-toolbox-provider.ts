@@ -1,7 +1,10 @@
 import { posix } from 'node:path';
 import type { ComponentIdentifier } from '../models/identifier.js';
+import { checkTimeoutMs } from '../models/timeout.js';
+import type { Containment } from '../models/vocabulary.js';
+import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
 import { type McpServerOptions, McpToolbox } from './mcp-toolbox.js';
-import { nonEmptyString, positiveInteger, TARGET_DEFAULTS } from './target-defaults.js';
+import { nonEmptyString, TARGET_DEFAULTS } from './target-defaults.js';
 import type { FileToolMapping, OpenedToolbox, ToolboxProvider, ToolSpec } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
 
@@ -18,12 +21,17 @@ export class McpToolboxProvider implements ToolboxProvider {
     nonEmptyString('server.command', server?.command);
     this.#server = {
       ...server,
-      timeoutMs: positiveInteger('server.timeoutMs', server.timeoutMs ?? TARGET_DEFAULTS.mcpTimeoutMs),
+      timeoutMs: checkTimeoutMs('server.timeoutMs', server.timeoutMs ?? TARGET_DEFAULTS.mcpTimeoutMs),
     };
   }
 
-  async open(workspace: string, transcript: TranscriptEvent[], signal?: AbortSignal): Promise<OpenedToolbox> {
-    const toolbox = await McpToolbox.start(this.#server, workspace, transcript, signal);
+  async open(
+    workspace: string,
+    transcript: TranscriptEvent[],
+    signal?: AbortSignal,
+    attempt?: AttemptDirectories,
+  ): Promise<OpenedToolbox> {
+    const toolbox = await McpToolbox.start(this.#server, workspace, transcript, signal, attempt);
     return {
       toolbox,
       fileMapping: async () => mcpFileMapping(await toolbox.list(), workspace),
@@ -34,6 +42,11 @@ export class McpToolboxProvider implements ToolboxProvider {
         return stderr === '' ? [] : [{ kind: 'note', text: `MCP server stderr: ${stderr}` }];
       },
     };
+  }
+
+  /** The server is a process: contained by bubblewrap unless the campaign said `sandbox: none`. */
+  containment(): Containment {
+    return this.#server.sandbox?.containment.mode ?? 'bwrap';
   }
 
   identifier(): ComponentIdentifier {

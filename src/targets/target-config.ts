@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TimeoutMsSchema } from '../models/timeout.js';
 import { MOCK_MODES } from './mock-modes.js';
 
 /**
@@ -19,6 +20,8 @@ import { MOCK_MODES } from './mock-modes.js';
  */
 
 const PositiveInt = z.number().int().positive();
+/** Every timeout: 1 to 2^31−1 ms (SPEC §11). */
+const TimeoutMs = TimeoutMsSchema;
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
 const ChatFields = {
@@ -27,7 +30,7 @@ const ChatFields = {
   apiKeyEnv: EnvName.optional(),
   systemPrompt: z.string().optional(),
   maxTurns: PositiveInt.optional(),
-  requestTimeoutMs: PositiveInt.optional(),
+  requestTimeoutMs: TimeoutMs.optional(),
   maxRetries: z.number().int().nonnegative().optional(),
   retryBaseDelayMs: z.number().int().nonnegative().optional(),
   temperature: z.number().min(0).max(2).optional(),
@@ -39,7 +42,7 @@ const McpServerFields = {
   command: z.string().min(1),
   args: z.array(z.string()).optional(),
   env: z.record(EnvName, z.string()).optional(),
-  timeoutMs: PositiveInt.optional(),
+  timeoutMs: TimeoutMs.optional(),
 };
 
 export const MockTargetConfigSchema = z.strictObject({ kind: z.literal('mock'), ...MockFields });
@@ -81,7 +84,7 @@ export const CommandTargetConfigSchema = z.strictObject({
   args: z.array(z.string()).optional(),
   stdin: z.string().optional(),
   env: z.record(EnvName, z.string()).optional(),
-  timeoutMs: PositiveInt.optional(),
+  timeoutMs: TimeoutMs.optional(),
   maxOutputBytes: PositiveInt.optional(),
 });
 

@@ -1,5 +1,7 @@
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { JsonObject, JsonValue } from '../models/record.js';
+import type { Containment } from '../models/vocabulary.js';
+import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
 import type { TranscriptEvent } from './transcript.js';
 import { WorkspaceFiles, type WorkspaceFilesOptions } from './workspace-files.js';
 
@@ -33,9 +35,16 @@ export interface ToolResult {
  */
 export interface ToolboxProvider {
   /** Opens the tools on `workspace`; what happens on the way (a server started) is appended to `transcript`. */
-  open(workspace: string, transcript: TranscriptEvent[], signal?: AbortSignal): Promise<OpenedToolbox>;
+  open(
+    workspace: string,
+    transcript: TranscriptEvent[],
+    signal?: AbortSignal,
+    attempt?: AttemptDirectories,
+  ): Promise<OpenedToolbox>;
   /** Which tools, by kind and non-secret configuration. */
   identifier(): ComponentIdentifier;
+  /** How a toolbox that starts processes contains them (SPEC §11); absent for in-process tools. */
+  containment?(): Containment;
 }
 
 /** One attempt's open tools, and what a planner needs to know to use them. */
