@@ -67,8 +67,10 @@ th.group{text-align:center}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 td.success{color:var(--red);font-weight:700}td.undetermined{color:var(--amber);font-weight:700}td.error{color:var(--grey);font-weight:700}
 tbody tr:hover{background:#f6f8fa}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px;word-break:break-word}
-code.id{color:var(--muted);font-size:11.5px}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px;overflow-wrap:break-word}
+code.id{color:var(--muted);font-size:11.5px;white-space:nowrap}
+td .sub{display:block;margin-top:.1rem}
+table.runs td{max-width:22rem}
 code.gap{background:#fff8c5;border:1px solid #eed888;border-radius:4px;padding:0 .25rem;font-size:11.5px}
 code.digest{font-size:11px;word-break:break-all;color:var(--muted)}
 pre{white-space:pre-wrap;word-break:break-word;margin:0;font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg2);border:1px solid var(--line);border-radius:6px;padding:.5rem .6rem}
@@ -81,13 +83,14 @@ pre{white-space:pre-wrap;word-break:break-word;margin:0;font:12.5px/1.4 ui-monos
 .criterion{font-size:13px}
 form.filters,form.compare{display:flex;flex-wrap:wrap;gap:.6rem 1rem;align-items:center;background:var(--bg2);border:1px solid var(--line);border-radius:6px;padding:.5rem .8rem;margin:.5rem 0}
 form.compare h2{margin:0 1rem 0 0;font-size:1rem;width:100%}
-select,button{font:inherit;padding:.15rem .3rem}
+select,button{font:inherit;padding:.15rem .3rem}select{max-width:30rem}
 button{background:#1f883d;color:#fff;border:1px solid #1a7f37;border-radius:6px;padding:.2rem .8rem;cursor:pointer}
 .count{color:var(--muted);margin:.3rem 0}
 .problem{color:var(--red);font-weight:600}
 .claim-cell{color:var(--muted);font-size:12.5px;max-width:28rem}
 .crumbs{margin:.2rem 0 .4rem;color:var(--muted)}
-.sides{display:grid;grid-template-columns:1fr 1fr;gap:1rem;align-items:start}
+.sides{display:grid;grid-template-columns:1fr 1fr;gap:1rem;align-items:start;margin:1rem 0}
+table.counts td:first-child,table.compare-table th[scope=row]{white-space:nowrap}
 .side{border:1px solid var(--line);border-radius:8px;padding:.3rem .9rem .6rem;min-width:0}
 .side.claim{background:#fffdf0}
 .side.verdict{border-left:6px solid var(--grey)}

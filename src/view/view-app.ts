@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { APP_CSS, APP_JS } from './assets.js';
 import { parseAttemptQuery } from './attempt-filter.js';
-import { html, renderPage, type SafeHtml, urlPart } from './html.js';
+import { html, renderPage, type SafeHtml, text, urlPart } from './html.js';
 import { renderAttemptBody } from './pages/attempt-page.js';
 import { renderCompareForm, renderComparison } from './pages/compare-page.js';
 import { renderRunBody } from './pages/run-page.js';
@@ -98,7 +98,7 @@ export function createViewApp(options: ViewAppOptions): Hono {
     return c.html(
       page(
         `${view.run.campaign} ${view.run.runId}`,
-        html`${view.run.campaign} <small>run <code>${view.run.runId}</code></small>`,
+        html`${text(view.run.campaign, { maxChars: 120 })} <small>run <code>${view.run.runId}</code></small>`,
         body,
         { url: `/live/runs/${urlPart(runId)}`, token },
       ),
@@ -141,7 +141,7 @@ export function createViewApp(options: ViewAppOptions): Hono {
     return c.html(
       page(
         'Compare runs',
-        html`Compare <small>${leftView.run.campaign} ↔ ${rightView.run.campaign}</small>`,
+        html`Compare <small>${text(leftView.run.campaign, { maxChars: 60 })} ↔ ${text(rightView.run.campaign, { maxChars: 60 })}</small>`,
         html`${renderCompareForm(runs, left, right)}${renderComparison(leftView, rightView)}`,
         { url: `/live/compare?a=${urlPart(left)}&b=${urlPart(right)}`, token },
       ),

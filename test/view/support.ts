@@ -16,6 +16,15 @@ import type { Target, TargetRequest, TargetResponse } from '../../src/targets/ta
 export const HOSTILE_TEXT =
   '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">\u202Egpj.sh\u001b[31mRED\u001b]0;title\u0007';
 
+/** The demo campaign against the mock agent in one mode, stored in `memory`. */
+export async function storeDemoRun(memory: Memory, mode: 'vulnerable' | 'guarded'): Promise<CampaignResult> {
+  return runCampaign({
+    campaign: demoCampaign(mode),
+    target: new MockAgentTarget({ mode }),
+    recorder: new MemoryAttemptRecorder(memory),
+  });
+}
+
 /** The demo campaign against the vulnerable and then the guarded mock agent, stored in `memory`. */
 export async function storeDemoRuns(
   memory: Memory,

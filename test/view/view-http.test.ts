@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { type MemoryReader, openMemoryReader } from '../../src/memory/memory-reader.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/view/view-app.js';
 import { startViewServer, type ViewServer } from '../../src/view/view-server.js';
-import { buildMemoryFile, fileState, storeDemoRuns, storeHostileRun } from './support.js';
+import { buildMemoryFile, fileState, storeDemoRun, storeHostileRun } from './support.js';
 
 interface Reply {
   status: number;
@@ -50,15 +50,15 @@ describe('witness view over HTTP', () => {
   let db: string;
   let reader: MemoryReader;
   let viewer: ViewServer;
-  let runIds: { vulnerable: string; guarded: string; hostile: string };
+  let runIds: { vulnerable: string; hostile: string };
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'witness-view-http-'));
     db = join(dir, 'witness.db');
     await buildMemoryFile(db, async (memory) => {
-      const { vulnerable, guarded } = await storeDemoRuns(memory);
+      const vulnerable = await storeDemoRun(memory, 'vulnerable');
       const hostile = await storeHostileRun(memory);
-      runIds = { vulnerable: vulnerable.run.runId, guarded: guarded.run.runId, hostile: hostile.run.runId };
+      runIds = { vulnerable: vulnerable.run.runId, hostile: hostile.run.runId };
     });
     reader = await openMemoryReader(db);
     viewer = await startViewServer({ reader });
@@ -114,7 +114,7 @@ describe('witness view over HTTP', () => {
         assert.equal(reply.headers.allow, 'GET, HEAD');
       }
     }
-    const head = await send(viewer.port, { method: 'HEAD', path: `/runs/${runIds.guarded}` });
+    const head = await send(viewer.port, { method: 'HEAD', path: `/runs/${runIds.vulnerable}` });
     assert.equal(head.status, 200);
     assert.equal(head.body, '');
   });
@@ -180,8 +180,8 @@ describe('witness view over HTTP', () => {
     const paths = [
       '/',
       `/runs/${runIds.vulnerable}?outcome=success&sort=attack&order=desc`,
-      `/runs/${runIds.guarded}/attempts/config-injection/2`,
-      `/compare?a=${runIds.vulnerable}&b=${runIds.guarded}`,
+      `/runs/${runIds.vulnerable}/attempts/config-injection/2`,
+      `/compare?a=${runIds.vulnerable}&b=${runIds.vulnerable}`,
       '/live',
       `/live/runs/${runIds.vulnerable}`,
     ];

@@ -33,7 +33,7 @@ export function renderAttemptBody(view: RunView, attempt: AttemptView): SafeHtml
     entry === undefined
       ? html`<span class="muted">${label}</span>`
       : html`<a href="${attemptUrl(view.run.runId, entry.record.attack, entry.record.attempt)}" rel="${label === '← previous' ? 'prev' : 'next'}">${label}</a>`;
-  return html`<p class="crumbs"><a href="/">Runs</a> / <a href="${runUrl(view.run.runId)}">${view.run.campaign} <code class="id">${view.run.runId}</code></a> / ${record.attack} #${record.attempt} · ${link(previous, '← previous')} · ${link(next, 'next →')}</p>
+  return html`<p class="crumbs"><a href="/">Runs</a> / <a href="${runUrl(view.run.runId)}">${text(view.run.campaign, { maxChars: 80 })} <code class="id">${view.run.runId}</code></a> / ${record.attack} #${record.attempt} · ${link(previous, '← previous')} · ${link(next, 'next →')}</p>
 <p class="meta">${badge(record.outcome)}${attempt.control ? html` <span class="pill">control</span>` : ''} Target <code>${describeTarget(view.run)}</code> · surface ${attempt.surface} · containment ${attempt.containment ?? html`<span class="muted">not recorded</span>`} · ${when(record.startedAt)} → ${when(record.finishedAt)}</p>
 <section class="prompt"><h2>Prompt</h2><pre>${text(record.prompt, { maxChars: MAX_TEXT, multiline: true })}</pre></section>
 <section class="sides">

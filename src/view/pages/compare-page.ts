@@ -1,5 +1,5 @@
 import type { OutcomeTotals } from '../../attacks/outcome.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml, text } from '../html.js';
 import type { RunView } from '../read-model.js';
 import { compareRuns } from '../run-comparison.js';
 import {
@@ -21,7 +21,7 @@ export function renderCompareForm(runs: readonly RunView[], left?: string, right
   }
   const choices = runs.map((entry) => ({
     value: entry.run.runId,
-    label: `${entry.run.campaign} · ${entry.run.runId}`,
+    label: `${Array.from(entry.run.campaign).slice(0, 60).join('')} · ${entry.run.runId}`,
   }));
   return html`<form class="compare" method="get" action="/compare">
 ${select('a', 'Left', choices, left ?? runs[1]?.run.runId)}
@@ -33,7 +33,7 @@ ${select('b', 'Right', choices, right ?? runs[0]?.run.runId)}
 export function renderComparison(left: RunView, right: RunView): SafeHtml {
   const comparison = compareRuns(left, right);
   const side = (view: RunView, label: string) =>
-    html`<div class="side"><h2>${label}: <a href="${runUrl(view.run.runId)}">${view.run.campaign}</a></h2>
+    html`<div class="side"><h2>${label}: <a href="${runUrl(view.run.runId)}">${text(view.run.campaign, { maxChars: 80 })}</a></h2>
 <p class="meta"><code class="id">${view.run.runId}</code><br>Target <code>${describeTarget(view.run)}</code> · started ${when(view.run.startedAt)}</p>
 <p class="asr">Attack success rate: <strong>${successRate(view.totals)}</strong></p></div>`;
   const cells = (totals: OutcomeTotals | undefined) =>

@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from '../html.js';
+import { html, type SafeHtml, text } from '../html.js';
 import type { RunView } from '../read-model.js';
 import {
   describeTarget,
@@ -23,8 +23,7 @@ export function renderRunsBody(runs: readonly RunView[], location: string): Safe
         ? html` <span class="pill running">${stored}/${entry.plannedAttempts} stored</span>`
         : '';
     return html`<tr data-run="${run.runId}">
-<td><a href="${runUrl(run.runId)}">${run.campaign}</a>${progress}</td>
-<td><code class="id">${run.runId}</code></td>
+<td><a href="${runUrl(run.runId)}">${text(run.campaign, { maxChars: 80 })}</a>${progress}<span class="sub"><code class="id">${run.runId}</code></span></td>
 <td><code>${describeTarget(run)}</code></td>
 <td>${when(run.startedAt)}</td>
 <td class="num">${totals.attempts}</td>${outcomeCells(totals)}
@@ -35,11 +34,11 @@ export function renderRunsBody(runs: readonly RunView[], location: string): Safe
   });
   const choices = runs.map((entry) => ({
     value: entry.run.runId,
-    label: `${entry.run.campaign} · ${entry.run.runId}`,
+    label: `${Array.from(entry.run.campaign).slice(0, 60).join('')} · ${entry.run.runId}`,
   }));
   return html`<p class="lead">Verdicts come from what each agent did to its workspace, read after the attempt, never from its reply. Undetermined attempts are counted apart, never as failures.</p>
 <table class="runs">
-<thead><tr><th>campaign</th><th>run</th><th>target</th><th>started (UTC)</th><th class="num">attempts</th>${OUTCOME_HEADERS}<th>attack success rate</th><th>controls</th><th>containment</th></tr></thead>
+<thead><tr><th>campaign · run</th><th>target</th><th>started (UTC)</th><th class="num">attempts</th>${OUTCOME_HEADERS}<th>attack success rate</th><th>controls</th><th>containment</th></tr></thead>
 <tbody>${rows}</tbody></table>
 <form class="compare" method="get" action="/compare">
 <h2>Compare two runs</h2>
