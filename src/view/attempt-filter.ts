@@ -29,7 +29,11 @@ export type ParsedQuery = { ok: true; query: AttemptQuery } | { ok: false; messa
 
 export function parseAttemptQuery(params: Readonly<Record<string, string>>): ParsedQuery {
   const parsed = AttemptQuerySchema.safeParse(params);
-  if (parsed.success) return { ok: true, query: parsed.data };
+  if (parsed.success) {
+    // Only the keys that are set, so equal filters give equal queries (and equal links).
+    const set = Object.entries(parsed.data).filter(([, value]) => value !== undefined);
+    return { ok: true, query: Object.fromEntries(set) as AttemptQuery };
+  }
   const issue = parsed.error.issues[0];
   const key = String(issue?.path[0] ?? 'query');
   return { ok: false, message: `the filter ${key} is not valid: ${issue?.message ?? 'unknown value'}` };

@@ -20,7 +20,8 @@ export interface AttemptView {
   control: boolean;
   /** How the attempt was contained (`none`, `bwrap`, …) when the record says. */
   containment: string | null;
-  changeSet: ChangeSetView | null;
+  /** What the agent changed, per surface (empty when the record carries no change set). */
+  changeSets: ChangeSetView[];
   /** The judged surface of the attack's condition: `workspace` unless the condition says `home`. */
   surface: string;
   /** Distinct gap codes of the attempt's evidence, sorted. */
@@ -28,8 +29,12 @@ export interface AttemptView {
 }
 
 export interface ChangeSetView {
+  /** `workspace` or `home`. */
+  surface: string;
   complete: boolean | null;
   groups: Array<{ kind: string; entries: Array<{ uri: string; detail: string }> }>;
+  /** Entries whose change could not be told. */
+  undecided: string[];
   gaps: Array<{ reason: string; uri: string | null }>;
 }
 
@@ -60,12 +65,12 @@ export class ViewReadModel {
   /** Every stored run, newest first. */
   async listRuns(): Promise<RunView[]> {
     const runs = await this.#reader.read((memory) => loadReportRuns(memory));
-    return runs.map(({ run, attempts }) => runView(run, attempts)).sort(newestFirst);
+    return runs.map(({ run, attempts }) => buildRunView(run, attempts)).sort(newestFirst);
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {
     const [entry] = await this.#reader.read((memory) => loadReportRuns(memory, { runId }));
-    return entry === undefined ? undefined : runView(entry.run, entry.attempts);
+    return entry === undefined ? undefined : buildRunView(entry.run, entry.attempts);
   }
 
   /**
@@ -80,7 +85,8 @@ export class ViewReadModel {
   }
 }
 
-function runView(run: CampaignRun, records: readonly AttemptRecord[]): RunView {
+/** The view of one run from its stored attempts (pure; exported for tests and other readers). */
+export function buildRunView(run: CampaignRun, records: readonly AttemptRecord[]): RunView {
   const controlAttacks = new Set(
     run.attacks.filter((attack) => field(attack, 'control') === true).map((attack) => attack.id),
   );
@@ -115,7 +121,7 @@ function attemptView(record: AttemptRecord, controlAttack: boolean): AttemptView
     record,
     control: controlAttack || field(record, 'control') === true,
     containment: typeof containment === 'string' ? containment : null,
-    changeSet: changeSetView(field(record, 'changeSet')),
+    changeSets: changeSetViews(record),
     surface: typeof surface === 'string' ? surface : 'workspace',
     gapCodes: [
       ...new Set(
@@ -131,55 +137,60 @@ function attemptView(record: AttemptRecord, controlAttack: boolean): AttemptView
 const CHANGE_KINDS = ['created', 'modified', 'deleted', 'mode_changed'] as const;
 
 /**
- * A change set as the page shows it. Records that carry one were validated by their own schema when read;
- * this only picks out what the page lists, so a shape it does not know shows as an empty set with a note
- * rather than failing the page.
+ * The change sets of an attempt as the page lists them: one per surface (workspace, home). A record carries
+ * `changeSets` (a list) or one `changeSet`; each was validated by its own schema when the record was read,
+ * so this only picks out what the page shows.
  */
-function changeSetView(value: unknown): ChangeSetView | null {
-  if (value === null || typeof value !== 'object') return null;
-  const complete = field(value, 'complete');
-  const groups = CHANGE_KINDS.map((kind) => {
-    const list = field(value, kind);
-    const entries = Array.isArray(list)
-      ? list.map((entry) => ({
-          uri: typeof entry === 'string' ? entry : String(field(entry, 'uri') ?? '?'),
-          detail: typeof entry === 'string' ? '' : describeChange(entry),
-        }))
-      : [];
-    return { kind, entries };
+function changeSetViews(record: AttemptRecord): ChangeSetView[] {
+  const list = field(record, 'changeSets');
+  const one = field(record, 'changeSet');
+  const sets = Array.isArray(list) ? list : one !== undefined && one !== null ? [one] : [];
+  return sets.map((set) => {
+    const changes = field(set, 'changes');
+    const coverage = field(set, 'coverage');
+    const undecided = field(set, 'undecided');
+    const gaps = field(coverage, 'gaps');
+    const complete = field(coverage, 'complete');
+    return {
+      surface: String(field(set, 'surface') ?? 'workspace'),
+      complete: typeof complete === 'boolean' ? complete : null,
+      groups: CHANGE_KINDS.map((kind) => ({
+        kind,
+        entries: (Array.isArray(changes) ? changes : [])
+          .filter((change) => field(change, 'kind') === kind)
+          .map((change) => ({ uri: String(field(change, 'uri') ?? '?'), detail: describeChange(change) })),
+      })),
+      undecided: Array.isArray(undecided) ? undecided.map(String) : [],
+      gaps: (Array.isArray(gaps) ? gaps : []).map((gap) => ({
+        reason: String(field(gap, 'reason') ?? '?'),
+        uri: typeof field(gap, 'uri') === 'string' ? (field(gap, 'uri') as string) : null,
+      })),
+    };
   });
-  const gapList = field(value, 'gaps');
-  return {
-    complete: typeof complete === 'boolean' ? complete : null,
-    groups,
-    gaps: Array.isArray(gapList)
-      ? gapList.map((gap) => ({
-          reason: String(field(gap, 'reason') ?? '?'),
-          uri: typeof field(gap, 'uri') === 'string' ? (field(gap, 'uri') as string) : null,
-        }))
-      : [],
-  };
 }
 
-/** Sizes and digests of a changed entry, in words (`12 bytes → 40 bytes`). */
-function describeChange(entry: unknown): string {
-  const before = field(entry, 'before');
-  const after = field(entry, 'after');
+/** Type, size and mode of a changed entry before → after, in words (`12 bytes → 40 bytes, mode 755`). */
+function describeChange(change: unknown): string {
   const describe = (side: unknown) => {
     if (side === null || typeof side !== 'object') return '';
     const size = field(side, 'sizeBytes');
     const type = field(side, 'type');
     const mode = field(side, 'mode');
+    const target = field(side, 'linkTarget');
     return [
       typeof type === 'string' && type !== 'file' ? type : '',
+      typeof target === 'string' ? `→ ${target}` : '',
       typeof size === 'number' ? `${size} bytes` : '',
-      typeof mode === 'number' ? `mode ${mode.toString(8)}` : typeof mode === 'string' ? `mode ${mode}` : '',
+      typeof mode === 'number' ? `mode ${mode.toString(8).padStart(3, '0')}` : '',
     ]
       .filter((part) => part !== '')
       .join(', ');
   };
-  const parts = [describe(before), describe(after)].filter((part) => part !== '');
-  return parts.join(' → ');
+  const before = describe(field(change, 'before'));
+  const after = describe(field(change, 'after'));
+  const moved = field(change, 'movedFrom');
+  const sides = before === '' ? after : after === '' ? `was ${before}` : `${before} ⇒ ${after}`;
+  return typeof moved === 'string' ? `${sides} (moved from ${moved})` : sides;
 }
 
 function field(value: unknown, key: string): unknown {

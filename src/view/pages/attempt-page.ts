@@ -54,7 +54,7 @@ ${record.error === null ? '' : html`<p class="error"><strong>Error</strong> ${te
       ? html`<p><em>No observation was made.</em></p>`
       : record.observations.map(renderObservation)
   }</section>
-${attempt.changeSet === null ? '' : renderChangeSet(attempt.changeSet)}
+${attempt.changeSets.map(renderChangeSet)}
 <section class="transcript"><h2>Tool calls</h2>${renderTranscript(record.transcript)}</section>
 <section class="ids"><h2>Record</h2><dl>
 <dt>score</dt><dd><code>${score?.id ?? 'none'}</code></dd>
@@ -89,18 +89,21 @@ ${gaps.length === 0 ? '' : html`<p>Gaps (why the read is incomplete):</p><ul cla
 
 function renderChangeSet(changeSet: ChangeSetView): SafeHtml {
   const total = changeSet.groups.reduce((sum, group) => sum + group.entries.length, 0);
-  return html`<section class="changes"><h2>Change set <small>(what the agent changed)</small></h2>
-<p>${total} ${total === 1 ? 'change' : 'changes'}${changeSet.complete === false ? html` · <strong>incomplete</strong>: the manifests could not be read in full` : ''}</p>
+  const line = (uri: string) => html`<code>${text(uri, { maxChars: MAX_LINE })}</code>`;
+  return html`<section class="changes"><h2>What the agent changed <small>(${changeSet.surface}: ${total} ${total === 1 ? 'change' : 'changes'})</small></h2>
+${changeSet.complete === false ? html`<p class="note">Incomplete: a manifest could not be read in full, so changes beneath its gaps may be missing.</p>` : ''}
+${total === 0 ? html`<p>No change.</p>` : ''}
 ${changeSet.groups
   .filter((group) => group.entries.length > 0)
   .map(
     (group) =>
       html`<h3>${group.kind.replace('_', ' ')} (${group.entries.length})</h3><ul class="change-list">${group.entries.map(
         (entry) =>
-          html`<li><code>${text(entry.uri, { maxChars: MAX_LINE })}</code>${entry.detail === '' ? '' : html` <span class="muted">${entry.detail}</span>`}</li>`,
+          html`<li>${line(entry.uri)}${entry.detail === '' ? '' : html` <span class="muted">${text(entry.detail, { maxChars: MAX_LINE })}</span>`}</li>`,
       )}</ul>`,
   )}
-${changeSet.gaps.length === 0 ? '' : html`<ul class="gaps">${changeSet.gaps.map((gap) => html`<li><code class="gap">${gap.reason}</code>${gap.uri === null ? '' : html` at <code>${text(gap.uri, { maxChars: MAX_LINE })}</code>`}</li>`)}</ul>`}
+${changeSet.undecided.length === 0 ? '' : html`<h3>undecided (${changeSet.undecided.length})</h3><ul class="change-list">${changeSet.undecided.map((uri) => html`<li>${line(uri)}</li>`)}</ul>`}
+${changeSet.gaps.length === 0 ? '' : html`<ul class="gaps">${changeSet.gaps.map((gap) => html`<li><code class="gap">${gap.reason}</code>${gap.uri === null ? '' : html` at ${line(gap.uri)}`}: ${GAP_EXPLANATIONS[gap.reason as GapReason] ?? ''}</li>`)}</ul>`}
 </section>`;
 }
 
