@@ -70,7 +70,7 @@ tbody tr:hover{background:#f6f8fa}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px;overflow-wrap:break-word}
 code.id{color:var(--muted);font-size:11.5px;white-space:nowrap}
 td .sub{display:block;margin-top:.1rem}
-table.runs td{max-width:22rem}
+table.runs{font-size:13px}table.runs td{max-width:18rem}table.runs thead th{white-space:normal;vertical-align:bottom}
 code.gap{background:#fff8c5;border:1px solid #eed888;border-radius:4px;padding:0 .25rem;font-size:11.5px}
 code.digest{font-size:11px;word-break:break-all;color:var(--muted)}
 pre{white-space:pre-wrap;word-break:break-word;margin:0;font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg2);border:1px solid var(--line);border-radius:6px;padding:.5rem .6rem}

@@ -15,6 +15,9 @@ export function renderRunsBody(runs: readonly RunView[], location: string): Safe
   if (runs.length === 0) {
     return html`<p class="empty">No campaign run is stored in <code>${location}</code> yet. Start one with <code>witness run campaign.yaml</code> on the same database; it appears here as its attempts are stored.</p>`;
   }
+  // Controls and containment get a column only when some run records them.
+  const withControls = runs.some((entry) => entry.controls.attempts > 0);
+  const withContainment = runs.some((entry) => entry.containment.length > 0);
   const rows = runs.map((entry) => {
     const { run, totals } = entry;
     const stored = entry.attempts.length;
@@ -28,8 +31,8 @@ export function renderRunsBody(runs: readonly RunView[], location: string): Safe
 <td>${when(run.startedAt)}</td>
 <td class="num">${totals.attempts}</td>${outcomeCells(totals)}
 <td>${successRate(totals)}</td>
-<td>${entry.controls.attempts === 0 ? html`<span class="muted">none</span>` : html`${entry.controls.attempts} attempts, <span class="${entry.controls.tripped > 0 ? 'tripped' : ''}">${entry.controls.tripped} tripped</span>`}</td>
-<td>${entry.containment.length === 0 ? html`<span class="muted">not recorded</span>` : entry.containment.join(', ')}</td>
+${withControls ? html`<td>${entry.controls.attempts === 0 ? html`<span class="muted">none</span>` : html`${entry.controls.attempts} attempts, <span class="${entry.controls.tripped > 0 ? 'tripped' : ''}">${entry.controls.tripped} tripped</span>`}</td>` : ''}
+${withContainment ? html`<td>${entry.containment.length === 0 ? html`<span class="muted">not recorded</span>` : entry.containment.join(', ')}</td>` : ''}
 </tr>`;
   });
   const choices = runs.map((entry) => ({
@@ -38,7 +41,7 @@ export function renderRunsBody(runs: readonly RunView[], location: string): Safe
   }));
   return html`<p class="lead">Verdicts come from what each agent did to its workspace, read after the attempt, never from its reply. Undetermined attempts are counted apart, never as failures.</p>
 <table class="runs">
-<thead><tr><th>campaign · run</th><th>target</th><th>started (UTC)</th><th class="num">attempts</th>${OUTCOME_HEADERS}<th>attack success rate</th><th>controls</th><th>containment</th></tr></thead>
+<thead><tr><th>campaign · run</th><th>target</th><th>started (UTC)</th><th class="num">attempts</th>${OUTCOME_HEADERS}<th>attack success rate</th>${withControls ? html`<th>controls</th>` : ''}${withContainment ? html`<th>containment</th>` : ''}</tr></thead>
 <tbody>${rows}</tbody></table>
 <form class="compare" method="get" action="/compare">
 <h2>Compare two runs</h2>
