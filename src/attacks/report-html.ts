@@ -1,3 +1,4 @@
+import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Observation } from '../models/observation.js';
 import { GAP_EXPLANATIONS } from '../models/vocabulary.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
@@ -147,12 +148,20 @@ function outcomeSummary(totals: Record<AttemptOutcome, number>): string {
 }
 
 function describeTarget(run: CampaignRun): string {
-  const params = Object.entries(run.target.params)
+  return describeComponent(run.target);
+}
+
+/** `Type(key=value, …, child=Type(…))`: scalar parameters and children (an agent's planner and toolbox). */
+function describeComponent(component: ComponentIdentifier): string {
+  const params = Object.entries(component.params)
     .filter(
       ([, value]) => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean',
     )
     .map(([key, value]) => `${key}=${String(value)}`);
-  return `${run.target.type}(${params.join(', ')})`;
+  const children = Object.entries(component.children ?? {}).map(
+    ([key, child]) => `${key}=${describeComponent(child)}`,
+  );
+  return `${component.type}(${[...params, ...children].join(', ')})`;
 }
 
 function anchor(runId: string, attack: string, attempt: number): string {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Target, TargetRequest, TargetResponse } from './target.js';
+import { positiveInteger as positive, TARGET_DEFAULTS } from './target-defaults.js';
 import type { TranscriptEvent } from './transcript.js';
 
 /**
@@ -41,8 +42,11 @@ export class CommandTarget implements Target {
     if (typeof options.command !== 'string' || options.command === '') {
       throw new InvalidOptionError('command must name the program to run');
     }
-    this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 120_000);
-    this.#maxOutputBytes = positive('maxOutputBytes', options.maxOutputBytes ?? 1_000_000);
+    this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? TARGET_DEFAULTS.commandTimeoutMs);
+    this.#maxOutputBytes = positive(
+      'maxOutputBytes',
+      options.maxOutputBytes ?? TARGET_DEFAULTS.maxOutputBytes,
+    );
     this.#options = { ...options };
   }
 
@@ -151,11 +155,4 @@ export class CommandTarget implements Target {
       },
     };
   }
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidOptionError(`${name} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
 }

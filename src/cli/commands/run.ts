@@ -30,7 +30,7 @@ export function registerRun(program: Command, io: CliIo): void {
         import('../../attacks/report-html.js'),
         import('../../attacks/run-campaign.js'),
         import('../../attacks/summary-table.js'),
-        import('../../targets/target-config.js'),
+        import('../../targets/create-target.js'),
       ]);
       const { renderAttemptTable, renderTotals } = table;
       const { createTarget } = targets;
