@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { APP_CSS, APP_JS } from './assets.js';
 import { parseAttemptQuery } from './attempt-filter.js';
 import { html, renderPage, type SafeHtml, text, urlPart } from './html.js';
@@ -168,7 +168,7 @@ export function createViewApp(options: ViewAppOptions): Hono {
     ),
   );
 
-  function notFound(c: Parameters<Parameters<typeof app.notFound>[0]>[0], message: string) {
+  function notFound(c: Context, message: string) {
     return c.html(
       page(
         'Not found',
