@@ -2,8 +2,6 @@
  * The public surface of Witness: everything exported here is stable; anything not listed is internal.
  */
 
-export type { AttemptRecord, CampaignRun } from './attacks/attempt-record.js';
-export { AttemptRecordSchema, CampaignRunSchema } from './attacks/attempt-record.js';
 export type { Attack, Campaign, CampaignInput, Expect } from './attacks/campaign.js';
 export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from './attacks/campaign.js';
 export { loadCampaignFile, parseCampaign } from './attacks/campaign-file.js';
@@ -54,6 +52,7 @@ export type {
   MemoryLocation,
   NewConversation,
   NewMessage,
+  RunFilter,
   ScoreFilter,
 } from './memory/memory.js';
 export { MEMORY_SCHEMA_VERSION } from './memory/migrations.js';
@@ -66,6 +65,10 @@ export {
   AttemptWorkspaceSchema,
   outcomeOf,
 } from './models/attack-result.js';
+export type { AttemptRecord } from './models/attempt-record.js';
+export { AttemptRecordSchema } from './models/attempt-record.js';
+export type { CampaignRun } from './models/campaign-run.js';
+export { CampaignRunSchema } from './models/campaign-run.js';
 export type { Condition, ContentWritten } from './models/condition.js';
 export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
 export type { Conversation, Labels, MessagePiece } from './models/conversation.js';
@@ -128,6 +131,8 @@ export {
 } from './models/scorable.js';
 export type { Score } from './models/score.js';
 export { ScoreSchema, scoreValue } from './models/score.js';
+export type { TranscriptEvent } from './models/transcript.js';
+export { TranscriptEventSchema } from './models/transcript.js';
 export type {
   AcquisitionStatus,
   AttackOutcome,
@@ -206,8 +211,6 @@ export type {
   ToolSpec,
 } from './targets/toolbox.js';
 export { WorkspaceToolbox, WorkspaceToolboxProvider } from './targets/toolbox.js';
-export type { TranscriptEvent } from './targets/transcript.js';
-export { TranscriptEventSchema } from './targets/transcript.js';
 export type { FileResult, WorkspaceFilesOptions } from './targets/workspace-files.js';
 export { WorkspaceFiles } from './targets/workspace-files.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';

@@ -29,6 +29,7 @@ import { createWorkspace, type Workspace } from './workspace.js';
  */
 
 export interface AttemptRecorder {
+  /** Stores the run before any of its attempts. */
   startRun(run: CampaignRun): Promise<void>;
   /** Stores the prompt and the reply; returns the conversation and the reply's message piece ids. */
   recordExchange(input: {
@@ -39,7 +40,7 @@ export interface AttemptRecorder {
     reply: string;
   }): Promise<{ conversationId: string; replyPieceIds: string[] }>;
   scorerMemory(): ScorerMemory;
-  /** Stores the finished attempt (its run is given so a store needs no separate run table). */
+  /** Stores the finished attempt (of `run`, stored by `startRun`). */
   recordAttempt(record: AttemptRecord, run: CampaignRun): Promise<void>;
 }
 
