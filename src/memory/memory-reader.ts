@@ -254,7 +254,7 @@ async function checkedMemory(
     }
     if (version < MEMORY_SCHEMA_VERSION) {
       throw new MemoryUnavailableError(
-        `${location.target} was written by an older Witness (memory schema version ${version}, current ${MEMORY_SCHEMA_VERSION}); viewing never migrates: run any storing command on it once (for example \`witness scores list --db ...\`) to upgrade it`,
+        `${location.target} was written by an older Witness (memory schema version ${version}, current ${MEMORY_SCHEMA_VERSION}); reading never migrates: open it once with another witness command (for example \`witness scores list --db ...\`), which upgrades it`,
       );
     }
   } catch (error) {

@@ -1,7 +1,8 @@
-import type { AttemptRecord, CampaignRun } from '../attacks/attempt-record.js';
-import { loadReportRuns } from '../attacks/memory-recorder.js';
 import { type OutcomeTotals, tallyOutcomes } from '../attacks/outcome.js';
+import { NotFoundError } from '../errors.js';
 import type { MemoryReader } from '../memory/memory-reader.js';
+import type { AttemptRecord } from '../models/attempt-record.js';
+import type { CampaignRun } from '../models/campaign-run.js';
 import type { GapReason } from '../models/vocabulary.js';
 
 /**
@@ -9,8 +10,9 @@ import type { GapReason } from '../models/vocabulary.js';
  * records built here. Reads go through a {@link MemoryReader}, so the viewer can never create, migrate or
  * write a database.
  *
- * Runs are rebuilt from stored attack results exactly as `witness report` rebuilds them
- * ({@link loadReportRuns}). Fields other lanes add to attempt records (`containment`, a `changeSet`,
+ * Runs and their attempts come from the memory's own records (`listRuns`, `getRun`, `listAttempts`: the
+ * run stored when it started, its attack results joined with their scores and observations), the same
+ * reads `witness report` makes. Fields other lanes add to attempt records (`containment`, change sets,
  * `control`) are shown when a record carries them and ignored when it does not.
  */
 
@@ -62,26 +64,41 @@ export class ViewReadModel {
     return `${this.#reader.location.backend} ${this.#reader.location.target}`;
   }
 
-  /** Every stored run, newest first. */
+  /** Every stored run, newest first (a run is listed from its start, before any attempt is stored). */
   async listRuns(): Promise<RunView[]> {
-    const runs = await this.#reader.read((memory) => loadReportRuns(memory));
-    return runs.map(({ run, attempts }) => buildRunView(run, attempts)).sort(newestFirst);
+    const runs = await this.#reader.read(async (memory) => {
+      const all = await memory.listRuns();
+      const views: RunView[] = [];
+      for (const run of all) views.push(buildRunView(run, await memory.listAttempts(run.runId)));
+      return views;
+    });
+    return runs.sort(newestFirst);
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {
-    const [entry] = await this.#reader.read((memory) => loadReportRuns(memory, { runId }));
-    return entry === undefined ? undefined : buildRunView(entry.run, entry.attempts);
+    return this.#reader.read(async (memory) => {
+      let run: CampaignRun;
+      try {
+        run = await memory.getRun(runId);
+      } catch (error) {
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      }
+      return buildRunView(run, await memory.listAttempts(runId));
+    });
   }
 
   /**
-   * A short token that changes whenever an attempt is stored (in one run, or in any run when `runId` is
-   * undefined). Pages poll it to update while a campaign runs.
+   * A short token that changes whenever a run or an attempt is stored (in one run, or anywhere when `runId`
+   * is undefined). Pages poll it to update while a campaign runs.
    */
   async changeToken(runId?: string): Promise<string> {
-    const results = await this.#reader.read((memory) => memory.listAttackResults());
-    const mine = runId === undefined ? results : results.filter((result) => result.metadata.runId === runId);
-    const last = mine.at(-1);
-    return `${mine.length}-${last === undefined ? 'none' : last.id}`;
+    return this.#reader.read(async (memory) => {
+      const runs = runId === undefined ? (await memory.listRuns()).length : 1;
+      const results = await memory.listAttackResults();
+      const mine = runId === undefined ? results : results.filter((result) => result.runId === runId);
+      return `${runs}-${mine.length}-${mine.at(-1)?.id ?? 'none'}`;
+    });
   }
 }
 

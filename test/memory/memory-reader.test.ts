@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { InvalidOptionError, MemoryUnavailableError } from '../../src/errors.js';
+import { InvalidOptionError, MemoryUnavailableError, SchemaTooNewError } from '../../src/errors.js';
 import { openMemoryReader } from '../../src/memory/memory-reader.js';
 import { openMemory } from '../../src/memory/open-memory.js';
 import { fileState } from '../view/support.js';
@@ -42,6 +42,22 @@ describe('openMemoryReader (SQLite)', () => {
     const before = await fileState(other, dir);
     await assert.rejects(openMemoryReader(other), /is not a Witness memory/);
     assert.deepEqual(await fileState(other, dir), before);
+    const older = join(dir, 'older.db');
+    const newer = join(dir, 'newer.db');
+    for (const [file, version] of [
+      [older, 1],
+      [newer, 99],
+    ] as const) {
+      const raw = new Database(file);
+      raw.exec('create table witness_schema (id integer primary key, version integer, migrated_at text)');
+      raw.prepare("insert into witness_schema values (1, ?, '2026-01-01T00:00:00.000Z')").run(version);
+      raw.close();
+    }
+    await assert.rejects(
+      openMemoryReader(older),
+      /written by an older Witness \(memory schema version 1, current \d+\); reading never migrates: .*which upgrades it/,
+    );
+    await assert.rejects(openMemoryReader(newer), SchemaTooNewError);
     const text = join(dir, 'notes.txt');
     writeFileSync(text, 'not a database at all, just some text that is long enough to be a header');
     await assert.rejects(openMemoryReader(text), MemoryUnavailableError);

@@ -334,13 +334,16 @@ describe('witness view in Chromium', {
       attempts: 1,
       concurrency: 1,
     });
-    const running = runCampaign({ campaign, target, recorder: new MemoryAttemptRecorder(writer) });
+    let running: Promise<unknown> = Promise.resolve();
     try {
       await page.goto(viewer.url);
       assert.equal(await page.locator('table.runs tbody tr').count(), 3);
       await page.evaluate('window.__sameDocument = true');
-      await target.release();
+      // The run is stored when it starts: it appears before any attempt ends.
+      running = runCampaign({ campaign, target, recorder: new MemoryAttemptRecorder(writer) });
       const liveRow = page.locator('table.runs tbody tr', { hasText: 'live-demo' });
+      await liveRow.locator('.pill.running', { hasText: '0/4 stored' }).waitFor();
+      await target.release();
       await liveRow.locator('.pill.running', { hasText: '1/4 stored' }).waitFor();
       await shoot(page, 'live');
 
