@@ -10,6 +10,7 @@ import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
 import { registerScore } from './commands/score.js';
 import { registerScores } from './commands/scores.js';
+import { registerView } from './commands/view.js';
 import type { CliIo } from './io.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
@@ -31,6 +32,7 @@ export function buildProgram(io: CliIo): Command {
   registerExport(program, io);
   registerImport(program, io);
   registerClean(program, io);
+  registerView(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
       child
