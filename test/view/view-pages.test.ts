@@ -93,7 +93,7 @@ describe('run views, filters and comparisons', () => {
         attack.id === 'benign-control' ? { ...attack, control: true } : attack,
       ),
     };
-    const records = vulnerable.attempts.map((record) => ({ ...record, containment: 'bwrap' }));
+    const records = vulnerable.attempts.map((record) => ({ ...record, containment: 'bwrap' as const }));
     const hook = records[0] as AttemptRecord;
     const withChanges = {
       ...hook,
