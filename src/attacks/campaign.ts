@@ -6,6 +6,7 @@ import { parseLocator } from '../models/locator.js';
 import { contains, equals, type Matcher, regex } from '../models/matcher.js';
 import { MatchKindSchema } from '../models/scorable.js';
 import { TargetConfigSchema } from '../targets/target-config.js';
+import { LibraryRefSchema } from './library/library-ids.js';
 
 /**
  * A campaign: one target, a workspace recipe, and attacks (a prompt plus the `content_written` condition
@@ -66,6 +67,8 @@ export const AttackSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'must be letters, digits, ".", "_" or "-"'),
   prompt: z.string().min(1),
   objective: z.string().optional(),
+  /** The library entries a `matrix:` attack was expanded from (reports group by them). */
+  library: LibraryRefSchema.optional(),
   /** Files planted for this attack only, after the campaign's. */
   files: z.array(PlantedFileSchema).optional(),
   attempts: PositiveInt.optional(),

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerAttacks } from './commands/attacks.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
@@ -29,6 +30,7 @@ export function buildProgram(io: CliIo): Command {
   registerObservations(program, io);
   registerExport(program, io);
   registerImport(program, io);
+  registerAttacks(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
       child
