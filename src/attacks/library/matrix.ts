@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeIssues } from '../../models/record.js';
+import { describeIssues, parseRecord } from '../../models/record.js';
 import { ExpectSchema } from '../campaign.js';
 import { getCarrier } from './carriers.js';
 import {
@@ -36,11 +36,19 @@ import { getStrategy } from './strategies.js';
  * `library: { objective, carrier, strategy }`.
  */
 
+/** `all`, or a list of ids without repeats; `all` becomes the whole vocabulary, in the library's order. */
 const selection = <const T extends readonly [string, ...string[]]>(ids: T, what: string) =>
-  z.union([
-    z.literal('all'),
+  z.preprocess(
+    (value) => (value === 'all' ? [...ids] : value),
     z
-      .array(z.enum(ids))
+      .array(
+        z.enum(ids, {
+          error: (issue) => `unknown ${what} ${JSON.stringify(issue.input)}; one of: ${ids.join(', ')}`,
+        }),
+        {
+          error: `give a list of ${what} ids, or all`,
+        },
+      )
       .min(1, `list at least one ${what}, or say all`)
       .superRefine((list, ctx) => {
         const seen = new Set<string>();
@@ -49,7 +57,7 @@ const selection = <const T extends readonly [string, ...string[]]>(ids: T, what:
           seen.add(id);
         });
       }),
-  ]);
+  );
 
 export const MatrixSchema = z.strictObject({
   objectives: selection(OBJECTIVE_IDS, 'objective'),
@@ -60,6 +68,14 @@ export const MatrixSchema = z.strictObject({
   attempts: z.number().int().positive().optional(),
 });
 export type Matrix = z.infer<typeof MatrixSchema>;
+/** A matrix as written: `all` or a list on each axis. */
+export interface MatrixInput {
+  objectives: 'all' | readonly ObjectiveId[];
+  carriers: 'all' | readonly CarrierId[];
+  strategies: 'all' | readonly StrategyId[];
+  prompt?: string | undefined;
+  attempts?: number | undefined;
+}
 
 /** An expanded attack, in campaign-file form (before the campaign schema applies defaults). */
 export interface LibraryAttack {
@@ -102,11 +118,10 @@ export function buildLibraryAttack(
   };
 }
 
-/** Every cell of a (validated) matrix, objectives outermost, strategies innermost. */
-export function expandMatrix(matrix: Matrix): LibraryAttack[] {
-  const objectives: readonly ObjectiveId[] = matrix.objectives === 'all' ? OBJECTIVE_IDS : matrix.objectives;
-  const carriers: readonly CarrierId[] = matrix.carriers === 'all' ? CARRIER_IDS : matrix.carriers;
-  const strategies: readonly StrategyId[] = matrix.strategies === 'all' ? STRATEGY_IDS : matrix.strategies;
+/** Every cell of a matrix, objectives outermost, strategies innermost (invalid input: InvalidRecordError). */
+export function expandMatrix(input: MatrixInput | Matrix): LibraryAttack[] {
+  const matrix = parseRecord(MatrixSchema, input, 'matrix');
+  const { objectives, carriers, strategies } = matrix;
   const attacks: LibraryAttack[] = [];
   for (const objective of objectives) {
     for (const carrier of carriers) {
@@ -140,15 +155,12 @@ export type MatrixExpansion =
 const CampaignWithMatrixSchema = z
   .looseObject({ matrix: MatrixSchema.optional() })
   .superRefine((raw, ctx) => {
-    if (raw.matrix === undefined) return;
-    const all = raw.matrix.objectives === 'all';
-    const chosen: readonly ObjectiveId[] = all ? OBJECTIVE_IDS : (raw.matrix.objectives as ObjectiveId[]);
-    chosen.forEach((id, i) => {
+    raw.matrix?.objectives.forEach((id, i) => {
       const problems = unsupportedExpect(getObjective(id).expect);
       if (problems.length > 0) {
         ctx.addIssue({
           code: 'custom',
-          path: all ? ['matrix', 'objectives'] : ['matrix', 'objectives', i],
+          path: ['matrix', 'objectives', i],
           message: unsupportedMessage(id, problems),
         });
       }
