@@ -27,6 +27,13 @@ export {
 export { type ExpandedCampaign, expandCampaignText } from './expand-campaign.js';
 export { type Injection, type InjectionAction, renderInstruction } from './injection.js';
 export {
+  groupByLibrary,
+  LIBRARY_AXES,
+  type LibraryAxis,
+  type LibraryGroup,
+  libraryRefOf,
+} from './library-groups.js';
+export {
   CARRIER_IDS,
   type CarrierId,
   type LibraryRef,

@@ -176,7 +176,12 @@ describe('matrix expansion', () => {
       'c.yaml:4:3: matrix.strategies: give a list of strategy ids, or all',
     ]);
     const repeated = issuesOf(() =>
-      parseCampaign(campaignText('  objectives: [npmrc-registry, npmrc-registry]\n  carriers: readme\n  strategies: all\n'), 'c.yaml'),
+      parseCampaign(
+        campaignText(
+          '  objectives: [npmrc-registry, npmrc-registry]\n  carriers: readme\n  strategies: all\n',
+        ),
+        'c.yaml',
+      ),
     );
     assert.deepEqual(repeated, [
       'c.yaml:4:32: matrix.objectives[1]: npmrc-registry is listed twice',
