@@ -51,6 +51,7 @@ export {
   type LibraryAttack,
   type Matrix,
   type MatrixExpansion,
+  type MatrixInput,
   MatrixSchema,
   unsupportedExpect,
 } from './matrix.js';
