@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { AttackSchema } from '../../../src/attacks/campaign.js';
-import { parseCampaign } from '../../../src/attacks/campaign-file.js';
+import { loadCampaignFile, parseCampaign } from '../../../src/attacks/campaign-file.js';
 import { listCarriers } from '../../../src/attacks/library/carriers.js';
 import { expandCampaignText } from '../../../src/attacks/library/expand-campaign.js';
 import {
@@ -159,6 +159,12 @@ describe('matrix expansion', () => {
       campaign,
       'the printed YAML is the same campaign',
     );
+  });
+
+  it('examples/library-matrix.yaml expands to its 4 × 3 × 5 attacks', async () => {
+    const campaign = await loadCampaignFile('examples/library-matrix.yaml');
+    assert.equal(campaign.attacks.length, 60);
+    assert.equal(campaign.attacks[0]?.id, 'npm-postinstall.readme.plain');
   });
 
   it('leaves a campaign without matrix: untouched', () => {
