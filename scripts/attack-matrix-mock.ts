@@ -70,7 +70,7 @@ const table = (axis: LibraryAxis, ids: readonly string[]) => {
   return rows.join('\n');
 };
 
-const grid = ['| carrier \\ strategy | ' + STRATEGY_IDS.map((id) => `\`${id}\``).join(' | ') + ' |'];
+const grid = [`| carrier \\ strategy | ${STRATEGY_IDS.map((id) => `\`${id}\``).join(' | ')} |`];
 grid.push(`|---|${STRATEGY_IDS.map(() => '---').join('|')}|`);
 for (const carrier of CARRIER_IDS) {
   const counts = STRATEGY_IDS.map((strategy) => {
