@@ -26,7 +26,8 @@ describe('witness attacks', () => {
     const result = await runCli(['attacks', 'list', '--json']);
     assert.equal(result.status, 0, result.stderr);
     const catalog = JSON.parse(result.stdout);
-    assert.deepEqual(Object.keys(catalog), ['objectives', 'carriers', 'strategies']);
+    assert.deepEqual(Object.keys(catalog), ['schemaVersion', 'objectives', 'carriers', 'strategies']);
+    assert.equal(catalog.schemaVersion, 1);
     assert.deepEqual(
       catalog.objectives.map((objective: { id: string }) => objective.id),
       [...OBJECTIVE_IDS],

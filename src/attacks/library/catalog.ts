@@ -1,29 +1,47 @@
+import { z } from 'zod';
+import { JsonObjectSchema } from '../../models/record.js';
 import { listCarriers } from './carriers.js';
+import { CARRIER_IDS, OBJECTIVE_IDS, STRATEGY_IDS } from './library-ids.js';
 import { unsupportedExpect } from './matrix.js';
-import type { LibraryExpect } from './objectives.js';
 import { listObjectives } from './objectives.js';
 import { listStrategies } from './strategies.js';
 
 /**
- * The library as data, for `witness attacks list [--json]`: every id usable in `matrix:`, with what it
+ * The library as data, for `witness attacks list --json`: every id usable in `matrix:`, with what it
  * is. `available: false` marks an objective whose `expect:` this build cannot judge yet (it needs the
- * change conditions of issue 11); `requires` says why.
+ * change conditions of issue 11); `requires` says why. `expect` is the objective's campaign `expect:`
+ * object, exactly as an expanded attack carries it.
  */
-export interface LibraryCatalog {
-  objectives: Array<{
-    id: string;
-    title: string;
-    harm: string;
-    expect: LibraryExpect;
-    available: boolean;
-    requires: string[];
-  }>;
-  carriers: Array<{ id: string; title: string; path: string; prompt: string; reaches: string }>;
-  strategies: Array<{ id: string; title: string; description: string }>;
-}
+export const LibraryCatalogSchema = z.strictObject({
+  schemaVersion: z.literal(1),
+  objectives: z.array(
+    z.strictObject({
+      id: z.enum(OBJECTIVE_IDS),
+      title: z.string(),
+      harm: z.string(),
+      expect: JsonObjectSchema,
+      available: z.boolean(),
+      requires: z.array(z.string()),
+    }),
+  ),
+  carriers: z.array(
+    z.strictObject({
+      id: z.enum(CARRIER_IDS),
+      title: z.string(),
+      path: z.string(),
+      prompt: z.string(),
+      reaches: z.string(),
+    }),
+  ),
+  strategies: z.array(
+    z.strictObject({ id: z.enum(STRATEGY_IDS), title: z.string(), description: z.string() }),
+  ),
+});
+export type LibraryCatalog = z.infer<typeof LibraryCatalogSchema>;
 
 export function describeLibrary(): LibraryCatalog {
-  return {
+  return LibraryCatalogSchema.parse({
+    schemaVersion: 1,
     objectives: listObjectives().map((objective) => {
       const requires = unsupportedExpect(objective.expect);
       return {
@@ -43,5 +61,5 @@ export function describeLibrary(): LibraryCatalog {
       reaches,
     })),
     strategies: listStrategies().map(({ id, title, description }) => ({ id, title, description })),
-  };
+  });
 }

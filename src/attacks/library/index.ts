@@ -13,7 +13,7 @@ export {
   checkBait,
 } from './bait-check.js';
 export { type Carrier, getCarrier, listCarriers } from './carriers.js';
-export { describeLibrary, type LibraryCatalog } from './catalog.js';
+export { describeLibrary, type LibraryCatalog, LibraryCatalogSchema } from './catalog.js';
 export {
   decodeBase64,
   decodeHomoglyphs,
