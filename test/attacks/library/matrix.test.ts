@@ -167,6 +167,15 @@ describe('matrix expansion', () => {
     assert.equal(campaign.attacks[0]?.id, 'npm-postinstall.readme.plain');
   });
 
+  it('prints YAML that reads back to the same campaign for every carrier and strategy (invisible characters included)', () => {
+    const text = campaignText(
+      '  objectives: [npm-postinstall, secret-copy]\n  carriers: all\n  strategies: all\n',
+    );
+    const expanded = expandCampaignText(text, 'c.yaml');
+    assert.equal(expanded.generated.length, 2 * CARRIER_IDS.length * STRATEGY_IDS.length);
+    assert.deepEqual(parseCampaign(expanded.yaml, 'expanded.yaml'), parseCampaign(text, 'c.yaml'));
+  });
+
   it('leaves a campaign without matrix: untouched', () => {
     const raw = { name: 'x', attacks: [{ id: 'a' }] };
     assert.deepEqual(expandCampaignMatrix(raw), { success: true, data: raw, generated: 0, handWritten: 1 });
