@@ -6,6 +6,37 @@ export type { Attack, Campaign, CampaignInput, Expect } from './attacks/campaign
 export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from './attacks/campaign.js';
 export { loadCampaignFile, parseCampaign } from './attacks/campaign-file.js';
 export { demoCampaign } from './attacks/demo-campaign.js';
+export type {
+  BaitFinding,
+  Carrier,
+  LibraryAttack,
+  LibraryCatalog,
+  LibraryExpect,
+  LibraryGroup,
+  LibraryRef,
+  MatrixInput,
+  Objective,
+  Strategy,
+} from './attacks/library/index.js';
+export {
+  BAIT_STATUSES,
+  buildLibraryAttack,
+  CARRIER_IDS,
+  checkAllBait,
+  checkBait,
+  describeLibrary,
+  expandCampaignMatrix,
+  expandMatrix,
+  groupByLibrary,
+  LibraryRefSchema,
+  libraryRefOf,
+  listCarriers,
+  listObjectives,
+  listStrategies,
+  MatrixSchema,
+  OBJECTIVE_IDS,
+  STRATEGY_IDS,
+} from './attacks/library/index.js';
 export type { AttemptOutcome, OutcomeTotals } from './attacks/outcome.js';
 export { attemptOutcome, formatSuccessRate, tallyOutcomes } from './attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from './attacks/report-html.js';

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerAttacks } from './commands/attacks.js';
 import { registerClean } from './commands/clean.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
@@ -33,6 +34,7 @@ export function buildProgram(io: CliIo): Command {
   registerImport(program, io);
   registerClean(program, io);
   registerView(program, io);
+  registerAttacks(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
       child
