@@ -127,7 +127,9 @@ describe('run views, filters and comparisons', () => {
     assert.match(runs, /2 attempts, <span class="">0 tripped<\/span>/);
     assert.match(runs, /<td>bwrap<\/td>/);
     assert.match(runs, /<th>controls<\/th><th>containment<\/th>/);
-    const plain = renderRunsBody([buildRunView(vulnerable.run, vulnerable.attempts)], 'sqlite test.db').value;
+    // Records written before containment existed carry none: no column for it.
+    const legacy = vulnerable.attempts.map(({ containment: _containment, ...record }) => record);
+    const plain = renderRunsBody([buildRunView(vulnerable.run, legacy)], 'sqlite test.db').value;
     assert.doesNotMatch(plain, /<th>controls<\/th>|<th>containment<\/th>/);
     const page = renderAttemptBody(view, view.attempts[0] as (typeof view.attempts)[number]).value;
     assert.match(page, /What the agent changed <small>\(workspace: 2 changes\)/);
