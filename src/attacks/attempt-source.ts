@@ -43,7 +43,9 @@ export function attemptSource(inner: SurfaceSource, options: AttemptSourceOption
         observation = sameEvidence(observation, again) ? again : unsettled(observation, again);
       }
       checkIdentity();
-      return options.redactor?.active === true ? options.redactor.redactValue(observation) : observation;
+      return options.redactor?.active === true
+        ? options.redactor.redactObservation(observation)
+        : observation;
     },
   };
 }
