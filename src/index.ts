@@ -34,6 +34,7 @@ export {
   MemoryRequiredError,
   MemoryUnavailableError,
   NotFoundError,
+  SandboxUnavailableError,
   SchemaTooNewError,
   TargetError,
   UndeterminedScoreError,
