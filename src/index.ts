@@ -2,12 +2,41 @@
  * The public surface of Witness: everything exported here is stable; anything not listed is internal.
  */
 
-export type { AttemptRecord, CampaignRun } from './attacks/attempt-record.js';
-export { AttemptRecordSchema, CampaignRunSchema } from './attacks/attempt-record.js';
 export type { Attack, Campaign, CampaignInput, Expect } from './attacks/campaign.js';
 export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from './attacks/campaign.js';
 export { loadCampaignFile, parseCampaign } from './attacks/campaign-file.js';
 export { demoCampaign } from './attacks/demo-campaign.js';
+export type {
+  BaitFinding,
+  Carrier,
+  LibraryAttack,
+  LibraryCatalog,
+  LibraryExpect,
+  LibraryGroup,
+  LibraryRef,
+  MatrixInput,
+  Objective,
+  Strategy,
+} from './attacks/library/index.js';
+export {
+  BAIT_STATUSES,
+  buildLibraryAttack,
+  CARRIER_IDS,
+  checkAllBait,
+  checkBait,
+  describeLibrary,
+  expandCampaignMatrix,
+  expandMatrix,
+  groupByLibrary,
+  LibraryRefSchema,
+  libraryRefOf,
+  listCarriers,
+  listObjectives,
+  listStrategies,
+  MatrixSchema,
+  OBJECTIVE_IDS,
+  STRATEGY_IDS,
+} from './attacks/library/index.js';
 export type { AttemptOutcome, OutcomeTotals } from './attacks/outcome.js';
 export { attemptOutcome, formatSuccessRate, tallyOutcomes } from './attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from './attacks/report-html.js';
@@ -55,6 +84,7 @@ export type {
   MemoryLocation,
   NewConversation,
   NewMessage,
+  RunFilter,
   ScoreFilter,
 } from './memory/memory.js';
 export { MEMORY_SCHEMA_VERSION } from './memory/migrations.js';
@@ -67,6 +97,11 @@ export {
   AttemptWorkspaceSchema,
   outcomeOf,
 } from './models/attack-result.js';
+export type { AttemptRecord } from './models/attempt-record.js';
+export { AttemptRecordSchema } from './models/attempt-record.js';
+export type { CampaignRun } from './models/campaign-run.js';
+export { CampaignRunSchema } from './models/campaign-run.js';
+export { checkObservation } from './models/checked-observation.js';
 export type { Condition, ContentWritten } from './models/condition.js';
 export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
 export type { Conversation, Labels, MessagePiece } from './models/conversation.js';
@@ -108,7 +143,6 @@ export type {
 export {
   AcquisitionStatusSchema,
   CoverageGapSchema,
-  checkObservation,
   GapReasonSchema,
   ObservationSchema,
   SurfaceCoverageSchema,
@@ -129,6 +163,8 @@ export {
 } from './models/scorable.js';
 export type { Score } from './models/score.js';
 export { ScoreSchema, scoreValue } from './models/score.js';
+export type { TranscriptEvent } from './models/transcript.js';
+export { TranscriptEventSchema } from './models/transcript.js';
 export type {
   AcquisitionStatus,
   AttackOutcome,
@@ -207,8 +243,6 @@ export type {
   ToolSpec,
 } from './targets/toolbox.js';
 export { WorkspaceToolbox, WorkspaceToolboxProvider } from './targets/toolbox.js';
-export type { TranscriptEvent } from './targets/transcript.js';
-export { TranscriptEventSchema } from './targets/transcript.js';
 export type { FileResult, WorkspaceFilesOptions } from './targets/workspace-files.js';
 export { WorkspaceFiles } from './targets/workspace-files.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';

@@ -9,6 +9,7 @@ import { TimeoutMsSchema } from '../models/timeout.js';
 import { NETWORK_MODES } from '../sandbox/bwrap-arguments.js';
 import { SANDBOX_MODES } from '../sandbox/sandbox-modes.js';
 import { TargetConfigSchema } from '../targets/target-config.js';
+import { LibraryRefSchema } from './library/library-ids.js';
 
 const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
@@ -71,6 +72,8 @@ export const AttackSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'must be letters, digits, ".", "_" or "-"'),
   prompt: z.string().min(1),
   objective: z.string().optional(),
+  /** The library entries a `matrix:` attack was expanded from (reports group by them). */
+  library: LibraryRefSchema.optional(),
   /** Files planted for this attack only, after the campaign's. */
   files: z.array(PlantedFileSchema).optional(),
   attempts: PositiveInt.optional(),

@@ -33,6 +33,7 @@ import { createWorkspace, type RunDirectory, type Workspace } from './workspace.
  */
 
 export interface AttemptRecorder {
+  /** Stores the run before any of its attempts. */
   startRun(run: CampaignRun): Promise<void>;
   /** Stores the prompt and the reply; returns the conversation and the reply's message piece ids. */
   recordExchange(input: {
@@ -43,7 +44,7 @@ export interface AttemptRecorder {
     reply: string;
   }): Promise<{ conversationId: string; replyPieceIds: string[] }>;
   scorerMemory(): ScorerMemory;
-  /** Stores the finished attempt (its run is given so a store needs no separate run table). */
+  /** Stores the finished attempt (of `run`, stored by `startRun`). */
   recordAttempt(record: AttemptRecord, run: CampaignRun): Promise<void>;
 }
 
