@@ -63,6 +63,7 @@ export {
   MemoryRequiredError,
   MemoryUnavailableError,
   NotFoundError,
+  SandboxUnavailableError,
   SchemaTooNewError,
   TargetError,
   UndeterminedScoreError,
