@@ -1,3 +1,4 @@
+import { neutralizeText } from '../text/quote-text.js';
 import type { AttemptRecord } from './attempt-record.js';
 import { formatSuccessRate, type OutcomeTotals } from './outcome.js';
 
@@ -25,7 +26,7 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
   ];
   const body = rows.map(({ label, record }) => [
     ...(withLabel ? [label ?? ''] : []),
-    record.attack,
+    neutralizeText(record.attack, { maxChars: 60 }),
     String(record.attempt),
     claim(record),
     verdict(record),
@@ -43,7 +44,8 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
 }
 
 export function renderTotals(name: string, totals: OutcomeTotals): string {
-  return `${name}: ${totals.attempts} attempts — ${totals.success} success, ${totals.failure} failure, ${totals.undetermined} undetermined, ${totals.error} error; attack success rate ${formatSuccessRate(totals)}`;
+  const attempts = `${totals.attempts} attempt${totals.attempts === 1 ? '' : 's'}`;
+  return `${neutralizeText(name, { maxChars: 120 })}: ${attempts} — ${totals.success} success, ${totals.failure} failure, ${totals.undetermined} undetermined, ${totals.error} error; attack success rate ${formatSuccessRate(totals)}`;
 }
 
 function claim(record: AttemptRecord): string {
@@ -56,16 +58,12 @@ function verdict(record: AttemptRecord): string {
   const score = record.score;
   if (score === null) return 'not judged';
   const condition = score.scoredExpectation.conditions[0];
-  const where = condition === undefined ? '' : ` ${condition.uri}`;
+  const where = condition === undefined ? '' : ` ${neutralizeText(condition.uri, { maxChars: 80 })}`;
   if (score.status === 'undetermined') return `undetermined${where}`;
   return `${score.value ? 'WRITTEN' : 'not written'}${where}`;
 }
 
-/** One line, control characters replaced, cut to `max` code points. */
+/** One line (runs of whitespace folded to a space), every other control escaped, cut to `max` code points. */
 function shorten(text: string, max: number): string {
-  const flat = Array.from(text.replace(/\s+/g, ' ').trim())
-    .map((ch) => (/[\p{Cc}\p{Cf}]/u.test(ch) ? '?' : ch))
-    .join('');
-  const chars = Array.from(flat);
-  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join('')}…`;
+  return neutralizeText(text.replace(/[ \t\n\r]+/g, ' ').trim(), { maxChars: max - 1 });
 }

@@ -7,10 +7,21 @@ import { buildProgram } from './program.js';
 async function main(): Promise<number> {
   const controller = new AbortController();
   const onInterrupt = () => controller.abort(new Error('interrupted'));
+  // `witness export | head`: the reader went away. Stop producing and exit quietly (status 0, as a
+  // pipeline expects), instead of dying on an unhandled EPIPE with a stack trace.
+  let stdoutClosed = false;
+  const onStdoutError = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stdoutClosed = true;
+    controller.abort(new Error('stdout closed'));
+  };
+  process.stdout.on('error', onStdoutError);
   process.once('SIGINT', onInterrupt);
   process.once('SIGTERM', onInterrupt);
   const io: CliIo = {
-    out: (text) => process.stdout.write(text),
+    out: (text) => {
+      if (!stdoutClosed) process.stdout.write(text);
+    },
     err: (text) => process.stderr.write(text),
     signal: controller.signal,
     errIsTTY: process.stderr.isTTY === true,
@@ -20,6 +31,7 @@ async function main(): Promise<number> {
     await buildProgram(io).parseAsync(process.argv);
     return EXIT_OK;
   } catch (error) {
+    if (stdoutClosed) return EXIT_OK;
     const failure = classifyFailure(error, controller.signal.aborted);
     if (failure.message !== undefined) io.err(`${failure.message}\n`);
     return failure.status;

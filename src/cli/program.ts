@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { neutralizeText } from '../text/quote-text.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
@@ -13,12 +14,14 @@ import type { CliIo } from './io.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
 export function buildProgram(io: CliIo): Command {
+  // Commander echoes what was typed ("unknown option '…'"), which may be pasted agent text.
+  const writeErr = (text: string) => io.err(neutralizeText(text, { multiline: true }));
   const program = new Command('witness')
     .description('Red-team AI agents by what they did to the file system, not by what they said.')
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+    .configureOutput({ writeOut: (text) => io.out(text), writeErr });
   registerObserve(program, io);
   registerScore(program, io);
   registerReplay(program, io);
@@ -31,9 +34,7 @@ export function buildProgram(io: CliIo): Command {
   registerImport(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
-      child
-        .exitOverride()
-        .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+      child.exitOverride().configureOutput({ writeOut: (text) => io.out(text), writeErr });
       configure(child);
     }
   };

@@ -18,6 +18,7 @@ import { type Scorable, ScorableSchema, type SurfaceScorable, sameLocator } from
 import { type Score, ScoreSchema } from '../models/score.js';
 import type { SurfaceSource } from '../sources/surface-source.js';
 import { DEFAULT_JUDGEMENT_TIMEOUT_MS, judgeContentWritten } from '../verdicts/content-written.js';
+import { describeCriterion } from '../verdicts/describe-criterion.js';
 import type { ReplayRequest, ScoreRequest, Scorer, ScorerMemory } from './scorer.js';
 
 /**
@@ -269,7 +270,5 @@ function describe(locator: { uri: string; match: string }): string {
 }
 
 function criterion(condition: ContentWritten): string {
-  return condition.matcher === undefined
-    ? 'nonempty content'
-    : 'content matching the expected text criterion';
+  return describeCriterion(condition.matcher);
 }
