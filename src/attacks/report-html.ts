@@ -106,7 +106,7 @@ function renderAttempt(
 <dt>Reply (the agent's claim)</dt><dd><pre class="claim">${attempt.reply === null ? '<em>no reply</em>' : text(attempt.reply)}</pre></dd>
 <dt>File-system verdict</dt><dd class="verdict">${escapeHtml(verdict)}</dd>
 ${criterion(attempt)}
-<dt>Rationale</dt><dd>${score === null ? '<em>none</em>' : text(score.rationale)}</dd>
+<dt>Rationale</dt><dd>${score === null ? '<em>none</em>' : escapeHtml(neutralizeText(score.rationale, { maxChars: 2_000, escapeBackslash: false }))}</dd>
 ${attempt.error === null ? '' : `<dt>Error</dt><dd class="error">${text(attempt.error)}</dd>`}
 <dt>Evidence</dt><dd>${evidence === '' ? '<em>no observation was made</em>' : evidence}</dd>
 ${tools.length === 0 ? '' : `<dt>Tool calls</dt><dd><ul class="tools">${tools.join('')}</ul></dd>`}

@@ -28,6 +28,11 @@ export interface NeutralizeOptions {
   quoted?: boolean | undefined;
   /** After the ellipsis, say how many characters were not shown. Default false. */
   countOmitted?: boolean | undefined;
+  /**
+   * Double each backslash (default true). False only for text whose untrusted parts were already quoted
+   * by this module (a rationale): its escapes are shown once, and every control is still escaped.
+   */
+  escapeBackslash?: boolean | undefined;
 }
 
 /** Characters never written as themselves: controls, format characters, separators, lone surrogates. */
@@ -56,7 +61,7 @@ export function quoteText(text: string, maxChars: number = EXCERPT_MAX_CHARS): s
 export const EXCERPT_MAX_CHARS = 60;
 
 function escapeCharacter(character: string, options: NeutralizeOptions): string {
-  if (character === '\\') return '\\\\';
+  if (character === '\\') return options.escapeBackslash === false ? '\\' : '\\\\';
   if (character === '"' && options.quoted === true) return '\\"';
   if (character === '\n' && options.multiline === true) return '\n';
   if (!UNSAFE.test(character)) return character;
