@@ -13,6 +13,7 @@ export interface TableRow {
 }
 
 const CLAIM_CHARS = 60;
+const ERROR_CHARS = 1_000;
 
 export function renderAttemptTable(rows: readonly TableRow[]): string {
   const withLabel = rows.some((row) => row.label !== undefined);
@@ -40,7 +41,16 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
       .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] as number)))
       .join('  ')
       .trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+  // The table cuts an error to a few words; its cause (ECONNREFUSED host:port, the agent's stderr tail)
+  // is usually at the end, so each error is also printed in full (neutralized, bounded) below.
+  const errors = rows.flatMap(({ label, record }) =>
+    record.error === null
+      ? []
+      : [
+          `error in ${label === undefined ? '' : `${neutralizeText(label, { maxChars: 40 })} `}${neutralizeText(record.attack, { maxChars: 60 })} #${record.attempt}: ${neutralizeText(record.error, { maxChars: ERROR_CHARS })}`,
+        ],
+  );
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line), ...errors].join('\n');
 }
 
 export function renderTotals(name: string, totals: OutcomeTotals): string {
