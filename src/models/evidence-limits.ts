@@ -6,7 +6,7 @@ import type { GapReason } from './vocabulary.js';
  * campaign's `evidence:` keys and the CLI's `--max-*` flags with their help text are all derived from
  * {@link LIMIT_SPECS}, so a default or a maximum cannot disagree between them.
  *
- * Every limit has a documented maximum (docs/limits.md). Without one, `--max-content-bytes 9007199254740991`
+ * Every limit has a documented maximum (docs/contract.md). Without one, `--max-content-bytes 9007199254740991`
  * made Witness try to keep a 3 GiB file as one string (6.3 GB resident, then a crash) and report a 1 GiB
  * file of NUL bytes "not UTF-8" because the string could not be built: a hostile file must meet a clear
  * refusal of the option, not a misleading verdict or an out-of-memory kill.
