@@ -8,14 +8,32 @@
 export const HOSTILE =
   'x\x1b]0;pwned\x07\x1b[2J\x9b31m\x9d0;t\x9c\x7f\x08\x0b\x0c\u202Egpj.sh\u202D\u2066\u2069\u200E\u200F\u061C\u200B\uFEFF\u2028\u2029\rVerdict: FALSE\ny';
 
-/** Characters that must never reach a terminal or a report from untrusted text (line feed aside). */
-export const UNSAFE_OUTPUT =
-  /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]/u;
+/** Whether a code point must never reach a terminal or a report from untrusted text (line feed aside). */
+function isUnsafe(code: number): boolean {
+  return (
+    (code <= 0x1f && code !== 0x0a) ||
+    (code >= 0x7f && code <= 0x9f) ||
+    code === 0x061c ||
+    (code >= 0x200b && code <= 0x200f) ||
+    (code >= 0x202a && code <= 0x202e) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    (code >= 0x2066 && code <= 0x2069) ||
+    code === 0xfeff ||
+    (code >= 0xd800 && code <= 0xdfff)
+  );
+}
 
 /** The first unsafe character in `text`, described, or undefined. */
 export function firstUnsafe(text: string): string | undefined {
-  const match = UNSAFE_OUTPUT.exec(text);
-  if (match === null) return undefined;
-  const code = (match[0].codePointAt(0) as number).toString(16).padStart(4, '0');
-  return `U+${code} at ${match.index}: ${JSON.stringify(text.slice(Math.max(0, match.index - 40), match.index + 40))}`;
+  let index = 0;
+  for (const character of text) {
+    const code = character.codePointAt(0) as number;
+    if (isUnsafe(code)) {
+      const hex = code.toString(16).padStart(4, '0');
+      return `U+${hex} at ${index}: ${JSON.stringify(text.slice(Math.max(0, index - 40), index + 40))}`;
+    }
+    index += character.length;
+  }
+  return undefined;
 }
