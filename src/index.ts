@@ -111,6 +111,8 @@ export {
   MessagePieceSchema,
   MessageRoleSchema,
 } from './models/conversation.js';
+// One schema for evidence budgets (with documented maximums) and one function for text shown to people.
+export { EvidenceLimitsSchema, LIMIT_NAMES, LIMIT_SPECS, type LimitName } from './models/evidence-limits.js';
 export type { ScoringExpectation } from './models/expectation.js';
 export { expectation, ScoringExpectationSchema } from './models/expectation.js';
 export type { ComponentIdentifier } from './models/identifier.js';
@@ -243,5 +245,6 @@ export type {
 export { WorkspaceToolbox, WorkspaceToolboxProvider } from './targets/toolbox.js';
 export type { FileResult, WorkspaceFilesOptions } from './targets/workspace-files.js';
 export { WorkspaceFiles } from './targets/workspace-files.js';
+export { type NeutralizeOptions, neutralizeText, quoteText } from './text/quote-text.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';
 export { judgeContentWritten } from './verdicts/content-written.js';

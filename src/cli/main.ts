@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { EXIT_OK } from './exit-status.js';
 import type { CliIo } from './io.js';
 import { runWitness } from './run-witness.js';
 
@@ -6,17 +7,30 @@ import { runWitness } from './run-witness.js';
 async function main(): Promise<number> {
   const controller = new AbortController();
   const onInterrupt = () => controller.abort(new Error('interrupted'));
+  // `witness export | head`: the reader went away. Stop producing and exit quietly (status 0, as a
+  // pipeline expects), instead of dying on an unhandled EPIPE with a stack trace.
+  let stdoutClosed = false;
+  const onStdoutError = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stdoutClosed = true;
+    controller.abort(new Error('stdout closed'));
+  };
+  process.stdout.on('error', onStdoutError);
   process.once('SIGINT', onInterrupt);
   process.once('SIGTERM', onInterrupt);
   const io: CliIo = {
-    out: (text) => process.stdout.write(text),
+    out: (text) => {
+      if (!stdoutClosed) process.stdout.write(text);
+    },
     err: (text) => process.stderr.write(text),
     signal: controller.signal,
     errIsTTY: process.stderr.isTTY === true,
     env: process.env,
   };
   try {
-    return await runWitness(process.argv.slice(2), io);
+    const status = await runWitness(process.argv.slice(2), io);
+    // A reader that went away is not a failure of the command (see onStdoutError).
+    return stdoutClosed ? EXIT_OK : status;
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
