@@ -21,13 +21,16 @@ export const DEFAULT_LIMITS: Readonly<SourceLimits> = Object.freeze({
 
 export const LIMIT_NAMES = ['maxFiles', 'maxContentBytes', 'maxReadBytes', 'maxListedEntries'] as const;
 
+/** Source options that are not budgets (checked by the source itself). */
+const OTHER_OPTIONS: readonly string[] = ['root', 'surfaceFs'];
+
 /** Fills defaults and checks each limit is a positive safe integer; the error names the option. */
 export function resolveLimits(options: Partial<Record<keyof SourceLimits, unknown>>): SourceLimits {
   for (const key of Object.keys(options)) {
-    if (key === 'root' || (LIMIT_NAMES as readonly string[]).includes(key)) continue;
-    const near = LIMIT_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
+    if (OTHER_OPTIONS.includes(key) || (LIMIT_NAMES as readonly string[]).includes(key)) continue;
+    const near = [...LIMIT_NAMES, ...OTHER_OPTIONS].find((name) => name.toLowerCase() === key.toLowerCase());
     throw new InvalidOptionError(
-      `unknown option ${JSON.stringify(key)}${near === undefined ? '' : `; did you mean ${near}?`} (options: root, ${LIMIT_NAMES.join(', ')})`,
+      `unknown option ${JSON.stringify(key)}${near === undefined ? '' : `; did you mean ${near}?`} (options: root, ${LIMIT_NAMES.join(', ')}, surfaceFs)`,
     );
   }
   const limits = { ...DEFAULT_LIMITS };
