@@ -10,12 +10,13 @@ import { registerRun } from './commands/run.js';
 import { registerScore } from './commands/score.js';
 import { registerScores } from './commands/scores.js';
 import type { CliIo } from './io.js';
+import { WITNESS_VERSION } from './version.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
 export function buildProgram(io: CliIo): Command {
   const program = new Command('witness')
     .description('Red-team AI agents by what they did to the file system, not by what they said.')
-    .version('0.1.0')
+    .version(WITNESS_VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
