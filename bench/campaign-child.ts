@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
 /**
- * Runs the CLI in this process (`node campaign-child.js <cli args…>`) and, at exit, writes this process's
- * peak resident memory (VmHWM, which covers every thread) to stderr as `PEAK_RSS_KIB <n>`.
+ * Runs a CLI in this process (`node campaign-child.js <path of cli/main.js> <cli args…>`) and, at exit,
+ * writes this process's peak resident memory (VmHWM, which covers every thread) to stderr as
+ * `PEAK_RSS_KIB <n>`. Taking the CLI's path lets the same harness time another build (a baseline).
  */
 
 process.on('exit', () => {
@@ -11,4 +13,4 @@ process.on('exit', () => {
   process.stderr.write(`\nPEAK_RSS_KIB ${peak}\n`);
 });
 process.argv.splice(1, 1);
-await import('../src/cli/main.js');
+await import(pathToFileURL(process.argv[1] as string).href);
