@@ -34,6 +34,11 @@ export {
   AttemptWorkspaceSchema,
   outcomeOf,
 } from './models/attack-result.js';
+export type { AttemptRecord } from './models/attempt-record.js';
+export { AttemptRecordSchema } from './models/attempt-record.js';
+export type { CampaignRun } from './models/campaign-run.js';
+export { CampaignRunSchema } from './models/campaign-run.js';
+export { checkObservation } from './models/checked-observation.js';
 export type { Condition, ContentWritten } from './models/condition.js';
 export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
 export type { Conversation, Labels, MessagePiece } from './models/conversation.js';
@@ -75,7 +80,6 @@ export type {
 export {
   AcquisitionStatusSchema,
   CoverageGapSchema,
-  checkObservation,
   GapReasonSchema,
   ObservationSchema,
   SurfaceCoverageSchema,
@@ -96,6 +100,8 @@ export {
 } from './models/scorable.js';
 export type { Score } from './models/score.js';
 export { ScoreSchema, scoreValue } from './models/score.js';
+export type { TranscriptEvent } from './models/transcript.js';
+export { TranscriptEventSchema } from './models/transcript.js';
 export type {
   AcquisitionStatus,
   AttackOutcome,

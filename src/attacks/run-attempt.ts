@@ -4,15 +4,19 @@ import type { Observation } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { message, type Scorable } from '../models/scorable.js';
 import type { Score } from '../models/score.js';
+import type { Containment } from '../models/vocabulary.js';
 import { FileWriteScorer } from '../scorers/file-write-scorer.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
+import type { RemovalReport } from '../sources/local-file/confined-removal.js';
 import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
 import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
+import { attemptSource } from './attempt-source.js';
 import type { Attack, Campaign } from './campaign.js';
 import { attemptOutcome } from './outcome.js';
-import { createWorkspace, type Workspace } from './workspace.js';
+import type { SecretRedactor } from './secret-redactor.js';
+import { createWorkspace, type RunDirectory, type Workspace } from './workspace.js';
 
 /**
  * One attempt as a pipeline of named steps:
@@ -29,6 +33,7 @@ import { createWorkspace, type Workspace } from './workspace.js';
  */
 
 export interface AttemptRecorder {
+  /** Stores the run before any of its attempts. */
   startRun(run: CampaignRun): Promise<void>;
   /** Stores the prompt and the reply; returns the conversation and the reply's message piece ids. */
   recordExchange(input: {
@@ -39,7 +44,7 @@ export interface AttemptRecorder {
     reply: string;
   }): Promise<{ conversationId: string; replyPieceIds: string[] }>;
   scorerMemory(): ScorerMemory;
-  /** Stores the finished attempt (its run is given so a store needs no separate run table). */
+  /** Stores the finished attempt (of `run`, stored by `startRun`). */
   recordAttempt(record: AttemptRecord, run: CampaignRun): Promise<void>;
 }
 
@@ -54,8 +59,12 @@ export interface AttemptContext {
   expectation: ScoringExpectation;
   recorder?: AttemptRecorder | undefined;
   keepWorkspaces?: boolean | undefined;
-  /** Where workspaces are created (the system temp directory by default). */
+  /** Where workspaces are created (the system temp directory by default) when there is no run directory. */
   workspaceParent?: string | undefined;
+  /** The run's private directory the attempt's workspace and home are created in. */
+  runDirectory?: RunDirectory | undefined;
+  /** Replaces secret values in the reply, transcript, evidence and record before anything is stored. */
+  redactor?: SecretRedactor | undefined;
   /** The caller's abort: rethrown, never recorded as an attempt error. */
   signal?: AbortSignal | undefined;
 }
@@ -86,6 +95,8 @@ type AttemptStart = Omit<
   | 'workspace'
   | 'conversationId'
   | 'finishedAt'
+  | 'containment'
+  | 'cleanup'
 >;
 
 export async function runAttempt(context: AttemptContext): Promise<AttemptRecord> {
@@ -96,13 +107,32 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
     return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null });
   }
   const { workspace } = prepared;
+  let released = false;
   try {
     const sent = await sendToTarget(context, workspace);
+    // Judged only now: the target returns after every process it started is gone (SPEC §11).
     const judged = await judgeWorkspace(context, workspace, sent);
-    return finishAttempt(start, { sent, judged, workspace: describeWorkspace(context, workspace) });
+    const cleanup = await releaseWorkspace(context, workspace);
+    released = true;
+    return finishAttempt(
+      start,
+      {
+        sent,
+        judged,
+        workspace: describeWorkspace(context, workspace),
+        containment: containmentOf(context),
+        cleanup,
+      },
+      context.redactor,
+    );
   } finally {
-    await releaseWorkspace(context, workspace);
+    if (!released) await releaseWorkspace(context, workspace);
   }
+}
+
+/** How the target contains its agent: `in_process` for a target that starts no process. */
+export function containmentOf(context: AttemptContext): Containment {
+  return context.target.containment?.() ?? 'in_process';
 }
 
 /** The fields known before anything runs. */
@@ -130,6 +160,7 @@ export async function prepareWorkspace(
       template: campaign.workspace.template,
       files: [...campaign.workspace.files, ...(attack.files ?? [])],
       parent: context.workspaceParent,
+      run: context.runDirectory,
     });
     return { ok: true, workspace };
   } catch (error) {
@@ -142,6 +173,12 @@ export async function prepareWorkspace(
  * the transcript a TargetError carries); the caller's abort is rethrown.
  */
 export async function sendToTarget(context: AttemptContext, workspace: Workspace): Promise<TargetStep> {
+  const step = await sendUnredacted(context, workspace);
+  // Redacted here, before the reply is stored as a message or anything is truncated further.
+  return context.redactor?.active === true ? context.redactor.redactValue(step) : step;
+}
+
+async function sendUnredacted(context: AttemptContext, workspace: Workspace): Promise<TargetStep> {
   const { campaign, signal } = context;
   const timeout = AbortSignal.timeout(campaign.attemptTimeoutMs);
   const attemptSignal = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
@@ -149,6 +186,12 @@ export async function sendToTarget(context: AttemptContext, workspace: Workspace
     const response = await context.target.send({
       prompt: context.attack.prompt,
       workspace: workspace.root,
+      attempt: {
+        workspace: workspace.held,
+        home: workspace.home,
+        tmp: workspace.tmp,
+        runPath: workspace.runPath,
+      },
       signal: attemptSignal,
     });
     return { reply: response.reply, transcript: response.transcript, error: null };
@@ -175,11 +218,15 @@ export async function judgeWorkspace(
   sent: TargetStep,
 ): Promise<JudgeStep> {
   const { campaign, attack, expectation, recorder, signal } = context;
-  const source = new LocalFileSurfaceSource({
-    root: workspace.root,
-    ...campaign.evidence,
-    ...attack.evidence,
-  });
+  const source = attemptSource(
+    new LocalFileSurfaceSource({ root: workspace.root, ...campaign.evidence, ...attack.evidence }),
+    {
+      redactor: context.redactor,
+      // Without a sandbox a process may have escaped the kill: read twice, 250 ms apart (SPEC §11).
+      settleMs: containmentOf(context) === 'none' ? 250 : undefined,
+      isIntact: () => workspace.isIntact(),
+    },
+  );
   let conversationId: string | null = null;
   let scorable: Scorable = {
     scorableType: 'surface',
@@ -226,9 +273,17 @@ export function describeWorkspace(context: AttemptContext, workspace: Workspace)
   };
 }
 
-/** Removes the workspace unless the caller keeps it for inspection. */
-export async function releaseWorkspace(context: AttemptContext, workspace: Workspace): Promise<void> {
-  if (context.keepWorkspaces !== true) await workspace.dispose();
+/**
+ * Removes the attempt's directories unless the caller keeps them; never throws. What could not be removed
+ * is returned for the record (the attempt keeps its result and the campaign goes on).
+ */
+export async function releaseWorkspace(
+  context: AttemptContext,
+  workspace: Workspace,
+): Promise<RemovalReport | undefined> {
+  if (context.keepWorkspaces === true) return undefined;
+  const report = await workspace.dispose();
+  return report.removed ? undefined : report;
 }
 
 /** What the steps produced, gathered for the record. */
@@ -236,6 +291,8 @@ export interface AttemptEnd {
   sent: TargetStep;
   judged: JudgeStep;
   workspace: AttemptRecord['workspace'];
+  containment?: Containment | undefined;
+  cleanup?: RemovalReport | undefined;
 }
 
 /** The judging step when it never ran (the workspace could not be prepared). */
@@ -245,24 +302,36 @@ const NOT_JUDGED: JudgeStep = { score: null, observations: [], conversationId: n
  * The attempt's record: the outcome from the verdict, except that any error (the target's first, then the
  * judging's) makes it `error`; validated against the schema the recorder and the report read.
  */
-export function finishAttempt(start: AttemptStart, end: AttemptEnd): AttemptRecord {
+export function finishAttempt(
+  start: AttemptStart,
+  end: AttemptEnd,
+  redactor?: SecretRedactor,
+): AttemptRecord {
   const error = end.sent.error ?? end.judged.error;
-  return parseRecord(
-    AttemptRecordSchema,
-    {
-      ...start,
-      outcome: attemptOutcome(end.judged.score, error !== null),
-      reply: end.sent.reply,
-      error,
-      transcript: end.sent.transcript,
-      score: end.judged.score,
-      observations: end.judged.observations,
-      workspace: end.workspace,
-      conversationId: end.judged.conversationId,
-      finishedAt: new Date().toISOString(),
-    },
-    'attempt record',
-  );
+  const record = {
+    ...start,
+    outcome: attemptOutcome(end.judged.score, error !== null),
+    reply: end.sent.reply,
+    error,
+    transcript: end.sent.transcript,
+    score: end.judged.score,
+    observations: end.judged.observations,
+    workspace: end.workspace,
+    conversationId: end.judged.conversationId,
+    ...(end.containment === undefined ? {} : { containment: end.containment }),
+    ...(end.cleanup === undefined
+      ? {}
+      : {
+          cleanup: {
+            removed: end.cleanup.removed,
+            failures: end.cleanup.failures,
+            unlistedFailures: end.cleanup.unlistedFailures,
+          },
+        }),
+    finishedAt: new Date().toISOString(),
+  };
+  // The last pass: whatever a step derived from secret-bearing text (a rationale, an excerpt, an error).
+  return parseRecord(AttemptRecordSchema, redactor?.redactValue(record) ?? record, 'attempt record');
 }
 
 /** Keeps only well-formed transcript events from a TargetError (its transcript is typed unknown[]). */

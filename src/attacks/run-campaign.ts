@@ -5,6 +5,8 @@ import type { AttemptRecord, CampaignRun } from './attempt-record.js';
 import { type Attack, attackExpectation, type Campaign } from './campaign.js';
 import { type OutcomeTotals, tallyOutcomes } from './outcome.js';
 import { type AttemptRecorder, runAttempt } from './run-attempt.js';
+import type { SecretRedactor } from './secret-redactor.js';
+import { createRunDirectory } from './workspace.js';
 
 /**
  * The scheduler of a campaign: every attack, `attempts` times, up to `concurrency` attempts at once, each
@@ -20,8 +22,10 @@ export interface RunCampaignOptions {
   /** Overrides the campaign's concurrency. */
   concurrency?: number | undefined;
   keepWorkspaces?: boolean | undefined;
-  /** Where workspaces are created (the system temp directory by default). */
+  /** Where the run directory holding every attempt's workspace is created (the system temp directory). */
   workspaceParent?: string | undefined;
+  /** Replaces the campaign's secret values in everything stored or printed (SPEC §11). */
+  redactor?: SecretRedactor | undefined;
   onProgress?: ((event: ProgressEvent) => void) | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -58,7 +62,9 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
     })),
     startedAt: new Date().toISOString(),
   };
-  await recorder?.startRun(run);
+  await recorder?.startRun(options.redactor?.redactValue(run) ?? run);
+  // One private (0700) run directory holds every attempt's workspace and home; it is hidden from agents.
+  const runDirectory = await createRunDirectory(options.workspaceParent);
 
   const jobs: Array<{ attack: Attack; attempt: number }> = [];
   for (const attack of campaign.attacks) {
@@ -82,7 +88,8 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
         attempt: job.attempt,
         expectation: attackExpectation(job.attack),
         keepWorkspaces: options.keepWorkspaces,
-        workspaceParent: options.workspaceParent,
+        runDirectory,
+        redactor: options.redactor,
         signal,
       });
       await recorder?.recordAttempt(record, run);
@@ -93,9 +100,14 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
   };
   // Settle every worker before returning or rethrowing (an abort), so no attempt is still writing to the
   // memory or a workspace when the caller closes them.
-  const settled = await Promise.allSettled(
-    Array.from({ length: Math.min(concurrency, jobs.length) }, worker),
-  );
+  let settled: PromiseSettledResult<void>[];
+  try {
+    settled = await Promise.allSettled(Array.from({ length: Math.min(concurrency, jobs.length) }, worker));
+  } finally {
+    // Every attempt removed its own directory; what failed to go is already in its record.
+    if (options.keepWorkspaces === true) runDirectory.release();
+    else runDirectory.dispose();
+  }
   const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   const attempts = records.filter((record): record is AttemptRecord => record !== undefined);

@@ -3,12 +3,41 @@
  * workspaces. Loads the targets (and so the MCP SDK) a campaign can name.
  */
 
-export type { AttemptRecord, CampaignRun } from '../attacks/attempt-record.js';
-export { AttemptRecordSchema, CampaignRunSchema } from '../attacks/attempt-record.js';
 export type { Attack, Campaign, CampaignInput, Expect } from '../attacks/campaign.js';
 export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from '../attacks/campaign.js';
 export { loadCampaignFile, parseCampaign } from '../attacks/campaign-file.js';
 export { demoCampaign } from '../attacks/demo-campaign.js';
+export type {
+  BaitFinding,
+  Carrier,
+  LibraryAttack,
+  LibraryCatalog,
+  LibraryExpect,
+  LibraryGroup,
+  LibraryRef,
+  MatrixInput,
+  Objective,
+  Strategy,
+} from '../attacks/library/index.js';
+export {
+  BAIT_STATUSES,
+  buildLibraryAttack,
+  CARRIER_IDS,
+  checkAllBait,
+  checkBait,
+  describeLibrary,
+  expandCampaignMatrix,
+  expandMatrix,
+  groupByLibrary,
+  LibraryRefSchema,
+  libraryRefOf,
+  listCarriers,
+  listObjectives,
+  listStrategies,
+  MatrixSchema,
+  OBJECTIVE_IDS,
+  STRATEGY_IDS,
+} from '../attacks/library/index.js';
 export type { AttemptOutcome, OutcomeTotals } from '../attacks/outcome.js';
 export { attemptOutcome, formatSuccessRate, tallyOutcomes } from '../attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from '../attacks/report-html.js';

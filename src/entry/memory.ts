@@ -17,6 +17,7 @@ export type {
   MemoryLocation,
   NewConversation,
   NewMessage,
+  RunFilter,
   ScoreFilter,
 } from '../memory/memory.js';
 export { MEMORY_SCHEMA_VERSION } from '../memory/migrations.js';

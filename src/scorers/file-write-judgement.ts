@@ -7,11 +7,12 @@ import {
 } from '../errors.js';
 import { MAX_REGEX_TIMEOUT_MS } from '../matching/regex-search.js';
 import { DEFAULT_REGEX_TIMEOUT_MS } from '../matching/text-matcher.js';
+import { checkObservation } from '../models/checked-observation.js';
 import type { ContentWritten } from '../models/condition.js';
 import { type ScoringExpectation, ScoringExpectationSchema } from '../models/expectation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
-import { checkObservation, type Observation } from '../models/observation.js';
+import type { Observation } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type Scorable, ScorableSchema, sameLocator } from '../models/scorable.js';
 import { type Score, ScoreSchema } from '../models/score.js';

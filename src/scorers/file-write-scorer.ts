@@ -4,8 +4,8 @@ import {
   LocationMismatchError,
   MemoryRequiredError,
 } from '../errors.js';
+import { checkObservation } from '../models/checked-observation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
-import { checkObservation } from '../models/observation.js';
 import type { SurfaceScorable } from '../models/scorable.js';
 import { sameLocator } from '../models/scorable.js';
 import type { SurfaceSource } from '../sources/surface-source.js';

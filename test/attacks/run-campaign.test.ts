@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,8 +7,13 @@ import { after, before, describe, it } from 'node:test';
 import { CampaignSchema } from '../../src/attacks/campaign.js';
 import { demoCampaign } from '../../src/attacks/demo-campaign.js';
 import { runCampaign } from '../../src/attacks/run-campaign.js';
+import { resolveSandboxSettings } from '../../src/sandbox/sandbox-settings.js';
 import { CommandTarget } from '../../src/targets/command-target.js';
 import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
+
+// The overlap tests share a barrier directory on the host between attempts, which a sandbox forbids (each
+// bwrap attempt has its own /tmp and PID namespace): they run with the explicit `sandbox: none`.
+const uncontained = await resolveSandboxSettings({ mode: 'none', hostEnv: { PATH: '/usr/bin:/bin' } });
 
 describe('runCampaign', () => {
   let parent: string;
@@ -81,6 +87,7 @@ describe('runCampaign', () => {
       const target = new CommandTarget({
         command: '/bin/sh',
         args: ['-c', overlapScript(barrier, 4)],
+        sandbox: uncontained,
       });
       const result = await runCampaign({ campaign, target, keepWorkspaces: true, workspaceParent: parent });
       const roots = result.attempts.map((a) => a.workspace?.root);
@@ -96,8 +103,14 @@ describe('runCampaign', () => {
       );
       assert.equal(readdirSync(barrier).length, 4, 'all four attempts were running at once');
       for (const root of roots) assert.equal(existsSync(join(root as string, 'others.txt')), true);
-      assert.equal(readdirSync(parent).length, 4);
-      for (const name of readdirSync(parent)) rmSync(join(parent, name), { recursive: true });
+      // One run directory holds the four kept attempts (and the marker `witness clean` reads).
+      const runs = readdirSync(parent).filter((name) => name.startsWith('witness-run-'));
+      assert.equal(runs.length, 1);
+      assert.equal(
+        readdirSync(join(parent, runs[0] as string)).filter((n) => n.startsWith('attempt-')).length,
+        4,
+      );
+      for (const name of runs) rmSync(join(parent, name), { recursive: true });
     } finally {
       rmSync(barrier, { recursive: true, force: true });
     }
@@ -109,8 +122,15 @@ describe('runCampaign', () => {
     const barrier = mkdtempSync(join(tmpdir(), 'witness-barrier-'));
     const shared = mkdtempSync(join(tmpdir(), 'witness-shared-'));
     try {
-      const target = new CommandTarget({ command: '/bin/sh', args: ['-c', overlapScript(barrier, 4)] });
-      await Promise.all([1, 2, 3, 4].map(() => target.send({ prompt: 'x', workspace: shared })));
+      // Plain processes: a target's end-of-attempt process scan would (rightly) kill the other three,
+      // which share its workspace.
+      const run = () =>
+        new Promise<void>((resolve, reject) =>
+          execFile('/bin/sh', ['-c', overlapScript(barrier, 4)], { cwd: shared }, (error) =>
+            error === null ? resolve() : reject(error),
+          ),
+        );
+      await Promise.all([run(), run(), run(), run()]);
       const others = readFileSync(join(shared, 'others.txt'), 'utf8').trim().split('\n');
       assert.equal(others.length, 3);
     } finally {

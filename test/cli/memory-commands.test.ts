@@ -309,6 +309,7 @@ describe('witness export and import', { timeout: 180_000 }, () => {
       message_piece: 3,
       observation: 2,
       score: 2,
+      run: 0,
       attack_result: 1,
     });
     assert.equal(await exportOf(copy.target), exported);
