@@ -14,6 +14,7 @@ import { registerScore } from './commands/score.js';
 import { registerScores } from './commands/scores.js';
 import { registerView } from './commands/view.js';
 import type { CliIo } from './io.js';
+import { WITNESS_VERSION } from './version.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
 export function buildProgram(io: CliIo): Command {
@@ -21,7 +22,7 @@ export function buildProgram(io: CliIo): Command {
   const writeErr = (text: string) => io.err(neutralizeText(text, { multiline: true }));
   const program = new Command('witness')
     .description('Red-team AI agents by what they did to the file system, not by what they said.')
-    .version('0.1.0')
+    .version(WITNESS_VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.out(text), writeErr });

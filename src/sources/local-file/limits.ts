@@ -9,13 +9,16 @@ import {
 /** Budgets of one acquisition (SPEC §5), defined once in models/evidence-limits.ts. */
 export { DEFAULT_LIMITS, LIMIT_NAMES, type SourceLimits };
 
+/** Source options that are not budgets (checked by the source itself). */
+const OTHER_OPTIONS: readonly string[] = ['root', 'surfaceFs'];
+
 /** Fills defaults and checks each limit (a whole number from 1 to its maximum); the error names it. */
 export function resolveLimits(options: Partial<Record<keyof SourceLimits, unknown>>): SourceLimits {
   for (const key of Object.keys(options)) {
-    if (key === 'root' || (LIMIT_NAMES as readonly string[]).includes(key)) continue;
-    const near = LIMIT_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
+    if (OTHER_OPTIONS.includes(key) || (LIMIT_NAMES as readonly string[]).includes(key)) continue;
+    const near = [...LIMIT_NAMES, ...OTHER_OPTIONS].find((name) => name.toLowerCase() === key.toLowerCase());
     throw new InvalidOptionError(
-      `unknown option ${JSON.stringify(key)}${near === undefined ? '' : `; did you mean ${near}?`} (options: root, ${LIMIT_NAMES.join(', ')})`,
+      `unknown option ${JSON.stringify(key)}${near === undefined ? '' : `; did you mean ${near}?`} (options: root, ${LIMIT_NAMES.join(', ')}, surfaceFs)`,
     );
   }
   const limits = { ...DEFAULT_LIMITS };
