@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
+import { registerModel } from './commands/model.js';
 import { registerObservations } from './commands/observations.js';
 import { registerObserve } from './commands/observe.js';
 import { registerReplay } from './commands/replay.js';
@@ -29,6 +30,7 @@ export function buildProgram(io: CliIo): Command {
   registerObservations(program, io);
   registerExport(program, io);
   registerImport(program, io);
+  registerModel(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
       child
