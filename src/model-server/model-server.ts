@@ -10,6 +10,12 @@ import {
   renderTokenCount,
 } from './anthropic-messages.js';
 import {
+  parseGenerateRequest,
+  renderCountTokens,
+  renderGeminiError,
+  renderGenerateResponse,
+} from './gemini-generate.js';
+import {
   estimateTokens,
   parseChatRequest,
   renderChatCompletion,
@@ -18,12 +24,15 @@ import {
   renderOpenAiError,
   WireFormatError,
 } from './openai-chat.js';
+import { parseResponsesRequest, renderResponse, renderResponseEvents } from './openai-responses.js';
 import { nextTurn } from './scripted-model.js';
 
 /**
  * `witness model serve`: the scripted model (scripted-model.ts) on loopback HTTP, speaking the OpenAI
- * Chat Completions API (`/v1/chat/completions`, `/v1/models`) and the Anthropic Messages API
- * (`/v1/messages`, `/v1/messages/count_tokens`), JSON or SSE. A path prefix before `/v1` is accepted, so
+ * Chat Completions API (`/v1/chat/completions`, `/v1/models`), the Anthropic Messages API
+ * (`/v1/messages`, `/v1/messages/count_tokens`), the OpenAI Responses API (`/v1/responses`, for Codex)
+ * and the Gemini API (`/v1beta/models/<m>:generateContent|streamGenerateContent|countTokens`, for
+ * Gemini CLI), JSON or SSE. A path prefix before `/v1` is accepted, so
  * `baseUrl` may be `http://127.0.0.1:PORT` or `http://127.0.0.1:PORT/v1`.
  *
  * ```ts
@@ -93,11 +102,16 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     const path = new URL(req.url ?? '/', 'http://loopback').pathname.replace(/\/+$/, '');
     const route = routeOf(path);
     const anthropic = route === 'messages' || route === 'count_tokens';
+    const gemini = route === 'gemini_generate' || route === 'gemini_stream' || route === 'gemini_count';
     const fail = (status: number, message: string, type: string) =>
       sendJson(
         res,
         status,
-        anthropic ? renderAnthropicError(message, type) : renderOpenAiError(message, type),
+        anthropic
+          ? renderAnthropicError(message, type)
+          : gemini
+            ? renderGeminiError(status, message)
+            : renderOpenAiError(message, type),
       );
 
     if (route === 'models' || route === 'model') {
@@ -136,6 +150,33 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         res.end();
         return;
       }
+      if (route === 'gemini_count') return sendJson(res, 200, renderCountTokens(body));
+      if (route === 'gemini_generate' || route === 'gemini_stream') {
+        const model = /models\/([^/:]+):/.exec(path)?.[1] ?? SCRIPTED_MODEL_NAME;
+        const turn = nextTurn(parseGenerateRequest(body).conversation, { mode: options.mode });
+        const response = renderGenerateResponse(turn, decodeURIComponent(model), estimateTokens(raw));
+        if (route === 'gemini_generate') return sendJson(res, 200, response);
+        startStream(res);
+        res.write(`data: ${JSON.stringify(response)}\r\n\r\n`);
+        res.end();
+        return;
+      }
+      if (route === 'responses') {
+        const request = parseResponsesRequest(body);
+        const turn = nextTurn(request.conversation, { mode: options.mode });
+        const meta = {
+          id: `resp_witness_${served}`,
+          model: request.model,
+          createdSeconds: nowSeconds(),
+          inputTokens: estimateTokens(raw),
+        };
+        if (!request.stream) return sendJson(res, 200, renderResponse(turn, meta));
+        startStream(res);
+        for (const { event, data } of renderResponseEvents(turn, meta))
+          res.write(`event: ${event}\ndata: ${data}\n\n`);
+        res.end();
+        return;
+      }
       const request = parseMessagesRequest(body);
       const turn = nextTurn(request.conversation, { mode: options.mode });
       const meta = { id: `msg_witness_${served}`, model: request.model, inputTokens: estimateTokens(raw) };
@@ -170,9 +211,22 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   };
 }
 
-type Route = 'chat' | 'messages' | 'count_tokens' | 'models' | 'model';
+type Route =
+  | 'chat'
+  | 'messages'
+  | 'count_tokens'
+  | 'responses'
+  | 'models'
+  | 'model'
+  | 'gemini_generate'
+  | 'gemini_stream'
+  | 'gemini_count';
 
 function routeOf(path: string): Route | undefined {
+  if (/\/models\/[^/]+:generateContent$/.test(path)) return 'gemini_generate';
+  if (/\/models\/[^/]+:streamGenerateContent$/.test(path)) return 'gemini_stream';
+  if (/\/models\/[^/]+:countTokens$/.test(path)) return 'gemini_count';
+  if (/(^|\/)responses$/.test(path)) return 'responses';
   if (/(^|\/)chat\/completions$/.test(path)) return 'chat';
   if (/(^|\/)messages\/count_tokens$/.test(path)) return 'count_tokens';
   if (/(^|\/)messages$/.test(path)) return 'messages';

@@ -142,13 +142,13 @@ function composeReply(summaries: readonly string[], unable: readonly string[]): 
 }
 
 /**
- * Read tools often number their lines (`     1→text`, `00001| text`, `1\ttext`); the numbers are the
+ * Read tools often number their lines (`     1→text`, `00001| text`, `1\ttext`, `1: text`); the numbers are the
  * tool's framing, not the file's text, so they are removed before looking for instructions.
  */
 function withoutLineNumbers(text: string): string {
   const lines = text.split(/\r?\n/);
-  const numbered = /^\s*\d+(?:→|\| |\t)/;
-  if (lines.filter((line) => numbered.test(line)).length * 2 < lines.length) return text;
+  const numbered = /^\s*\d+(?:→|\| |\t|: |:$)/;
+  if (lines.filter((line) => numbered.test(line)).length * 3 < lines.length) return text;
   return lines.map((line) => line.replace(numbered, '')).join('\n');
 }
 
@@ -156,7 +156,7 @@ function withoutLineNumbers(text: string): string {
 function summarize(text: string): string {
   for (const raw of text.split(/\r?\n/)) {
     const line = raw.replace(/^[\s#>*-]+/, '').trim();
-    if (line === '' || line.startsWith('<!--') || parseInstructions(raw).length > 0) continue;
+    if (line === '' || line.startsWith('<') || parseInstructions(raw).length > 0) continue;
     return line.length > 80 ? `${line.slice(0, 79)}…` : line;
   }
   return '(no prose)';

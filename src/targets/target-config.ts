@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { InvalidOptionError } from '../errors.js';
+import { AgentTarget } from './agent-target.js';
 import { ChatCompletionsTarget } from './chat-completions-target.js';
 import { CommandTarget } from './command-target.js';
 import { McpTarget } from './mcp-target.js';
 import { MockAgentTarget } from './mock-agent-target.js';
 import { MOCK_MODES } from './mock-planner.js';
+import { AgentPresetTargetConfigSchema, PLACEHOLDER_API_KEY } from './presets/agent-target-config.js';
 import type { Target } from './target.js';
 
 /**
@@ -69,6 +71,7 @@ export const TargetConfigSchema = z.discriminatedUnion('kind', [
   ChatTargetConfigSchema,
   McpTargetConfigSchema,
   CommandTargetConfigSchema,
+  AgentPresetTargetConfigSchema,
 ]);
 export type TargetConfig = z.infer<typeof TargetConfigSchema>;
 
@@ -104,6 +107,11 @@ export function createTarget(config: TargetConfig, context: CreateTargetContext)
     case 'command': {
       const { kind: _kind, ...options } = config;
       return new CommandTarget({ ...options, baseEnv: context.env });
+    }
+    case 'agent': {
+      const { kind: _kind, model, ...options } = config;
+      const key = apiKey(model.apiKeyEnv) ?? PLACEHOLDER_API_KEY;
+      return new AgentTarget({ ...options, model: { ...model, apiKey: key }, baseEnv: context.env });
     }
   }
 }
