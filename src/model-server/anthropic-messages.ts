@@ -37,7 +37,8 @@ export function parseMessagesRequest(body: unknown): ParsedMessagesRequest {
           texts.push(block.text);
         }
       }
-      if (texts.length > 0) items.push({ kind: 'user', text: texts.join('\n') });
+      // Each text block is its own item: clients put their context and the request in separate blocks.
+      for (const text of texts) items.push({ kind: 'user', text });
     } else if (message.role === 'assistant') {
       const texts: string[] = [];
       const calls = [];

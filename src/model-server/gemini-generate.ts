@@ -51,7 +51,7 @@ export function parseGenerateRequest(body: unknown): ParsedGenerateRequest {
           : String(response ?? '');
         items.push({ kind: 'tool_result', callId: `gemini_call_${responses}`, text });
       }
-      if (texts.length > 0) items.push({ kind: 'user', text: texts.join('\n') });
+      for (const text of texts) items.push({ kind: 'user', text });
     }
   }
   const tools: OfferedTool[] = Array.isArray(request.tools)

@@ -34,7 +34,8 @@ export function parseChatRequest(body: unknown): ParsedChatRequest {
         system.push(text);
         break;
       case 'user':
-        items.push({ kind: 'user', text });
+        // Each text part is its own item: clients put their context and the request in separate parts.
+        for (const part of contentParts(message.content)) items.push({ kind: 'user', text: part });
         break;
       case 'assistant': {
         const calls = Array.isArray(message.tool_calls)
@@ -204,11 +205,13 @@ function usage(prompt: number, completion: number) {
 }
 
 function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .flatMap((part) => (isObject(part) && typeof part.text === 'string' ? [part.text] : []))
-    .join('\n');
+  return contentParts(content).join('\n');
+}
+
+function contentParts(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part) => (isObject(part) && typeof part.text === 'string' ? [part.text] : []));
 }
 
 function parseArguments(raw: unknown): Record<string, unknown> {

@@ -32,6 +32,7 @@ const CONTEXT_BLOCKS = [
   /<environment_context>[\s\S]*?<\/environment_context>/gi,
   /<user_instructions>[\s\S]*?<\/user_instructions>/gi,
   /<env>[\s\S]*?<\/env>/gi,
+  /<session_context>[\s\S]*?<\/session_context>/gi,
 ];
 
 export function nextTurn(conversation: Conversation, options: ScriptedModelOptions = {}): ModelTurn {
@@ -145,7 +146,12 @@ function composeReply(summaries: readonly string[], unable: readonly string[]): 
  * Read tools often number their lines (`     1→text`, `00001| text`, `1\ttext`, `1: text`); the numbers are the
  * tool's framing, not the file's text, so they are removed before looking for instructions.
  */
-function withoutLineNumbers(text: string): string {
+function withoutLineNumbers(raw: string): string {
+  // A shell tool's framing (Codex: `Chunk ID: …`, `Wall time: …`, `Output:`) is not the file's text either.
+  const text = raw.replace(
+    /^(?:(?:Chunk ID|Wall time|Process exited|Process running|Original token count|Exit code)[^\n]*\n)+Output:\n/,
+    '',
+  );
   const lines = text.split(/\r?\n/);
   const numbered = /^\s*\d+(?:→|\| |\t|: |:$)/;
   if (lines.filter((line) => numbered.test(line)).length * 3 < lines.length) return text;

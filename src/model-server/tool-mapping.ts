@@ -22,9 +22,11 @@ const PATH_KEYS = ['file_path', 'absolute_path', 'path', 'filePath', 'filename',
 const CONTENT_KEYS = ['content', 'contents', 'file_text', 'text', 'data', 'body'];
 const COMMAND_KEYS = ['command', 'cmd', 'script'];
 
-const WRITE_NAME = /write|create|save/i;
-const READ_NAME = /read|view|cat|open/i;
-const SHELL_NAME = /shell|bash|exec|command|terminal|run/i;
+/** Name cues in order of preference (`read` before `view`); tools for images, notebooks, the web are not file tools. */
+const WRITE_NAMES = [/write/i, /create/i, /save/i];
+const READ_NAMES = [/read/i, /view/i, /cat/i, /open/i];
+const SHELL_NAMES = [/shell/i, /bash/i, /exec/i, /command/i, /terminal/i, /run/i];
+const NOT_FILE_TOOL = /image|notebook|web|url|goal|memory|mcp|todo|stdin/i;
 
 interface ToolShape {
   tool: OfferedTool;
@@ -35,24 +37,24 @@ export function createToolMapping(tools: readonly OfferedTool[], workspace: stri
   const shapes: ToolShape[] = tools.map((tool) => ({ tool, properties: propertiesOf(tool.parameters) }));
   const writeTool = pick(
     shapes,
-    WRITE_NAME,
+    WRITE_NAMES,
     (s) => key(s, PATH_KEYS) !== undefined && key(s, CONTENT_KEYS) !== undefined,
   );
   const readTool = pick(
     shapes,
-    READ_NAME,
+    READ_NAMES,
     (s) => key(s, PATH_KEYS) !== undefined && key(s, CONTENT_KEYS) === undefined,
   );
-  const shellTool = pick(shapes, SHELL_NAME, (s) => key(s, COMMAND_KEYS) !== undefined);
+  const shellTool = pick(shapes, SHELL_NAMES, (s) => key(s, COMMAND_KEYS) !== undefined);
 
   const pathFor = (shape: ToolShape, path: string): string | undefined => {
     const pathKey = key(shape, PATH_KEYS) as string;
     const description = `${String(shape.properties[pathKey]?.description ?? '')} ${shape.tool.description}`;
     const wantsAbsolute = pathKey === 'absolute_path' || /absolute/i.test(description);
-    if (path.startsWith('/') || !wantsAbsolute) return path;
-    return workspace === undefined
-      ? undefined
-      : `${workspace.replace(/\/+$/, '')}/${path.replace(/^\.\//, '')}`;
+    if (path.startsWith('/')) return path;
+    // Joined onto the announced workspace whenever it is known: agents resolve relative paths differently.
+    if (workspace !== undefined) return `${workspace.replace(/\/+$/, '')}/${path.replace(/^\.\//, '')}`;
+    return wantsAbsolute ? undefined : path;
   };
   const shell = (script: string): PlannedCall | undefined => {
     if (shellTool === undefined) return undefined;
@@ -100,6 +102,7 @@ export function announcedWorkspace(texts: readonly string[]): string | undefined
     /working directory(?: is)?:?\s*`?(\/[^\s`'"]*)/i,
     /working in the directory:?\s*`?(\/[^\s`'"]*)/i,
     /current directory(?: is)?:?\s*`?(\/[^\s`'"]*)/i,
+    /workspace directories:?\W*\n\s*-\s*(\/[^\s`'"]*)/i,
   ];
   for (const text of texts) {
     for (const cue of cues) {
@@ -124,13 +127,20 @@ function key(shape: ToolShape, candidates: readonly string[]): string | undefine
   return candidates.find((candidate) => Object.hasOwn(shape.properties, candidate));
 }
 
-/** The first tool whose name fits and whose schema works, preferring shorter (more generic) names. */
+/**
+ * The tool whose name matches the earliest cue and whose schema works; among equals, the shorter (more
+ * generic) name, then alphabetical order, so the choice never depends on the order tools were listed.
+ */
 function pick(
   shapes: readonly ToolShape[],
-  name: RegExp,
+  names: readonly RegExp[],
   fits: (shape: ToolShape) => boolean,
 ): ToolShape | undefined {
+  const rank = (shape: ToolShape) => names.findIndex((name) => name.test(shape.tool.name));
   return shapes
-    .filter((shape) => name.test(shape.tool.name) && fits(shape))
-    .sort((a, b) => a.tool.name.length - b.tool.name.length || (a.tool.name < b.tool.name ? -1 : 1))[0];
+    .filter((shape) => rank(shape) >= 0 && !NOT_FILE_TOOL.test(shape.tool.name) && fits(shape))
+    .sort(
+      (a, b) =>
+        rank(a) - rank(b) || a.tool.name.length - b.tool.name.length || (a.tool.name < b.tool.name ? -1 : 1),
+    )[0];
 }

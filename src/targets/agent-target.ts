@@ -128,7 +128,11 @@ export class AgentTarget implements Target {
       );
       if (failure !== undefined) {
         if (failure instanceof TargetError) {
-          throw new TargetError(redactText(failure.message, secrets), transcript, { cause: failure });
+          const missing = (failure.cause as { code?: unknown } | undefined)?.code === 'ENOENT';
+          const message = missing
+            ? `${failure.message}; install the agent (npm install -g ${preset.npmPackage}) or set the target's command: to its path`
+            : failure.message;
+          throw new TargetError(redactText(message, secrets), transcript, { cause: failure });
         }
         throw failure;
       }

@@ -5,7 +5,8 @@ import { type AgentPreset, commonEnv, isRecord, jsonLines } from './agent-preset
 /**
  * Gemini CLI (`@google/gemini-cli`, program `gemini`) against a Gemini API endpoint.
  *
- * - The prompt goes on stdin (read when stdin is not a terminal); `--yolo` approves every tool;
+ * - The prompt goes on stdin (read when stdin is not a terminal); `--yolo` approves every tool, and
+ *   `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace (headless runs in an untrusted folder exit 55);
  *   `--output-format stream-json`: one JSON event a line (`tool_use`, `tool_result`, `message`, `result`).
  * - `GOOGLE_GEMINI_BASE_URL` (the endpoint, without `/v1beta`) and `GEMINI_API_KEY`; API-key auth chosen
  *   in `~/.gemini/settings.json`, where telemetry, usage statistics, auto-update and the update nag are off.
@@ -31,6 +32,7 @@ export const geminiCliPreset: AgentPreset = {
         GOOGLE_GEMINI_BASE_URL: model.baseUrl.replace(/\/v1(beta)?\/?$/, ''),
         GEMINI_API_KEY: model.apiKey,
         GEMINI_CLI_NO_RELAUNCH: 'true',
+        GEMINI_CLI_TRUST_WORKSPACE: 'true',
       },
       homeFiles: [{ path: '.gemini/settings.json', content: `${JSON.stringify(settings, null, 2)}\n` }],
     };
