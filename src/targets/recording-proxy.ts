@@ -223,7 +223,21 @@ function storedResponse(
   type: string,
   redact: (text: string) => string,
 ): JsonValue {
-  const text = redact(kept.toString('utf8'));
+  const raw = kept.toString('utf8');
+  // A stream can spell a secret out across events (one delta ends with `sk-ab`, the next starts `cd…`),
+  // which no search of the raw text finds. The deltas are joined and searched; a stream that spells a
+  // secret is withheld and only its joined, redacted text kept.
+  if (/event-stream/i.test(type)) {
+    const joined = joinedDeltas(raw);
+    if (redact(joined) !== joined) {
+      return {
+        withheld: 'the stream spelled out a secret across its events',
+        bytes: total,
+        text: redact(joined),
+      };
+    }
+  }
+  const text = redact(raw);
   const cut = total > kept.length ? `… [${total - kept.length} more bytes not stored]` : '';
   if (cut === '' && /json/i.test(type)) {
     try {
@@ -234,6 +248,31 @@ function storedResponse(
   }
   return `${text}${cut}`;
 }
+
+/** The text and argument fragments of an SSE body's `data:` payloads, in order, joined. */
+function joinedDeltas(sse: string): string {
+  const pieces: string[] = [];
+  const collect = (value: unknown, key: string | undefined): void => {
+    if (typeof value === 'string') {
+      if (key !== undefined && DELTA_KEYS.has(key)) pieces.push(value);
+      return;
+    }
+    if (Array.isArray(value)) for (const inner of value) collect(inner, key);
+    else if (typeof value === 'object' && value !== null) {
+      for (const [name, inner] of Object.entries(value)) collect(inner, name);
+    }
+  };
+  for (const line of sse.split('\n')) {
+    if (!line.startsWith('data:')) continue;
+    try {
+      collect(JSON.parse(line.slice(5)), undefined);
+    } catch {
+      pieces.push(line.slice(5));
+    }
+  }
+  return pieces.join('');
+}
+const DELTA_KEYS = new Set(['content', 'arguments', 'text', 'partial_json', 'delta', 'thinking']);
 
 function readAll(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
