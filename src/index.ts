@@ -43,6 +43,8 @@ export type {
 export { MEMORY_SCHEMA_VERSION } from './memory/migrations.js';
 export type { OpenMemoryOptions } from './memory/open-memory.js';
 export { openMemory } from './memory/open-memory.js';
+export type { ModelServerOptions, RunningModelServer } from './model-server/model-server.js';
+export { startModelServer } from './model-server/model-server.js';
 export type { AttackResult, AttemptWorkspace } from './models/attack-result.js';
 export {
   AttackOutcomeSchema,
@@ -140,6 +142,8 @@ export { DEFAULT_LIMITS } from './sources/local-file/limits.js';
 export type { LocalFileSurfaceSourceOptions } from './sources/local-file-source.js';
 export { LocalFileSurfaceSource } from './sources/local-file-source.js';
 export type { AcquireOptions, SurfaceSource } from './sources/surface-source.js';
+export type { AgentTargetOptions } from './targets/agent-target.js';
+export { AgentTarget } from './targets/agent-target.js';
 export type { ChatCompletionsTargetOptions } from './targets/chat-completions-target.js';
 export { ChatCompletionsTarget } from './targets/chat-completions-target.js';
 export type { CommandTargetOptions } from './targets/command-target.js';
@@ -153,6 +157,10 @@ export type { MockAgentOptions } from './targets/mock-agent-target.js';
 export { MockAgentTarget } from './targets/mock-agent-target.js';
 export type { MockMode } from './targets/mock-planner.js';
 export { MOCK_MODES } from './targets/mock-planner.js';
+export type { AgentInvocation, AgentPreset, AgentPresetName } from './targets/presets/agent-preset.js';
+export { AGENT_PRESETS } from './targets/presets/agent-preset.js';
+export type { RecordingProxy, RecordingProxyOptions } from './targets/recording-proxy.js';
+export { startRecordingProxy } from './targets/recording-proxy.js';
 export type { Target, TargetRequest, TargetResponse } from './targets/target.js';
 export type { CreateTargetContext, TargetConfig } from './targets/target-config.js';
 export { createTarget, TargetConfigSchema } from './targets/target-config.js';
