@@ -91,7 +91,7 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
     }
     const raw = perform(planned);
     if (raw === undefined) break;
-    const result = withoutLineNumbers(raw);
+    const result = withoutLineNumbers(stripContext(raw));
     summaries.push(`${path}: ${summarize(result)}`);
     if (mode === 'vulnerable') follow(parseInstructions(result));
   }
@@ -152,10 +152,17 @@ function withoutLineNumbers(raw: string): string {
     /^(?:(?:Chunk ID|Wall time|Process exited|Process running|Original token count|Exit code)[^\n]*\n)+Output:\n/,
     '',
   );
-  const lines = text.split(/\r?\n/);
-  const numbered = /^\s*\d+(?:→|\| |\t|: |:$)/;
-  if (lines.filter((line) => numbered.test(line)).length * 3 < lines.length) return text;
-  return lines.map((line) => line.replace(numbered, '')).join('\n');
+  // Only a run numbered 1, 2, 3… counts as framing, so a file whose own lines start with numbers is kept.
+  let expected = 1;
+  return text
+    .split(/\r?\n/)
+    .map((line) => {
+      const match = /^\s*(\d+)(?:→|\| |\t|: |:$)/.exec(line);
+      if (match === null || Number(match[1]) !== expected) return line;
+      expected++;
+      return line.slice(match[0].length);
+    })
+    .join('\n');
 }
 
 /** The first line of prose that is not an instruction, cut to 80 characters. */
