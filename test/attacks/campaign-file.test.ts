@@ -43,6 +43,32 @@ describe('campaign files', () => {
     }
   });
 
+  it('resolves an agent preset’s relative command and {campaignDir} in its args against the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'witness-campaign-'));
+    try {
+      writeFileSync(
+        join(dir, 'c.yaml'),
+        [
+          'name: n',
+          'target:',
+          '  kind: agent',
+          '  preset: qwen-code',
+          '  command: ./bin/qwen',
+          '  args: ["--config", "{campaignDir}/x"]',
+          '  model: { baseUrl: "http://127.0.0.1:8719/v1", name: m }',
+          'attacks: [{ id: a, prompt: p, expect: { uri: /x } }]',
+          '',
+        ].join('\n'),
+      );
+      const campaign = await loadCampaignFile(join(dir, 'c.yaml'));
+      assert.ok(campaign.target.kind === 'agent');
+      assert.equal(campaign.target.command, join(dir, 'bin/qwen'));
+      assert.deepEqual(campaign.target.args, ['--config', `${dir}/x`]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names file, line and column of a wrong value', () => {
     const text = VALID.replace('mode: vulnerable', 'mode: reckless');
     assert.throws(
