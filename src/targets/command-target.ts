@@ -54,7 +54,9 @@ export class CommandTarget implements Target {
     const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: request.prompt }];
     const child = spawn(this.#options.command, args, {
       cwd: request.workspace,
-      env: { ...this.#options.baseEnv, ...this.#options.env },
+      // PWD follows the working directory: an inherited PWD would point some CLIs (opencode) at the
+      // directory Witness was started from instead of the attempt's workspace.
+      env: { ...this.#options.baseEnv, ...this.#options.env, PWD: request.workspace },
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -37,6 +37,11 @@ describe('CommandTarget', () => {
     });
   });
 
+  it('sets PWD to the workspace, whatever PWD the caller had', async () => {
+    const target = new CommandTarget({ ...sh('printf "%s" "$PWD"'), baseEnv: { PWD: '/somewhere/else' } });
+    assert.equal((await target.send({ prompt: 'x', workspace: ws })).reply, ws);
+  });
+
   it('writes a stdin template with the prompt substituted', async () => {
     const target = new CommandTarget({ command: '/bin/cat', stdin: 'PROMPT: {prompt}\nWS: {workspace}\n' });
     const response = await target.send({ prompt: 'hello', workspace: ws });
