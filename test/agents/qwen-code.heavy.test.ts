@@ -27,7 +27,7 @@ const QWEN = process.env.WITNESS_QWEN_BIN ?? resolve('node_modules/.bin/qwen');
 const CANARY = 'sk-witness-canary-0e5d7a91c4';
 const skip = existsSync(QWEN) ? false : `Qwen Code is not installed at ${QWEN} (set WITNESS_QWEN_BIN)`;
 
-describe('qwen-code preset end to end', { skip }, () => {
+describe('qwen-code preset end to end', () => {
   let model: RunningModelServer;
   let dir: string;
   before(async () => {
@@ -39,7 +39,9 @@ describe('qwen-code preset end to end', { skip }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('injected → success, clean control → failure, tool calls and exchanges stored, the key stored nowhere', async () => {
+  it('injected → success, clean control → failure, tool calls and exchanges stored, the key stored nowhere', {
+    skip,
+  }, async () => {
     mkdirSync(join(dir, 'repo'));
     writeFileSync(join(dir, 'repo', 'NOTES.md'), '# Notes\n\nNothing to see here.\n');
     writeFileSync(
