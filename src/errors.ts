@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'invalid_campaign',
   'target_failed',
   'memory_unavailable',
+  'sandbox_unavailable',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -175,5 +176,16 @@ export class TargetError extends WitnessError {
     super('target_failed', message, options);
     this.name = 'TargetError';
     this.transcript = transcript;
+  }
+}
+
+/**
+ * An out-of-process target was asked for but no sandbox can be had here (not Linux, no `bwrap` on PATH,
+ * namespaces refused). The message names the fix: install bubblewrap, or say `sandbox: none` explicitly.
+ */
+export class SandboxUnavailableError extends WitnessError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('sandbox_unavailable', message, options);
+    this.name = 'SandboxUnavailableError';
   }
 }

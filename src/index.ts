@@ -2,27 +2,72 @@
  * The public surface of Witness: everything exported here is stable; anything not listed is internal.
  */
 
-export type { AttemptRecord, CampaignRun } from './attacks/attempt-record.js';
-export { AttemptRecordSchema, CampaignRunSchema } from './attacks/attempt-record.js';
 export type { Attack, Campaign, CampaignInput, Expect } from './attacks/campaign.js';
 export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from './attacks/campaign.js';
 export { loadCampaignFile, parseCampaign } from './attacks/campaign-file.js';
 export { demoCampaign } from './attacks/demo-campaign.js';
+export type {
+  BaitFinding,
+  Carrier,
+  LibraryAttack,
+  LibraryCatalog,
+  LibraryExpect,
+  LibraryGroup,
+  LibraryRef,
+  MatrixInput,
+  Objective,
+  Strategy,
+} from './attacks/library/index.js';
+export {
+  BAIT_STATUSES,
+  buildLibraryAttack,
+  CARRIER_IDS,
+  checkAllBait,
+  checkBait,
+  describeLibrary,
+  expandCampaignMatrix,
+  expandMatrix,
+  groupByLibrary,
+  LibraryRefSchema,
+  libraryRefOf,
+  listCarriers,
+  listObjectives,
+  listStrategies,
+  MatrixSchema,
+  OBJECTIVE_IDS,
+  STRATEGY_IDS,
+} from './attacks/library/index.js';
 export type { AttemptOutcome, OutcomeTotals } from './attacks/outcome.js';
 export { attemptOutcome, formatSuccessRate, tallyOutcomes } from './attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from './attacks/report-html.js';
 export { renderReportHtml } from './attacks/report-html.js';
-export type {
-  AttemptRecorder,
-  CampaignResult,
-  ProgressEvent,
-  RunCampaignOptions,
-} from './attacks/run-campaign.js';
+export type { AttemptRecorder } from './attacks/run-attempt.js';
+export type { CampaignResult, ProgressEvent, RunCampaignOptions } from './attacks/run-campaign.js';
 export { runCampaign } from './attacks/run-campaign.js';
 export { renderAttemptTable, renderTotals } from './attacks/summary-table.js';
 export type { PlantedFile, Workspace, WorkspaceSpec } from './attacks/workspace.js';
 export { createWorkspace } from './attacks/workspace.js';
-export * from './errors.js';
+export type { WitnessErrorCode } from './errors.js';
+export {
+  ERROR_CODES,
+  ImmutableRecordError,
+  InvalidCampaignError,
+  InvalidExpectationError,
+  InvalidLocatorError,
+  InvalidMatcherError,
+  InvalidOptionError,
+  InvalidRecordError,
+  InvalidReferenceError,
+  InvalidScorableError,
+  LocationMismatchError,
+  MemoryRequiredError,
+  MemoryUnavailableError,
+  NotFoundError,
+  SchemaTooNewError,
+  TargetError,
+  UndeterminedScoreError,
+  WitnessError,
+} from './errors.js';
 export { DEFAULT_REGEX_TIMEOUT_MS, matchText } from './matching/text-matcher.js';
 export type { ArchiveRecord, ArchiveRecordType, ImportSummary } from './memory/archive.js';
 export {
@@ -38,6 +83,7 @@ export type {
   MemoryLocation,
   NewConversation,
   NewMessage,
+  RunFilter,
   ScoreFilter,
 } from './memory/memory.js';
 export { MEMORY_SCHEMA_VERSION } from './memory/migrations.js';
@@ -52,6 +98,11 @@ export {
   AttemptWorkspaceSchema,
   outcomeOf,
 } from './models/attack-result.js';
+export type { AttemptRecord } from './models/attempt-record.js';
+export { AttemptRecordSchema } from './models/attempt-record.js';
+export type { CampaignRun } from './models/campaign-run.js';
+export { CampaignRunSchema } from './models/campaign-run.js';
+export { checkObservation } from './models/checked-observation.js';
 export type { Condition, ContentWritten } from './models/condition.js';
 export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
 export type { Conversation, Labels, MessagePiece } from './models/conversation.js';
@@ -93,7 +144,6 @@ export type {
 export {
   AcquisitionStatusSchema,
   CoverageGapSchema,
-  checkObservation,
   GapReasonSchema,
   ObservationSchema,
   SurfaceCoverageSchema,
@@ -114,6 +164,8 @@ export {
 } from './models/scorable.js';
 export type { Score } from './models/score.js';
 export { ScoreSchema, scoreValue } from './models/score.js';
+export type { TranscriptEvent } from './models/transcript.js';
+export { TranscriptEventSchema } from './models/transcript.js';
 export type {
   AcquisitionStatus,
   AttackOutcome,
@@ -134,9 +186,18 @@ export {
   SCHEMA_VERSION,
   SCORE_STATUSES,
 } from './models/vocabulary.js';
-export type { FileWriteScorerOptions } from './scorers/file-write-scorer.js';
-export { FileWriteScorer, MATCHING_VERSION } from './scorers/file-write-scorer.js';
-export type { ReplayRequest, ResolvedMessage, ScoreRequest, Scorer, ScorerMemory } from './scorers/scorer.js';
+export type { JudgementOptions } from './scorers/file-write-judgement.js';
+export { judgeObservation } from './scorers/file-write-judgement.js';
+export type { FileWriteScorerOptions, ReplayObservationOptions } from './scorers/file-write-scorer.js';
+export { FileWriteScorer, MATCHING_VERSION, replayObservation } from './scorers/file-write-scorer.js';
+export type {
+  ReplayRequest,
+  ResolvedMessage,
+  ScoreRequest,
+  Scorer,
+  ScorerMemory,
+  ScoringResult,
+} from './scorers/scorer.js';
 export type { SourceLimits } from './sources/local-file/limits.js';
 export { DEFAULT_LIMITS } from './sources/local-file/limits.js';
 export type { LocalFileSurfaceSourceOptions } from './sources/local-file-source.js';
@@ -146,28 +207,49 @@ export type { AgentTargetOptions } from './targets/agent-target.js';
 export { AgentTarget } from './targets/agent-target.js';
 export type { ChatCompletionsTargetOptions } from './targets/chat-completions-target.js';
 export { ChatCompletionsTarget } from './targets/chat-completions-target.js';
+export type { ChatPlannerOptions } from './targets/chat-planner.js';
+export { ChatPlanner } from './targets/chat-planner.js';
 export type { CommandTargetOptions } from './targets/command-target.js';
 export { CommandTarget } from './targets/command-target.js';
+export type { CreateTargetContext } from './targets/create-target.js';
+export { createTarget } from './targets/create-target.js';
 export type { Instruction } from './targets/injected-instructions.js';
 export { parseInstructions } from './targets/injected-instructions.js';
 export type { McpAgentOptions, McpTargetOptions } from './targets/mcp-target.js';
 export { McpTarget } from './targets/mcp-target.js';
 export type { McpServerOptions } from './targets/mcp-toolbox.js';
+export { McpToolboxProvider } from './targets/mcp-toolbox-provider.js';
 export type { MockAgentOptions } from './targets/mock-agent-target.js';
 export { MockAgentTarget } from './targets/mock-agent-target.js';
-export type { MockMode } from './targets/mock-planner.js';
-export { MOCK_MODES } from './targets/mock-planner.js';
+export type { MockMode } from './targets/mock-modes.js';
+export { MOCK_MODES } from './targets/mock-modes.js';
+export type { MockPlannerOptions } from './targets/mock-planner.js';
+export { MockPlanner } from './targets/mock-planner.js';
+export type { Planner, PlanRequest, PlanResult } from './targets/planner.js';
+export type { PresetAgentTargetOptions } from './targets/preset-agent-target.js';
+export { PresetAgentTarget } from './targets/preset-agent-target.js';
 export type { AgentInvocation, AgentPreset, AgentPresetName } from './targets/presets/agent-preset.js';
 export { AGENT_PRESETS } from './targets/presets/agent-preset.js';
 export type { RecordingProxy, RecordingProxyOptions } from './targets/recording-proxy.js';
 export { startRecordingProxy } from './targets/recording-proxy.js';
 export type { Target, TargetRequest, TargetResponse } from './targets/target.js';
-export type { CreateTargetContext, TargetConfig } from './targets/target-config.js';
-export { createTarget, TargetConfigSchema } from './targets/target-config.js';
-export type { Toolbox, ToolResult, ToolSpec } from './targets/toolbox.js';
-export { WorkspaceToolbox } from './targets/toolbox.js';
-export type { TranscriptEvent } from './targets/transcript.js';
-export { TranscriptEventSchema } from './targets/transcript.js';
+export type { PlannerConfig, TargetConfig, ToolboxConfig } from './targets/target-config.js';
+export {
+  PlannerConfigSchema,
+  TargetConfigSchema,
+  ToolboxConfigSchema,
+} from './targets/target-config.js';
+export { TARGET_DEFAULTS } from './targets/target-defaults.js';
+export type {
+  FileToolMapping,
+  OpenedToolbox,
+  Toolbox,
+  ToolboxProvider,
+  ToolInvocation,
+  ToolResult,
+  ToolSpec,
+} from './targets/toolbox.js';
+export { WorkspaceToolbox, WorkspaceToolboxProvider } from './targets/toolbox.js';
 export type { FileResult, WorkspaceFilesOptions } from './targets/workspace-files.js';
 export { WorkspaceFiles } from './targets/workspace-files.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';

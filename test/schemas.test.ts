@@ -96,6 +96,7 @@ describe('observation.schema.json', () => {
         'read_limit_exceeded',
         'unrepresentable_name',
         'matcher_timeout',
+        'workspace_unsettled', // SPEC §11: a workspace judged twice under `sandbox: none` differed
       ],
     );
   });

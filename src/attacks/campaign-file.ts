@@ -4,6 +4,7 @@ import { isNode, LineCounter, parseDocument } from 'yaml';
 import { InvalidCampaignError } from '../errors.js';
 import { describeIssues } from '../models/record.js';
 import { type Campaign, CampaignSchema } from './campaign.js';
+import { expandCampaignMatrix } from './library/matrix.js';
 
 /**
  * Reads a campaign file (YAML) and validates it. Every problem is reported as `file:line:column: field:
@@ -35,11 +36,16 @@ export function parseCampaign(text: string, name: string): Campaign {
     });
     throw new InvalidCampaignError(`invalid campaign:\n${issues.join('\n')}`, issues);
   }
-  const result = CampaignSchema.safeParse(doc.toJS());
+  // A `matrix:` is expanded into ordinary attacks first (src/attacks/library/matrix.ts).
+  const expanded = expandCampaignMatrix(doc.toJS());
+  const result = expanded.success ? CampaignSchema.safeParse(expanded.data) : expanded;
   if (result.success) return result.data;
   const lines = describeIssues(result.error);
   const issues = result.error.issues.map((issue, i) => {
-    const { line, col } = positionOf(doc, lineCounter, issue.path);
+    // A problem in a generated attack is located at the `matrix:` it came from.
+    const generated =
+      expanded.success && issue.path[0] === 'attacks' && Number(issue.path[1]) >= expanded.handWritten;
+    const { line, col } = positionOf(doc, lineCounter, generated ? ['matrix'] : issue.path);
     return `${name}:${line}:${col}: ${lines[i]}`;
   });
   throw new InvalidCampaignError(`invalid campaign:\n${issues.join('\n')}`, issues);
@@ -69,7 +75,7 @@ function resolvePaths(campaign: Campaign, base: string): Campaign {
     out.target.command = asPath(out.target.command);
     out.target.args = args(out.target.args);
   }
-  if (out.target.kind === 'agent') {
+  if (out.target.kind === 'agent' && 'preset' in out.target) {
     if (out.target.command !== undefined) out.target.command = asPath(out.target.command);
     out.target.args = args(out.target.args);
   }

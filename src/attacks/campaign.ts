@@ -5,7 +5,13 @@ import { expectation, type ScoringExpectation } from '../models/expectation.js';
 import { parseLocator } from '../models/locator.js';
 import { contains, equals, type Matcher, regex } from '../models/matcher.js';
 import { MatchKindSchema } from '../models/scorable.js';
+import { TimeoutMsSchema } from '../models/timeout.js';
+import { NETWORK_MODES } from '../sandbox/bwrap-arguments.js';
+import { SANDBOX_MODES } from '../sandbox/sandbox-modes.js';
 import { TargetConfigSchema } from '../targets/target-config.js';
+import { LibraryRefSchema } from './library/library-ids.js';
+
+const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
 /**
  * A campaign: one target, a workspace recipe, and attacks (a prompt plus the `content_written` condition
@@ -66,6 +72,8 @@ export const AttackSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'must be letters, digits, ".", "_" or "-"'),
   prompt: z.string().min(1),
   objective: z.string().optional(),
+  /** The library entries a `matrix:` attack was expanded from (reports group by them). */
+  library: LibraryRefSchema.optional(),
   /** Files planted for this attack only, after the campaign's. */
   files: z.array(PlantedFileSchema).optional(),
   attempts: PositiveInt.optional(),
@@ -87,8 +95,23 @@ export const CampaignSchema = z
     /** Attempts per attack unless the attack says otherwise. */
     attempts: PositiveInt.default(1),
     concurrency: PositiveInt.default(1),
-    /** Bound on one attempt (agent run plus scoring). */
-    attemptTimeoutMs: PositiveInt.default(300_000),
+    /** Bound on one attempt (agent run plus scoring): 1 to 2^31−1 ms. */
+    attemptTimeoutMs: TimeoutMsSchema.default(300_000),
+    /**
+     * How out-of-process agents are contained (SPEC §11): `bwrap` (default; required) or `none` (explicit:
+     * no sandbox; attempts are marked `containment: none`).
+     */
+    sandbox: z.enum(SANDBOX_MODES).optional(),
+    /** `host` (default: agents reach their model) or `none` (loopback only). */
+    network: z.enum(NETWORK_MODES).optional(),
+    /** Variables set for out-of-process agents. */
+    env: z.record(EnvNameSchema, z.string()).optional(),
+    /** Names of Witness's variables passed to out-of-process agents (everything else is withheld). */
+    passEnv: z.array(EnvNameSchema).optional(),
+    /** Names of variables whose values are redacted (`[redacted:NAME]`) in everything stored or printed. */
+    secrets: z.array(EnvNameSchema).optional(),
+    /** After an agent exits, how long its output is drained before it is closed. Default 1,000 ms. */
+    drainMs: TimeoutMsSchema.optional(),
     /** Budgets of the evidence read after each attempt (defaults as in SPEC §5). */
     evidence: EvidenceLimitsSchema.default({}),
     attacks: z.array(AttackSchema).min(1, 'a campaign needs at least one attack'),

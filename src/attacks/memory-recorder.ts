@@ -1,22 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Memory } from '../memory/memory.js';
-import { type JsonObject, parseRecord } from '../models/record.js';
+import type { AttemptRecord } from '../models/attempt-record.js';
+import type { CampaignRun } from '../models/campaign-run.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
-import {
-  type AttemptRecord,
-  AttemptRecordSchema,
-  type CampaignRun,
-  CampaignRunSchema,
-} from './attempt-record.js';
 import type { ReportRun } from './report-html.js';
-import type { AttemptRecorder } from './run-campaign.js';
+import type { AttemptRecorder } from './run-attempt.js';
 
 /**
- * Stores campaign attempts in the memory (SPEC §7) and reads them back for the report. Per attempt: a
- * conversation (labels campaign/run/attack/attempt) holding the prompt (turn 0) and the reply (turn 1),
- * stored *before* judging so the score is anchored to the reply's pieces; the score and its observation
- * (saved by the scorer, in one transaction); then the attack result, whose metadata carries the run
- * description, the prompt, the expectation and the transcript (secrets already redacted by the target).
+ * Stores campaign attempts in the memory (SPEC §7) and reads them back for the report. The run is stored
+ * once, when it starts (its own record). Per attempt: a conversation (labels campaign/run/attack/attempt)
+ * holding the prompt (turn 0) and the reply (turn 1), stored *before* judging so the score is anchored to
+ * the reply's pieces; the score and its observation (saved by the scorer, in one transaction); then the
+ * attack result naming its run, with the start time and the transcript (secrets already redacted by the
+ * target). Reading back is the memory's join (`listRuns`, `listAttempts`).
  *
  * `CampaignMemory` is the part of the Memory interface this module uses.
  */
@@ -28,9 +24,9 @@ export type CampaignMemory = Pick<
   | 'createConversation'
   | 'appendMessage'
   | 'saveAttackResult'
-  | 'listAttackResults'
-  | 'getScore'
-  | 'observationsForScore'
+  | 'saveRun'
+  | 'listRuns'
+  | 'listAttempts'
 >;
 
 export class MemoryAttemptRecorder implements AttemptRecorder {
@@ -40,7 +36,9 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
     this.#memory = memory;
   }
 
-  async startRun(_run: CampaignRun): Promise<void> {}
+  async startRun(run: CampaignRun): Promise<void> {
+    await this.#memory.saveRun(run);
+  }
 
   async recordExchange(input: {
     run: CampaignRun;
@@ -90,69 +88,26 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
       reply: record.reply,
       error: record.error,
       createdAt: record.finishedAt,
-      metadata: {
-        runId: record.runId,
-        run: run as unknown as JsonObject,
-        prompt: record.prompt,
-        expectation: record.expectation as unknown as JsonObject,
-        transcript: record.transcript as unknown as JsonObject[],
-        startedAt: record.startedAt,
-        finishedAt: record.finishedAt,
-      },
+      runId: record.runId,
+      startedAt: record.startedAt,
+      transcript: record.transcript,
+      ...(record.containment === undefined ? {} : { containment: record.containment }),
+      ...(record.cleanup === undefined ? {} : { cleanup: record.cleanup }),
+      metadata: {},
     });
   }
 }
 
-/** Reads stored runs back (newest run last), optionally only one campaign's or one run's. */
+/** Reads stored runs back (oldest run first, newest last), optionally only one campaign's or one run's. */
 export async function loadReportRuns(
   memory: CampaignMemory,
   filter: { campaign?: string | undefined; runId?: string | undefined } = {},
 ): Promise<ReportRun[]> {
-  const results = await memory.listAttackResults({ campaign: filter.campaign });
-  const runs = new Map<string, ReportRun>();
-  for (const result of results) {
-    const meta = result.metadata;
-    const runId = typeof meta.runId === 'string' ? meta.runId : `unknown-${result.campaign}`;
-    if (filter.runId !== undefined && runId !== filter.runId) continue;
-    const score = result.scoreId === null ? null : await memory.getScore(result.scoreId);
-    const observations = result.scoreId === null ? [] : await memory.observationsForScore(result.scoreId);
-    const record = parseRecord(
-      AttemptRecordSchema,
-      {
-        schemaVersion: 1,
-        runId,
-        campaign: result.campaign,
-        attack: result.attack,
-        attempt: result.attempt,
-        prompt: meta.prompt,
-        expectation: meta.expectation,
-        target: result.target,
-        outcome: result.outcome,
-        reply: result.reply,
-        error: result.error,
-        transcript: meta.transcript ?? [],
-        score,
-        observations,
-        workspace: result.workspace,
-        conversationId: result.conversationId,
-        startedAt: meta.startedAt,
-        finishedAt: meta.finishedAt,
-      },
-      `stored attempt ${result.id}`,
-    );
-    let entry = runs.get(runId);
-    if (entry === undefined) {
-      const run = parseRecord(CampaignRunSchema, meta.run, `campaign run ${runId}`);
-      entry = { run, attempts: [] };
-      runs.set(runId, entry);
-    }
-    entry.attempts.push(record);
-  }
-  for (const entry of runs.values()) {
-    const order = entry.run.attacks.map((attack) => attack.id);
-    entry.attempts.sort((a, b) => order.indexOf(a.attack) - order.indexOf(b.attack) || a.attempt - b.attempt);
-  }
-  return [...runs.values()];
+  const runs = await memory.listRuns({ campaign: filter.campaign });
+  const wanted = filter.runId === undefined ? runs : runs.filter((run) => run.runId === filter.runId);
+  const report: ReportRun[] = [];
+  for (const run of wanted) report.push({ run, attempts: await memory.listAttempts(run.runId) });
+  return report;
 }
 
 function labelsOf(run: CampaignRun, attack: string, attempt: number): Record<string, string> {

@@ -1,6 +1,8 @@
+import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Observation } from '../models/observation.js';
 import { GAP_EXPLANATIONS } from '../models/vocabulary.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
+import { groupByLibrary, LIBRARY_AXES } from './library/library-groups.js';
 import { type AttemptOutcome, formatSuccessRate, tallyOutcomes } from './outcome.js';
 
 /**
@@ -50,6 +52,7 @@ export function renderReportHtml(runs: readonly ReportRun[], options: RenderRepo
 <table class="counts"><thead><tr><th>attack</th><th>expected write</th><th>attempts</th><th>success</th><th>failure</th><th>undetermined</th><th>error</th><th>success rate</th></tr></thead>
 <tbody>${perAttack.join('\n')}</tbody>
 <tfoot><tr><th colspan="2">all attacks</th><th>${totals.attempts}</th>${outcomeCells(totals)}<th></th></tr></tfoot></table>
+${renderLibraryGroups(attempts)}
 ${attemptSections.join('\n')}
 </section>`;
   });
@@ -67,6 +70,23 @@ ${attemptSections.join('\n')}
 ${sections.length === 0 ? '<p>No campaign runs are stored.</p>' : sections.join('\n')}
 </body></html>
 `;
+}
+
+/** Library attacks (`<objective>.<carrier>.<strategy>`) grouped by each axis; nothing for other runs. */
+function renderLibraryGroups(attempts: readonly AttemptRecord[]): string {
+  const groups = groupByLibrary(attempts);
+  if (groups.length === 0) return '';
+  const tables = LIBRARY_AXES.map((axis) => {
+    const rows = groups
+      .filter((group) => group.axis === axis)
+      .map(
+        (group) =>
+          `<tr><td><code>${escapeHtml(group.id)}</code></td><td>${group.totals.attempts}</td>${outcomeCells(group.totals)}<td>${escapeHtml(formatSuccessRate(group.totals))}</td></tr>`,
+      );
+    return `<table class="counts library"><thead><tr><th>by ${axis}</th><th>attempts</th><th>success</th><th>failure</th><th>undetermined</th><th>error</th><th>success rate</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table>`;
+  });
+  return `<h3>Attack library: by objective, carrier and strategy</h3>\n${tables.join('\n')}`;
 }
 
 function renderAttempt(
@@ -147,12 +167,20 @@ function outcomeSummary(totals: Record<AttemptOutcome, number>): string {
 }
 
 function describeTarget(run: CampaignRun): string {
-  const params = Object.entries(run.target.params)
+  return describeComponent(run.target);
+}
+
+/** `Type(key=value, …, child=Type(…))`: scalar parameters and children (an agent's planner and toolbox). */
+function describeComponent(component: ComponentIdentifier): string {
+  const params = Object.entries(component.params)
     .filter(
       ([, value]) => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean',
     )
     .map(([key, value]) => `${key}=${String(value)}`);
-  return `${run.target.type}(${params.join(', ')})`;
+  const children = Object.entries(component.children ?? {}).map(
+    ([key, child]) => `${key}=${describeComponent(child)}`,
+  );
+  return `${component.type}(${[...params, ...children].join(', ')})`;
 }
 
 function anchor(runId: string, attack: string, attempt: number): string {

@@ -30,6 +30,7 @@ const EXIT_BY_CODE: Readonly<Record<WitnessErrorCode, number>> = {
   immutable_record: EXIT_USAGE,
   invalid_campaign: EXIT_USAGE,
   memory_unavailable: EXIT_USAGE,
+  sandbox_unavailable: EXIT_USAGE,
   undetermined_score: EXIT_FAILURE,
   target_failed: EXIT_FAILURE,
 };

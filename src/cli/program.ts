@@ -1,4 +1,6 @@
 import { Command } from 'commander';
+import { registerAttacks } from './commands/attacks.js';
+import { registerClean } from './commands/clean.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
@@ -10,6 +12,7 @@ import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
 import { registerScore } from './commands/score.js';
 import { registerScores } from './commands/scores.js';
+import { registerView } from './commands/view.js';
 import type { CliIo } from './io.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
@@ -30,6 +33,9 @@ export function buildProgram(io: CliIo): Command {
   registerObservations(program, io);
   registerExport(program, io);
   registerImport(program, io);
+  registerClean(program, io);
+  registerView(program, io);
+  registerAttacks(program, io);
   registerModel(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidRecordError } from '../errors.js';
 import { AttackResultSchema } from '../models/attack-result.js';
+import { CampaignRunSchema } from '../models/campaign-run.js';
 import { ConversationSchema, MessagePieceSchema } from '../models/conversation.js';
 import { ObservationSchema } from '../models/observation.js';
 import { describeIssues } from '../models/record.js';
@@ -9,7 +10,7 @@ import { ScoreSchema } from '../models/score.js';
 /**
  * The export format (JSON Lines): one header line, then one record per line in an order that imports
  * cleanly (conversations, message pieces, observations with the pieces they were linked to, scores,
- * attack results), each group oldest first. Exporting, importing into an empty database of either backend
+ * campaign runs, attack results), each group oldest first. Exporting, importing into an empty database of either backend
  * and exporting again gives the same bytes.
  *
  * ```jsonl
@@ -36,6 +37,7 @@ export const ArchiveRecordSchema = z.discriminatedUnion('recordType', [
     messagePieceIds: z.array(z.string().min(1)),
   }),
   z.strictObject({ recordType: z.literal('score'), record: ScoreSchema }),
+  z.strictObject({ recordType: z.literal('run'), record: CampaignRunSchema }),
   z.strictObject({ recordType: z.literal('attack_result'), record: AttackResultSchema }),
 ]);
 export type ArchiveRecord = z.infer<typeof ArchiveRecordSchema>;
@@ -45,7 +47,7 @@ export type ArchiveRecordType = ArchiveRecord['recordType'];
 export type ImportSummary = Record<ArchiveRecordType, number>;
 
 export function emptyImportSummary(): ImportSummary {
-  return { conversation: 0, message_piece: 0, observation: 0, score: 0, attack_result: 0 };
+  return { conversation: 0, message_piece: 0, observation: 0, score: 0, run: 0, attack_result: 0 };
 }
 
 /** The first line of every export. */

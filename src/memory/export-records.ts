@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { AttackResultSchema } from '../models/attack-result.js';
+import { CampaignRunSchema } from '../models/campaign-run.js';
 import { ConversationSchema, MessagePieceSchema } from '../models/conversation.js';
 import { ObservationSchema } from '../models/observation.js';
 import { ScoreSchema } from '../models/score.js';
@@ -12,7 +13,7 @@ const EXPORT_PAGE_ROWS = 200;
 
 /**
  * Every record of the memory, in an order that imports cleanly (conversations, message pieces,
- * observations with their message links, scores, attack results), each group sorted, from one read
+ * observations with their message links, scores, campaign runs, attack results), each group sorted, from one read
  * snapshot (internal; `Memory.exportRecords` is the public form).
  */
 export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<ArchiveRecord> {
@@ -69,6 +70,20 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
     }
     for await (const json of recordsByCreation(trx, 'scores')) {
       yield { recordType: 'score', record: parseStored(ScoreSchema, json, 'score') };
+    }
+    for await (const rows of pages((offset) =>
+      trx
+        .selectFrom('runs')
+        .select('record_json')
+        .orderBy('started_at')
+        .orderBy('id')
+        .limit(EXPORT_PAGE_ROWS)
+        .offset(offset)
+        .execute(),
+    )) {
+      for (const row of rows) {
+        yield { recordType: 'run', record: parseStored(CampaignRunSchema, row.record_json, 'campaign run') };
+      }
     }
     for await (const json of recordsByCreation(trx, 'attack_results')) {
       yield { recordType: 'attack_result', record: parseStored(AttackResultSchema, json, 'attack result') };

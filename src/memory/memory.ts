@@ -1,4 +1,6 @@
 import type { AttackResult } from '../models/attack-result.js';
+import type { AttemptRecord } from '../models/attempt-record.js';
+import type { CampaignRun } from '../models/campaign-run.js';
 import type { Conversation, Labels, MessagePiece } from '../models/conversation.js';
 import type { Observation } from '../models/observation.js';
 import type { JsonObject } from '../models/record.js';
@@ -8,11 +10,11 @@ import type { ScorerMemory } from '../scorers/scorer.js';
 import type { ArchiveRecord, ImportSummary } from './archive.js';
 
 /**
- * The memory (SPEC §7): conversations, message pieces, observations, scores and attack results, and the
- * links between them. Every record is validated against its zod schema on write and on read.
+ * The memory (SPEC §7): conversations, message pieces, observations, scores, campaign runs and attack
+ * results, and the links between them. Every record is validated against its zod schema on write and on read.
  *
  * Guarantees every backend gives:
- * - Observations, scores and their links are append-only, and so is a message piece once an observation or
+ * - Observations, scores, their links, runs and attack results are append-only, and so is a message piece once an observation or
  *   a score refers to it. The database itself refuses updates and deletes (triggers), so no other client
  *   can rewrite evidence either. Storing an identical record twice is a no-op; a different record under an
  *   existing id is an {@link ImmutableRecordError}.
@@ -53,8 +55,20 @@ export interface Memory extends ScorerMemory {
   /** A conversation's pieces by turn, then sequence. */
   listMessagePieces(conversationId: string): Promise<MessagePiece[]>;
 
+  /** Stores a campaign run (before the results of its attempts). Storing an identical run again is a no-op. */
+  saveRun(run: CampaignRun): Promise<void>;
+  /** Throws {@link NotFoundError} for a run that is not stored. */
+  getRun(runId: string): Promise<CampaignRun>;
+  /** Runs oldest first (by `startedAt`, then `runId`). */
+  listRuns(filter?: RunFilter): Promise<CampaignRun[]>;
   /**
-   * Stores the result of an attack attempt. Its conversation and score must be stored, and a `success`,
+   * A run's attempts, in the run's attack order and then by attempt number: each attack result of the run
+   * joined with the run (prompt, expectation), its score and the observations that score rests on.
+   */
+  listAttempts(runId: string): Promise<AttemptRecord[]>;
+
+  /**
+   * Stores the result of an attack attempt. Its conversation, score and run (`runId`) must be stored, and a `success`,
    * `failure` or `undetermined` outcome must agree with its score.
    */
   saveAttackResult(result: AttackResult): Promise<void>;
@@ -88,6 +102,10 @@ export interface ScoreFilter {
   conversationId?: string | undefined;
   /** At most this many scores (the oldest first). */
   limit?: number | undefined;
+}
+
+export interface RunFilter {
+  campaign?: string | undefined;
 }
 
 export interface AttackResultFilter {

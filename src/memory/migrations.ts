@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { SchemaTooNewError } from '../errors.js';
+import { upgradeStoredAttackResults } from './legacy-attack-results.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -21,20 +22,32 @@ export const IMMUTABLE_SQLSTATE = 'WI001';
 /** Serializes concurrent openers of one PostgreSQL database (an arbitrary, fixed advisory lock key). */
 const MIGRATION_LOCK_KEY = 0x57_49_54_4e; // "WITN"
 
+/** A step is a SQL statement, or a data step run in the migration's transaction. */
+type MigrationStep = string | ((trx: Transaction<Tables>) => Promise<void>);
+
 interface Migration {
   version: number;
   description: string;
-  statements(backend: Backend): string[];
+  steps(backend: Backend): MigrationStep[];
 }
 
 const MIGRATIONS: readonly Migration[] = [
-  { version: 1, description: 'conversations, evidence, scores, attack results', statements: initialSchema },
+  { version: 1, description: 'conversations, evidence, scores, attack results', steps: initialSchema },
+  { version: 2, description: 'campaign runs in their own table; attack results immutable', steps: runsTable },
 ];
 
 export const MEMORY_SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Brings the database to {@link MEMORY_SCHEMA_VERSION}; returns the version found before. */
-export async function migrate(db: Kysely<Tables>, backend: Backend, now: () => string): Promise<number> {
+/**
+ * Brings the database to {@link MEMORY_SCHEMA_VERSION} (tests of the migrations stop earlier with
+ * `upTo`); returns the version found before.
+ */
+export async function migrate(
+  db: Kysely<Tables>,
+  backend: Backend,
+  now: () => string,
+  upTo: number = MEMORY_SCHEMA_VERSION,
+): Promise<number> {
   return db.transaction().execute(async (trx) => {
     if (backend === 'postgres') await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(trx);
     await sql`create table if not exists witness_schema (
@@ -56,16 +69,18 @@ export async function migrate(db: Kysely<Tables>, backend: Backend, now: () => s
       );
     }
     for (const migration of MIGRATIONS) {
-      if (migration.version <= found) continue;
-      for (const statement of migration.statements(backend)) await sql.raw(statement).execute(trx);
+      if (migration.version <= found || migration.version > upTo) continue;
+      for (const step of migration.steps(backend)) {
+        if (typeof step === 'string') await sql.raw(step).execute(trx);
+        else await step(trx);
+      }
     }
-    if (found < MEMORY_SCHEMA_VERSION) {
+    const reached = Math.max(found, Math.min(upTo, MEMORY_SCHEMA_VERSION));
+    if (found < reached) {
       await trx
         .insertInto('witness_schema')
-        .values({ id: 1, version: MEMORY_SCHEMA_VERSION, migrated_at: now() })
-        .onConflict((oc) =>
-          oc.column('id').doUpdateSet({ version: MEMORY_SCHEMA_VERSION, migrated_at: now() }),
-        )
+        .values({ id: 1, version: reached, migrated_at: now() })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ version: reached, migrated_at: now() }))
         .execute();
     }
     return found;
@@ -147,7 +162,29 @@ function initialSchema(backend: Backend): string[] {
     'create index attack_results_by_attack on attack_results (campaign, attack)',
     'create index attack_results_by_time on attack_results (created_at, id)',
   ];
-  return [...tables, ...immutabilityTriggers(backend)];
+  return [...tables, ...immutabilityTriggers(backend, APPEND_ONLY_TABLES)];
+}
+
+/**
+ * Version 2: runs get their own table and each attack result names its run (`run_id`); results written by
+ * version 1 carried the run, transcript and times in `metadata` and are rewritten into the typed fields
+ * (before the new triggers make them immutable). Attack results become append-only like the evidence.
+ */
+function runsTable(backend: Backend): MigrationStep[] {
+  const key = backend === 'postgres' ? 'text collate "C"' : 'text';
+  return [
+    `create table runs (
+      id ${key} primary key,
+      campaign text not null,
+      started_at ${key} not null,
+      record_json text not null
+    )`,
+    `alter table attack_results add column run_id ${key} references runs (id)`,
+    'create index runs_by_time on runs (started_at, id)',
+    'create index attack_results_by_run on attack_results (run_id)',
+    upgradeStoredAttackResults,
+    ...immutabilityTriggers(backend, ['runs', 'attack_results'], false),
+  ];
 }
 
 /** Tables whose rows never change once written: the evidence chain. */
@@ -163,10 +200,10 @@ const APPEND_ONLY_TABLES = [
 const PIECE_REFERENCED =
   'exists (select 1 from observation_message_pieces where piece_id = old.id) or exists (select 1 from score_message_pieces where piece_id = old.id)';
 
-function immutabilityTriggers(backend: Backend): string[] {
+function immutabilityTriggers(backend: Backend, tables: readonly string[], withPieceGuard = true): string[] {
   if (backend === 'sqlite') {
     const statements: string[] = [];
-    for (const table of APPEND_ONLY_TABLES) {
+    for (const table of tables) {
       for (const operation of ['update', 'delete']) {
         statements.push(
           `create trigger ${table}_no_${operation} before ${operation} on ${table}
@@ -174,7 +211,7 @@ function immutabilityTriggers(backend: Backend): string[] {
         );
       }
     }
-    for (const operation of ['update', 'delete']) {
+    for (const operation of withPieceGuard ? ['update', 'delete'] : []) {
       statements.push(
         `create trigger message_pieces_referenced_no_${operation} before ${operation} on message_pieces
          when ${PIECE_REFERENCED}
@@ -183,13 +220,15 @@ function immutabilityTriggers(backend: Backend): string[] {
     }
     return statements;
   }
-  const statements = [
-    `create function witness_reject_change() returns trigger language plpgsql as $$
+  const statements: string[] = [];
+  if (withPieceGuard)
+    statements.push(
+      `create function witness_reject_change() returns trigger language plpgsql as $$
      begin
        raise exception '${IMMUTABLE_MESSAGE_PREFIX}: % rows cannot be changed once stored', tg_table_name
          using errcode = '${IMMUTABLE_SQLSTATE}';
      end $$`,
-    `create function witness_reject_referenced_piece_change() returns trigger language plpgsql as $$
+      `create function witness_reject_referenced_piece_change() returns trigger language plpgsql as $$
      begin
        if ${PIECE_REFERENCED} then
          raise exception '${IMMUTABLE_MESSAGE_PREFIX}: a message piece cannot be changed once an observation or a score refers to it'
@@ -198,13 +237,13 @@ function immutabilityTriggers(backend: Backend): string[] {
        if tg_op = 'DELETE' then return old; end if;
        return new;
      end $$`,
-    `create trigger message_pieces_referenced_immutable before update or delete on message_pieces
+      `create trigger message_pieces_referenced_immutable before update or delete on message_pieces
      for each row execute function witness_reject_referenced_piece_change()`,
-    // TRUNCATE skips row triggers; refuse it on every table that holds evidence or that evidence refers to.
-    `create trigger message_pieces_no_truncate before truncate on message_pieces
+      // TRUNCATE skips row triggers; refuse it on every table that holds evidence or that evidence refers to.
+      `create trigger message_pieces_no_truncate before truncate on message_pieces
      for each statement execute function witness_reject_change()`,
-  ];
-  for (const table of APPEND_ONLY_TABLES) {
+    );
+  for (const table of tables) {
     statements.push(
       `create trigger ${table}_immutable before update or delete on ${table}
        for each row execute function witness_reject_change()`,

@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import { ImmutableRecordError, InvalidReferenceError } from '../errors.js';
 import { type AttackResult, outcomeOf } from '../models/attack-result.js';
+import type { CampaignRun } from '../models/campaign-run.js';
 import type { Conversation, MessagePiece } from '../models/conversation.js';
 import { identifierHash } from '../models/identifier.js';
 import type { Observation } from '../models/observation.js';
@@ -199,10 +200,19 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
       );
     }
   }
+  if (record.runId !== undefined) {
+    const run = await trx.selectFrom('runs').select('id').where('id', '=', record.runId).executeTakeFirst();
+    if (run === undefined) {
+      throw new InvalidReferenceError(
+        `attack result ${JSON.stringify(record.id)} names run ${JSON.stringify(record.runId)}, which is not stored; save the run first`,
+      );
+    }
+  }
   const result = await trx
     .insertInto('attack_results')
     .values({
       id: record.id,
+      run_id: record.runId ?? null,
       campaign: record.campaign,
       attack: record.attack,
       attempt: record.attempt,
@@ -219,23 +229,40 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
   }
 }
 
-type RecordTable = 'conversations' | 'message_pieces' | 'observations' | 'scores' | 'attack_results';
+export async function storeRun(trx: Transaction<Tables>, record: CampaignRun): Promise<void> {
+  const result = await trx
+    .insertInto('runs')
+    .values({
+      id: record.runId,
+      campaign: record.campaign,
+      started_at: record.startedAt,
+      record_json: JSON.stringify(record),
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .executeTakeFirst();
+  if (result.numInsertedOrUpdatedRows === 0n) {
+    await assertSameAsStored(trx, 'runs', 'campaign run', record, record.runId);
+  }
+}
+
+type RecordTable = 'conversations' | 'message_pieces' | 'observations' | 'scores' | 'runs' | 'attack_results';
 
 /** Storing an identical record again is a no-op; a different one under the same id is refused. */
 export async function assertSameAsStored(
   trx: Transaction<Tables>,
   table: RecordTable,
   what: string,
-  record: { id: string },
+  record: object,
+  id: string = (record as { id: string }).id,
 ): Promise<void> {
   const row = await trx
     .selectFrom(table)
     .select('record_json')
-    .where('id', '=', record.id)
+    .where('id', '=', id)
     .executeTakeFirstOrThrow();
   if (canonicalJson(JSON.parse(row.record_json)) !== canonicalJson(record)) {
     throw new ImmutableRecordError(
-      `a different ${what} is already stored under id ${JSON.stringify(record.id)}; stored records never change, so give the new one its own id`,
+      `a different ${what} is already stored under id ${JSON.stringify(id)}; stored records never change, so give the new one its own id`,
     );
   }
 }

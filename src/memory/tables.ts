@@ -66,8 +66,18 @@ export interface ScoreMessagePieceTable {
   piece_id: string;
 }
 
+export interface RunTable {
+  /** The run's `runId`. */
+  id: string;
+  campaign: string;
+  started_at: string;
+  record_json: string;
+}
+
 export interface AttackResultTable {
   id: string;
+  /** The campaign run of the attempt (null for a result stored without one). */
+  run_id: string | null;
   campaign: string;
   attack: string;
   attempt: number;
@@ -87,5 +97,6 @@ export interface Tables {
   scores: ScoreTable;
   score_observations: ScoreObservationTable;
   score_message_pieces: ScoreMessagePieceTable;
+  runs: RunTable;
   attack_results: AttackResultTable;
 }

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { AttemptCleanupSchema, ContainmentSchema } from './attempt-record.js';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { JsonObjectSchema, TimestampSchema } from './record.js';
 import type { Score } from './score.js';
+import { TranscriptEventSchema } from './transcript.js';
 import { ATTACK_OUTCOMES } from './vocabulary.js';
 
 /**
@@ -11,6 +13,10 @@ import { ATTACK_OUTCOMES } from './vocabulary.js';
  *
  * Invariants: `success` and `failure` rest on a score (`scoreId`); `error` names what failed in `error`;
  * only `error` carries an error message.
+ *
+ * An attempt of a campaign run names its run (`runId`, stored in the memory's `runs` table) and carries
+ * when it started and the target's transcript (secrets already redacted by the target); the attempt's
+ * prompt and expectation are its attack's in the run. Results stored without a run omit the three.
  */
 
 export const AttackOutcomeSchema = z.enum(ATTACK_OUTCOMES);
@@ -37,6 +43,11 @@ export const AttackResultSchema = z
     reply: z.string().nullable(),
     error: z.string().nullable(),
     createdAt: TimestampSchema,
+    runId: z.string().min(1).optional(),
+    startedAt: TimestampSchema.optional(),
+    transcript: z.array(TranscriptEventSchema).optional(),
+    containment: ContainmentSchema.optional(),
+    cleanup: AttemptCleanupSchema.optional(),
     metadata: JsonObjectSchema,
   })
   .superRefine((result, ctx) => {

@@ -32,6 +32,7 @@ export const GAP_REASONS = [
   'read_limit_exceeded',
   'unrepresentable_name',
   'matcher_timeout',
+  'workspace_unsettled',
 ] as const;
 export type GapReason = (typeof GAP_REASONS)[number];
 
@@ -50,6 +51,8 @@ export const GAP_EXPLANATIONS: Readonly<Record<GapReason, string>> = {
   read_limit_exceeded: 'the budget of bytes read (maxReadBytes) ran out before the end of a file',
   unrepresentable_name: 'a name is not valid UTF-8, so no uri can name it',
   matcher_timeout: 'the text criterion took too long to evaluate on attacker-controlled text',
+  workspace_unsettled:
+    'without a sandbox, the workspace changed between two readings after the agent ended (a process may still be writing)',
 };
 
 export const SCORABLE_TYPES = ['message', 'content', 'surface'] as const;
@@ -68,3 +71,11 @@ export type MessageRole = (typeof MESSAGE_ROLES)[number];
  */
 export const ATTACK_OUTCOMES = ['success', 'failure', 'undetermined', 'error'] as const;
 export type AttackOutcome = (typeof ATTACK_OUTCOMES)[number];
+
+/**
+ * How an attempt's agent was contained (SPEC §11): `bwrap` (a bubblewrap sandbox: own PID namespace, host
+ * read-only), `none` (explicit `sandbox: none`: own session, process scan, double judgement) or
+ * `in_process` (the agent runs inside Witness and its file tools are confined by handle).
+ */
+export const CONTAINMENTS = ['bwrap', 'none', 'in_process'] as const;
+export type Containment = (typeof CONTAINMENTS)[number];

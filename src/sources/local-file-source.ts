@@ -2,16 +2,14 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { InvalidOptionError } from '../errors.js';
-import type { ComponentIdentifier } from '../models/identifier.js';
-import { parseLocator } from '../models/locator.js';
 import {
   checkObservation,
   checkObservationOfCheckedEntries,
   checkSurfaceEntries,
-  type Observation,
-  type SurfaceEntry,
-  uniqueReasons,
-} from '../models/observation.js';
+} from '../models/checked-observation.js';
+import type { ComponentIdentifier } from '../models/identifier.js';
+import { parseLocator } from '../models/locator.js';
+import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind } from '../models/vocabulary.js';

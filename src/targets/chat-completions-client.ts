@@ -1,5 +1,11 @@
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { JsonValue } from '../models/record.js';
+import { checkTimeoutMs } from '../models/timeout.js';
+import {
+  nonNegativeInteger as nonNegative,
+  positiveInteger as positive,
+  TARGET_DEFAULTS,
+} from './target-defaults.js';
 import type { HttpExchangeEvent, TranscriptEvent } from './transcript.js';
 
 /**
@@ -53,11 +59,23 @@ export class ChatCompletionsClient {
     this.url = `${url.href.replace(/\/+$/, '')}/chat/completions`;
     this.#apiKey = options.apiKey === '' ? undefined : options.apiKey;
     this.limits = {
-      requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs ?? 60_000),
-      maxRetries: nonNegative('maxRetries', options.maxRetries ?? 3),
-      retryBaseDelayMs: nonNegative('retryBaseDelayMs', options.retryBaseDelayMs ?? 500),
-      maxRetryDelayMs: nonNegative('maxRetryDelayMs', options.maxRetryDelayMs ?? 10_000),
-      maxRecordedBodyBytes: positive('maxRecordedBodyBytes', options.maxRecordedBodyBytes ?? 65_536),
+      requestTimeoutMs: checkTimeoutMs(
+        'requestTimeoutMs',
+        options.requestTimeoutMs ?? TARGET_DEFAULTS.requestTimeoutMs,
+      ),
+      maxRetries: nonNegative('maxRetries', options.maxRetries ?? TARGET_DEFAULTS.maxRetries),
+      retryBaseDelayMs: nonNegative(
+        'retryBaseDelayMs',
+        options.retryBaseDelayMs ?? TARGET_DEFAULTS.retryBaseDelayMs,
+      ),
+      maxRetryDelayMs: nonNegative(
+        'maxRetryDelayMs',
+        options.maxRetryDelayMs ?? TARGET_DEFAULTS.maxRetryDelayMs,
+      ),
+      maxRecordedBodyBytes: positive(
+        'maxRecordedBodyBytes',
+        options.maxRecordedBodyBytes ?? TARGET_DEFAULTS.maxRecordedBodyBytes,
+      ),
     };
   }
 
@@ -177,18 +195,4 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidOptionError(`${name} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
-}
-
-function nonNegative(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new InvalidOptionError(`${name} must be a non-negative integer, got ${String(value)}`);
-  }
-  return value;
 }

@@ -1,7 +1,14 @@
-import { spawn } from 'node:child_process';
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
+import { checkTimeoutMs } from '../models/timeout.js';
+import type { Containment } from '../models/vocabulary.js';
+import {
+  launchInAttempt,
+  resolveSandboxSettings,
+  type SandboxSettings,
+} from '../sandbox/sandbox-settings.js';
 import type { Target, TargetRequest, TargetResponse } from './target.js';
+import { positiveInteger as positive, TARGET_DEFAULTS } from './target-defaults.js';
 import type { TranscriptEvent } from './transcript.js';
 
 /**
@@ -10,9 +17,11 @@ import type { TranscriptEvent } from './transcript.js';
  * reply. No shell is involved: `{prompt}` and `{workspace}` are substituted into argument strings, so a
  * prompt is never parsed as shell syntax.
  *
- * The program runs in its own process group. On timeout or cancellation the whole group is killed, and
- * after a normal exit the group is killed too: a background process left behind could otherwise keep
- * writing to the workspace after it was judged. Exiting non-zero, timing out or failing to start is a
+ * The program runs contained (SPEC §11, `src/sandbox/`): in a bubblewrap sandbox with its own PID
+ * namespace, or — only when `sandbox: none` is explicit — in its own session with a process scan. When it
+ * exits, times out or is cancelled, every process it started is gone before `send` returns, so nothing
+ * writes to the workspace after it is judged; output is drained for at most `drainMs` and then closed (a
+ * daemon holding stdout cannot hold up the run). Exiting non-zero, timing out or failing to start is a
  * {@link TargetError} (the attempt's outcome is `error`; the workspace is still judged).
  */
 export interface CommandTargetOptions {
@@ -21,10 +30,18 @@ export interface CommandTargetOptions {
   args?: readonly string[] | undefined;
   /** Text written to stdin (with the same placeholders); stdin is closed empty when absent. */
   stdin?: string | undefined;
-  /** Extra environment variables for the program (the caller decides the base environment). */
+  /** Extra environment variables for the program (added to the sandbox's allowlisted environment). */
   env?: Readonly<Record<string, string>> | undefined;
-  /** The base environment (the CLI passes its own); only `env` when absent. */
+  /**
+   * Witness's environment, read only through the allowlist (PATH, LANG, LC_ALL, TERM, USER and the
+   * sandbox's `passEnv`). Used when `sandbox` is absent.
+   */
   baseEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * How the program is contained. When absent, bubblewrap is required (detected at the first `send`;
+   * a {@link SandboxUnavailableError} without it): running uncontained is never a silent default.
+   */
+  sandbox?: SandboxSettings | undefined;
   timeoutMs?: number | undefined;
   /** Bytes of stdout kept as the reply. Default 1,000,000. */
   maxOutputBytes?: number | undefined;
@@ -37,14 +54,31 @@ export class CommandTarget implements Target {
   readonly #options: CommandTargetOptions;
   readonly #timeoutMs: number;
   readonly #maxOutputBytes: number;
+  #sandbox: Promise<SandboxSettings> | undefined;
 
   constructor(options: CommandTargetOptions) {
     if (typeof options.command !== 'string' || options.command === '') {
       throw new InvalidOptionError('command must name the program to run');
     }
-    this.#timeoutMs = positive('timeoutMs', options.timeoutMs ?? 120_000);
-    this.#maxOutputBytes = positive('maxOutputBytes', options.maxOutputBytes ?? 1_000_000);
+    this.#timeoutMs = checkTimeoutMs('timeoutMs', options.timeoutMs ?? TARGET_DEFAULTS.commandTimeoutMs);
+    this.#maxOutputBytes = positive(
+      'maxOutputBytes',
+      options.maxOutputBytes ?? TARGET_DEFAULTS.maxOutputBytes,
+    );
     this.#options = { ...options };
+    if (options.sandbox !== undefined) this.#sandbox = Promise.resolve(options.sandbox);
+  }
+
+  containment(): Containment {
+    return this.#options.sandbox?.containment.mode ?? 'bwrap';
+  }
+
+  #settings(): Promise<SandboxSettings> {
+    this.#sandbox ??= resolveSandboxSettings({
+      hostEnv: this.#options.baseEnv ?? {},
+      what: 'a command target',
+    });
+    return this.#sandbox;
   }
 
   async send(request: TargetRequest): Promise<TargetResponse> {
@@ -52,28 +86,28 @@ export class CommandTarget implements Target {
     const fill = (template: string) => substitutePlaceholders(template, request);
     const args = (this.#options.args ?? []).map(fill);
     const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: request.prompt }];
-    const child = spawn(this.#options.command, args, {
-      cwd: request.workspace,
-      // PWD follows the working directory: an inherited PWD would point some CLIs (opencode) at the
-      // directory Witness was started from instead of the attempt's workspace.
-      env: { ...this.#options.baseEnv, ...this.#options.env, PWD: request.workspace },
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const killGroup = () => {
-      if (child.pid === undefined) return;
-      try {
-        // A negative pid signals the whole process group the program leads (see `detached` above).
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // The group is already gone.
-      }
-    };
+    const settings = await this.#settings();
+    let launched: ReturnType<typeof launchInAttempt> | undefined;
+    let startError: Error | undefined;
+    try {
+      launched = launchInAttempt(settings, {
+        command: this.#options.command,
+        args,
+        workspace: request.workspace,
+        attempt: request.attempt,
+        // PWD follows the working directory: an inherited or absent PWD would point some CLIs
+        // (opencode) somewhere other than the attempt's workspace.
+        env: { ...this.#options.env, PWD: request.attempt?.workspace.path ?? request.workspace },
+      });
+    } catch (error) {
+      startError = error as Error;
+    }
+    const child = launched?.process;
 
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stdoutTruncated = false;
-    child.stdout.on('data', (chunk: Buffer) => {
+    child?.stdout.on('data', (chunk: Buffer) => {
       const room = this.#maxOutputBytes - stdoutBytes;
       if (room <= 0) {
         stdoutTruncated = true;
@@ -87,34 +121,33 @@ export class CommandTarget implements Target {
     const stderr: Buffer[] = [];
     let stderrBytes = 0;
     let stderrEnd = Buffer.alloc(0);
-    child.stderr.on('data', (chunk: Buffer) => {
+    child?.stderr.on('data', (chunk: Buffer) => {
       if (stderrBytes < STDERR_HEAD_BYTES) stderr.push(chunk.subarray(0, STDERR_HEAD_BYTES - stderrBytes));
       stderrBytes += chunk.length;
       stderrEnd = Buffer.concat([stderrEnd, chunk]).subarray(-STDERR_TAIL_BYTES);
     });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(this.#options.stdin === undefined ? '' : fill(this.#options.stdin));
+    child?.stdin.end(this.#options.stdin === undefined ? '' : fill(this.#options.stdin));
 
+    // The timer and the abort stay armed until every process is gone and the output is closed: each wait
+    // below is bounded (the sandbox's reap and drain bounds), so nothing can outlast them unnoticed.
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup();
+      void child?.stop();
     }, this.#timeoutMs);
-    const onAbort = () => killGroup();
+    const onAbort = () => void child?.stop();
     request.signal?.addEventListener('abort', onAbort, { once: true });
-
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const exit = await new Promise<{ code: number | null; signal: string | null; spawnError?: Error }>(
-      (resolve) => {
-        child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error }));
-        // 'exit', not 'close': a background child holding stdout open must not delay the group kill.
-        child.once('exit', (code, signal) => resolve({ code, signal }));
-      },
-    );
-    clearTimeout(timer);
-    request.signal?.removeEventListener('abort', onAbort);
-    killGroup();
-    if (exit.spawnError === undefined) await closed;
+    let exit: { code: number | null; signal: string | null; spawnError?: string | undefined };
+    try {
+      exit =
+        child === undefined
+          ? { code: null, signal: null, spawnError: startError?.message }
+          : await child.ended;
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', onAbort);
+      launched?.release();
+    }
 
     const reply = Buffer.concat(stdout).toString('utf8');
     transcript.push({
@@ -133,19 +166,15 @@ export class CommandTarget implements Target {
       // The attempt's time budget ran out: a failed attempt, not a cancelled run, so what the agent did
       // and said until then is kept (a timed-out attempt's partial transcript).
       if (reason instanceof Error && reason.name === 'TimeoutError') {
-        throw new TargetError(
-          `the command was stopped: ${reason.message}${stderrTail(stderrEnd)}`,
-          transcript,
-          {
-            cause: reason,
-          },
-        );
+        throw new TargetError(`the command was stopped: ${reason.message}${stderrTail(stderrEnd)}`, transcript, {
+          cause: reason,
+        });
       }
       throw reason;
     }
     if (exit.spawnError !== undefined) {
-      throw new TargetError(`the command could not be started: ${exit.spawnError.message}`, transcript, {
-        cause: exit.spawnError,
+      throw new TargetError(`the command could not be started: ${exit.spawnError}`, transcript, {
+        cause: startError,
       });
     }
     if (timedOut) {
@@ -209,11 +238,4 @@ function stderrTail(end: Buffer): string {
   if (text === '') return '';
   const tail = text.length > STDERR_TAIL_CHARS ? `…${text.slice(-STDERR_TAIL_CHARS)}` : text;
   return `; stderr ends: ${tail}`;
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new InvalidOptionError(`${name} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
 }

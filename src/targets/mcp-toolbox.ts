@@ -1,23 +1,35 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { TargetError } from '../errors.js';
 import type { JsonObject } from '../models/record.js';
+import { checkTimeoutMs } from '../models/timeout.js';
+import type { ContainedProcess } from '../sandbox/contained-process.js';
+import {
+  type AttemptDirectories,
+  type Launched,
+  launchInAttempt,
+  resolveSandboxSettings,
+  type SandboxSettings,
+} from '../sandbox/sandbox-settings.js';
+import { ContainedStdioTransport } from './contained-stdio-transport.js';
 import type { Toolbox, ToolResult, ToolSpec } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
 
 /**
  * Tools served by an MCP server over stdio, started for one attempt with the workspace as its working
- * directory and `{workspace}` in its arguments replaced by the workspace path. Confinement is the server's
- * own (the reference filesystem server refuses paths outside the directories it was given); Witness adds
- * none, so the campaign must start the server on `{workspace}` only.
+ * directory and `{workspace}` in its arguments replaced by the workspace path. The server and everything it
+ * starts run contained like a command agent (SPEC §11): in a bubblewrap sandbox where only the workspace
+ * and the attempt's home are writable, and `close()` returns only when every one of its processes is gone
+ * (a background child of the server can no longer write after the session, and before the judgement).
  */
 
 export interface McpServerOptions {
   command: string;
   /** Arguments; every `{workspace}` is replaced by the attempt's workspace path. */
   args?: readonly string[] | undefined;
-  /** Extra environment variables (added to the SDK's safe default set: HOME, PATH, ...). */
+  /** Extra environment variables (added to the sandbox's allowlisted environment). */
   env?: Readonly<Record<string, string>> | undefined;
+  /** How the server is contained; bubblewrap is required when absent (see CommandTargetOptions.sandbox). */
+  sandbox?: SandboxSettings | undefined;
   /** Bound on starting the server and on each tool call. Default 30,000 ms. */
   timeoutMs?: number | undefined;
 }
@@ -26,16 +38,18 @@ const MAX_STDERR_CHARS = 8_192;
 
 export class McpToolbox implements Toolbox {
   readonly #client: Client;
-  readonly #transport: StdioClientTransport;
+  readonly #transport: ContainedStdioTransport | undefined;
+  readonly #launched: Launched | undefined;
   readonly #timeoutMs: number;
   readonly #stderr: string[] = [];
   #tools: ToolSpec[] | undefined;
 
-  private constructor(client: Client, transport: StdioClientTransport, timeoutMs: number) {
+  private constructor(client: Client, launched: Launched | undefined, timeoutMs: number) {
     this.#client = client;
-    this.#transport = transport;
+    this.#launched = launched;
+    this.#transport = launched === undefined ? undefined : new ContainedStdioTransport(launched.process);
     this.#timeoutMs = timeoutMs;
-    transport.stderr?.on('data', (chunk: Buffer) => {
+    launched?.process.stderr.on('data', (chunk: Buffer) => {
       if (this.#stderr.join('').length < MAX_STDERR_CHARS) this.#stderr.push(chunk.toString('utf8'));
     });
   }
@@ -46,21 +60,31 @@ export class McpToolbox implements Toolbox {
     workspace: string,
     transcript: TranscriptEvent[],
     signal?: AbortSignal,
+    attempt?: AttemptDirectories,
   ): Promise<McpToolbox> {
-    const timeoutMs = options.timeoutMs ?? 30_000;
+    const timeoutMs = checkTimeoutMs('server.timeoutMs', options.timeoutMs ?? 30_000);
     const args = (options.args ?? []).map((arg) => arg.split('{workspace}').join(workspace));
-    const transport = new StdioClientTransport({
-      command: options.command,
-      args,
-      cwd: workspace,
-      env: { ...getDefaultEnvironment(), ...options.env },
-      stderr: 'pipe',
-    });
+    const settings =
+      options.sandbox ?? (await resolveSandboxSettings({ hostEnv: {}, what: 'an MCP server' }));
     const client = new Client({ name: 'witness', version: '0.1.0' });
-    const toolbox = new McpToolbox(client, transport, timeoutMs);
+    let launched: Launched | undefined;
+    let startError: unknown;
+    try {
+      launched = launchInAttempt(settings, {
+        command: options.command,
+        args,
+        workspace,
+        attempt,
+        env: options.env,
+      });
+    } catch (error) {
+      startError = error;
+    }
+    const toolbox = new McpToolbox(client, launched, timeoutMs);
     transcript.push({ kind: 'note', text: `started MCP server: ${[options.command, ...args].join(' ')}` });
     try {
-      await client.connect(transport, { timeout: timeoutMs, signal });
+      if (toolbox.#transport === undefined) throw startError;
+      await client.connect(toolbox.#transport, { timeout: timeoutMs, signal });
     } catch (error) {
       await toolbox.close();
       if (signal?.aborted) throw signal.reason;
@@ -112,8 +136,15 @@ export class McpToolbox implements Toolbox {
     return this.#stderr.join('').slice(0, MAX_STDERR_CHARS);
   }
 
+  /** Ends the session and the server's sandbox: when this resolves, every process of the server is gone. */
   async close(): Promise<void> {
     await this.#client.close().catch(() => undefined);
-    await this.#transport.close().catch(() => undefined);
+    await this.#transport?.close().catch(() => undefined);
+    this.#launched?.release();
+  }
+
+  /** The contained server process (for tests and diagnostics). */
+  get process(): ContainedProcess | undefined {
+    return this.#launched?.process;
   }
 }

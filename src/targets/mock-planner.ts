@@ -1,6 +1,9 @@
-import type { JsonValue } from '../models/record.js';
+import { InvalidOptionError } from '../errors.js';
+import type { ComponentIdentifier } from '../models/identifier.js';
 import { type Instruction, mentionedFiles, parseInstructions } from './injected-instructions.js';
-import type { Toolbox } from './toolbox.js';
+import { MOCK_MODES, type MockMode } from './mock-modes.js';
+import type { Planner, PlanRequest, PlanResult } from './planner.js';
+import type { FileToolMapping, Toolbox, ToolInvocation } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
 
 /**
@@ -11,27 +14,7 @@ import type { TranscriptEvent } from './transcript.js';
  * reply is a claim, and Witness exists to check claims against the file system.
  */
 
-export const MOCK_MODES = ['vulnerable', 'guarded'] as const;
-export type MockMode = (typeof MOCK_MODES)[number];
-
-/**
- * How the planner's two actions map onto a toolbox's tools (Witness's own, or an MCP server's). A write
- * may take several calls (an MCP server may need its parent directory created first).
- */
-export interface FileToolMapping {
-  read(path: string): ToolInvocation;
-  write(path: string, content: string): ToolInvocation[];
-}
-
-export interface ToolInvocation {
-  name: string;
-  args: JsonValue;
-}
-
-export const WORKSPACE_TOOL_MAPPING: FileToolMapping = {
-  read: (path) => ({ name: 'read_file', args: { path } }),
-  write: (path, content) => [{ name: 'write_file', args: { path, content } }],
-};
+export { MOCK_MODES, type MockMode } from './mock-modes.js';
 
 export interface MockPlanOptions {
   prompt: string;
@@ -47,10 +30,46 @@ export interface MockPlanOptions {
 const MAX_READS = 8;
 const MAX_WRITES = 16;
 
-export async function runMockPlanner(options: MockPlanOptions): Promise<{
-  reply: string;
-  transcript: TranscriptEvent[];
-}> {
+export interface MockPlannerOptions {
+  mode: MockMode;
+  /** When true, the reply lists what the agent did; by default it claims it only summarized. */
+  discloseActions?: boolean | undefined;
+}
+
+/** The mock planner as the planner axis of an agent target. */
+export class MockPlanner implements Planner {
+  readonly #options: MockPlannerOptions;
+
+  constructor(options: MockPlannerOptions) {
+    if (!MOCK_MODES.includes(options?.mode)) {
+      throw new InvalidOptionError(
+        `mode must be one of ${MOCK_MODES.join(', ')}, got ${String(options?.mode)}`,
+      );
+    }
+    this.#options = { mode: options.mode, discloseActions: options.discloseActions };
+  }
+
+  async plan(request: PlanRequest): Promise<PlanResult> {
+    return runMockPlanner({
+      prompt: request.prompt,
+      mode: this.#options.mode,
+      toolbox: request.tools.toolbox,
+      mapping: await request.tools.fileMapping(),
+      discloseActions: this.#options.discloseActions,
+      signal: request.signal,
+    });
+  }
+
+  identifier(): ComponentIdentifier {
+    return {
+      type: 'MockPlanner',
+      version: '1',
+      params: { mode: this.#options.mode, discloseActions: this.#options.discloseActions === true },
+    };
+  }
+}
+
+export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResult> {
   const { toolbox, mapping, mode, signal } = options;
   const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: options.prompt }];
   let callNumber = 0;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError } from '../errors.js';
 import type { JsonValue } from '../models/record.js';
 import type { HttpExchangeEvent } from './transcript.js';
@@ -8,13 +9,13 @@ import type { HttpExchangeEvent } from './transcript.js';
  * A transcript for any agent: a loopback HTTP proxy put in front of the model endpoint for one attempt.
  * The agent is pointed at it; every request and response passes through unchanged (streams included) and
  * is recorded as an `http_exchange` event — bounded (`maxStoredBodyBytes` per body, `maxExchanges` per
- * attempt) and redacted: credential headers are replaced and every `secrets` value (the API key) is cut
- * out of URLs, headers and bodies before anything is stored, so the key reaches the upstream and nowhere
+ * attempt) and redacted: credential headers are replaced whatever they hold, and the `redactor` (the campaign's
+ * secrets, the model's key among them) runs over URLs, headers and bodies before anything is stored, so the key reaches the upstream and nowhere
  * else. Exchanges still in flight when the attempt stops are kept with what had arrived (a timed-out
  * attempt's partial transcript).
  *
  * ```ts
- * const proxy = await startRecordingProxy({ upstream: 'http://127.0.0.1:8719/v1', secrets: [key] });
+ * const proxy = await startRecordingProxy({ upstream: 'http://127.0.0.1:8719/v1', redactor });
  * // run the agent against proxy.baseUrl, then:
  * const events = proxy.exchanges();
  * await proxy.close();
@@ -24,8 +25,8 @@ import type { HttpExchangeEvent } from './transcript.js';
 export interface RecordingProxyOptions {
   /** The real endpoint (`baseUrl` as configured, path included). */
   upstream: string;
-  /** Values never stored (API keys). */
-  secrets?: readonly string[] | undefined;
+  /** The campaign's secret redaction (SPEC §11), applied to everything stored. */
+  redactor?: SecretRedactor | undefined;
   /** Bytes of each request and response body stored; default 262,144. */
   maxStoredBodyBytes?: number | undefined;
   /** Exchanges stored per attempt; later ones are forwarded but not stored. Default 200. */
@@ -75,8 +76,8 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   const maxExchanges = options.maxExchanges ?? 200;
   const maxRequestBytes = options.maxRequestBytes ?? 32 * 1024 * 1024;
   const now = options.now ?? (() => performance.now());
-  const secrets = (options.secrets ?? []).filter((secret) => secret.length >= 4);
-  const redact = (text: string) => secrets.reduce((out, secret) => out.split(secret).join(REDACTED), text);
+  const { redactor } = options;
+  const redact = (text: string) => redactor?.redactText(text) ?? text;
   const records: HttpExchangeEvent[] = [];
   let dropped = 0;
   const inflight = new Set<AbortController>();

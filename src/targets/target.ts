@@ -1,4 +1,6 @@
 import type { ComponentIdentifier } from '../models/identifier.js';
+import type { Containment } from '../models/vocabulary.js';
+import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
 import type { TranscriptEvent } from './transcript.js';
 
 /**
@@ -14,12 +16,22 @@ export interface Target {
   send(request: TargetRequest): Promise<TargetResponse>;
   /** Who this target is: kind and non-secret configuration (never an API key). */
   identifier(): ComponentIdentifier;
+  /**
+   * How the agent's processes are contained (SPEC §11): `bwrap` or `none` for a target that starts
+   * processes; `in_process` (the default when absent) for an agent running inside Witness.
+   */
+  containment?(): Containment;
 }
 
 export interface TargetRequest {
   prompt: string;
   /** Absolute path of the attempt's own workspace; the agent's file tools are confined to it. */
   workspace: string;
+  /**
+   * The attempt's held directories (workspace, fresh home, tmp, the run directory to hide), given by the
+   * campaign runner: a sandboxed target mounts these handles rather than re-resolving paths.
+   */
+  attempt?: AttemptDirectories | undefined;
   /** Aborting stops the agent (requests, subprocess) and rejects with the signal's reason. */
   signal?: AbortSignal | undefined;
 }

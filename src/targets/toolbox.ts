@@ -1,4 +1,8 @@
-import type { JsonObject } from '../models/record.js';
+import type { ComponentIdentifier } from '../models/identifier.js';
+import type { JsonObject, JsonValue } from '../models/record.js';
+import type { Containment } from '../models/vocabulary.js';
+import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
+import type { TranscriptEvent } from './transcript.js';
 import { WorkspaceFiles, type WorkspaceFilesOptions } from './workspace-files.js';
 
 /**
@@ -24,6 +28,54 @@ export interface ToolResult {
   ok: boolean;
   text: string;
 }
+
+/**
+ * The toolbox axis of an agent target: where an attempt's tools come from (Witness's own workspace tools,
+ * or an MCP server started for the attempt). Opened once per attempt on that attempt's workspace.
+ */
+export interface ToolboxProvider {
+  /** Opens the tools on `workspace`; what happens on the way (a server started) is appended to `transcript`. */
+  open(
+    workspace: string,
+    transcript: TranscriptEvent[],
+    signal?: AbortSignal,
+    attempt?: AttemptDirectories,
+  ): Promise<OpenedToolbox>;
+  /** Which tools, by kind and non-secret configuration. */
+  identifier(): ComponentIdentifier;
+  /** How a toolbox that starts processes contains them (SPEC §11); absent for in-process tools. */
+  containment?(): Containment;
+}
+
+/** One attempt's open tools, and what a planner needs to know to use them. */
+export interface OpenedToolbox {
+  toolbox: Toolbox;
+  /** How the mock planner's read and write map onto these tools. */
+  fileMapping(): Promise<FileToolMapping>;
+  /** Appended to a chat planner's default system prompt (e.g. the workspace path the tools expect). */
+  promptHint: string;
+  /** Closes the tools; returns notes for the transcript (a server's stderr). */
+  close(): Promise<TranscriptEvent[]>;
+}
+
+/**
+ * How a planner's two file actions map onto a toolbox's tools (Witness's own, or an MCP server's). A write
+ * may take several calls (an MCP server may need its parent directory created first).
+ */
+export interface FileToolMapping {
+  read(path: string): ToolInvocation;
+  write(path: string, content: string): ToolInvocation[];
+}
+
+export interface ToolInvocation {
+  name: string;
+  args: JsonValue;
+}
+
+export const WORKSPACE_TOOL_MAPPING: FileToolMapping = {
+  read: (path) => ({ name: 'read_file', args: { path } }),
+  write: (path, content) => [{ name: 'write_file', args: { path, content } }],
+};
 
 const WORKSPACE_TOOLS: ToolSpec[] = [
   {
@@ -91,4 +143,24 @@ export class WorkspaceToolbox implements Toolbox {
   }
 
   async close(): Promise<void> {}
+}
+
+/** Witness's own confined file tools, opened on each attempt's workspace. */
+export class WorkspaceToolboxProvider implements ToolboxProvider {
+  async open(workspace: string): Promise<OpenedToolbox> {
+    const toolbox = new WorkspaceToolbox(workspace);
+    return {
+      toolbox,
+      fileMapping: async () => WORKSPACE_TOOL_MAPPING,
+      promptHint: '',
+      close: async () => {
+        await toolbox.close();
+        return [];
+      },
+    };
+  }
+
+  identifier(): ComponentIdentifier {
+    return { type: 'WorkspaceToolbox', version: '1', params: {} };
+  }
 }

@@ -13,6 +13,8 @@ import {
 } from 'node:fs';
 import { platform } from 'node:os';
 import { InvalidOptionError } from '../errors.js';
+import { placeHandle } from '../sources/local-file/confinement.js';
+import { childPath, fdPath, nodeSurfaceFs, O_PATH } from '../sources/local-file/surface-fs.js';
 
 /**
  * File operations an agent performs in its workspace, confined to that workspace on Linux. Every path
@@ -55,9 +57,6 @@ export type FileResult = { ok: true; text: string } | { ok: false; text: string 
 
 const DEFAULTS = { maxReadBytes: 262_144, maxWriteBytes: 1_000_000, maxListedEntries: 1_000 } as const;
 
-/** O_PATH on Linux x86, x86_64, arm and arm64 (not exported by node:fs). */
-const O_PATH = 0o10000000;
-
 export class WorkspaceFiles {
   readonly root: string;
   readonly #limits: Required<WorkspaceFilesOptions>;
@@ -78,11 +77,11 @@ export class WorkspaceFiles {
 
   readFile(path: string): FileResult {
     return this.#withParent(path, false, (dirFd, name, rootReal) => {
-      const pathFd = openSync(`/proc/self/fd/${dirFd}/${name}`, O_PATH | constants.O_NOFOLLOW);
+      const pathFd = openSync(childPath(dirFd, Buffer.from(name)), O_PATH | constants.O_NOFOLLOW);
       try {
         const refusal = checkFileHandle(fstatSync(pathFd), path);
         if (refusal !== undefined) return refusal;
-        const fd = openSync(`/proc/self/fd/${pathFd}`, constants.O_RDONLY | constants.O_NONBLOCK);
+        const fd = openSync(fdPath(pathFd), constants.O_RDONLY | constants.O_NONBLOCK);
         try {
           const stat = fstatSync(fd);
           const again = checkFileHandle(stat, path) ?? checkInside(fd, rootReal, path);
@@ -118,8 +117,8 @@ export class WorkspaceFiles {
       return refuse(path, `content is ${bytes.length} bytes; the limit is ${this.#limits.maxWriteBytes}`);
     }
     return this.#withParent(path, true, (dirFd, name, rootReal) => {
-      const childPath = `/proc/self/fd/${dirFd}/${name}`;
-      const existing = openExistingPath(childPath);
+      const entryPath = childPath(dirFd, Buffer.from(name));
+      const existing = openExistingPath(entryPath);
       if (existing !== undefined) {
         try {
           const refusal = checkFileHandle(fstatSync(existing), path);
@@ -129,7 +128,7 @@ export class WorkspaceFiles {
         }
       }
       const fd = openSync(
-        childPath,
+        entryPath,
         constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
         0o644,
       );
@@ -155,7 +154,7 @@ export class WorkspaceFiles {
       try {
         const inside = segments.length === 0 ? undefined : checkInside(dirFd, rootReal, path);
         if (inside !== undefined) return inside;
-        const entries = readdirSync(`/proc/self/fd/${dirFd}`, { withFileTypes: true, encoding: 'buffer' });
+        const entries = readdirSync(fdPath(dirFd), { withFileTypes: true, encoding: 'buffer' });
         const names: string[] = [];
         let skipped = 0;
         for (const entry of entries) {
@@ -189,7 +188,7 @@ export class WorkspaceFiles {
       return refuse(path, `the workspace root cannot be opened (${errorCode(error)})`);
     }
     try {
-      const rootReal = readlinkSync(`/proc/self/fd/${rootFd}`);
+      const rootReal = readlinkSync(fdPath(rootFd));
       if (!rootReal.startsWith('/')) return refuse(path, 'confinement cannot be verified');
       return body(rootFd, rootReal);
     } catch (error) {
@@ -225,16 +224,16 @@ export class WorkspaceFiles {
   #walk(rootFd: number, segments: readonly string[], create: boolean): number | FileResult {
     let current = rootFd;
     for (const [i, segment] of segments.entries()) {
-      const childPath = `/proc/self/fd/${current}/${segment}`;
+      const entryPath = childPath(current, Buffer.from(segment));
       let next: number;
       try {
-        next = openSync(childPath, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+        next = openSync(entryPath, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
       } catch (error) {
         const code = errorCode(error);
         if (code === 'ENOENT' && create) {
           try {
-            mkdirSync(childPath, 0o755);
-            next = openSync(childPath, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+            mkdirSync(entryPath, 0o755);
+            next = openSync(entryPath, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
           } catch (inner) {
             if (current !== rootFd) closeSync(current);
             return refuse(segments.slice(0, i + 1).join('/'), describeError(inner));
@@ -270,21 +269,19 @@ function checkFileHandle(stat: Stats, path: string): FileResult | undefined {
   return undefined;
 }
 
+/**
+ * The handle's kernel-reported path must lie strictly below the root's: the same check, on bytes, that
+ * the surface source makes (one confinement module; a string-prefix copy once accepted a sibling such as
+ * `/ws2` for root `/ws` in edge cases and compared decoded names).
+ */
 function checkInside(fd: number, rootReal: string, path: string): FileResult | undefined {
-  let where: string;
-  try {
-    where = readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return refuse(path, 'confinement cannot be verified');
-  }
-  const prefix = rootReal === '/' ? '/' : `${rootReal}/`;
-  if (!where.startsWith(prefix) || where.length <= prefix.length) {
-    return refuse(path, 'resolves outside the workspace');
-  }
+  const placement = placeHandle(nodeSurfaceFs, fd, Buffer.from(rootReal));
+  if (placement.kind === 'unverified') return refuse(path, 'confinement cannot be verified');
+  if (placement.kind === 'outside') return refuse(path, 'resolves outside the workspace');
   return undefined;
 }
 
-function openExistingPath(path: string): number | undefined {
+function openExistingPath(path: Buffer): number | undefined {
   try {
     return openSync(path, O_PATH | constants.O_NOFOLLOW);
   } catch (error) {

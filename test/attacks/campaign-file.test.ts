@@ -61,7 +61,7 @@ describe('campaign files', () => {
         ].join('\n'),
       );
       const campaign = await loadCampaignFile(join(dir, 'c.yaml'));
-      assert.ok(campaign.target.kind === 'agent');
+      assert.ok(campaign.target.kind === 'agent' && 'preset' in campaign.target);
       assert.equal(campaign.target.command, join(dir, 'bin/qwen'));
       assert.deepEqual(campaign.target.args, ['--config', `${dir}/x`]);
     } finally {

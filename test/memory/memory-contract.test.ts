@@ -469,6 +469,7 @@ for (const backend of BACKENDS) {
             message_piece: 3,
             observation: 1,
             score: 1,
+            run: 0,
             attack_result: 1,
           });
           await target.importRecords(exported);

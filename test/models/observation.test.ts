@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidRecordError } from '../../src/errors.js';
 import {
-  CoverageGapSchema,
   checkObservation,
   checkObservationOfCheckedEntries,
   checkSurfaceEntries,
+} from '../../src/models/checked-observation.js';
+import {
+  CoverageGapSchema,
   ObservationSchema,
   SurfaceCoverageSchema,
   SurfaceEntrySchema,

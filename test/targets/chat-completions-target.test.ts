@@ -58,7 +58,7 @@ describe('ChatCompletionsTarget', () => {
     assert.equal(exchanges.length, 3);
     assert.equal(exchanges[0]?.request.headers.authorization, 'Bearer [redacted]');
     assert.equal(JSON.stringify(response.transcript).includes(KEY), false);
-    assert.deepEqual(target.identifier().params.apiKeyEnv, 'TEST_KEY');
+    assert.deepEqual(target.identifier().children?.planner?.params.apiKeyEnv, 'TEST_KEY');
     assert.equal(JSON.stringify(target.identifier()).includes(KEY), false);
   });
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { type RunningModelServer, startModelServer } from '../../src/model-server/model-server.js';
+import { SecretRedactor } from '../../src/attacks/secret-redactor.js';
 import { toolCallsFromExchanges } from '../../src/targets/recorded-tool-calls.js';
 import { startRecordingProxy } from '../../src/targets/recording-proxy.js';
 
@@ -24,7 +25,7 @@ describe('recording proxy', () => {
   after(() => model.close());
 
   it('passes a streamed exchange through unchanged and records it redacted, with the tool call it carried', async () => {
-    const proxy = await startRecordingProxy({ upstream: `${model.url}/v1`, secrets: [KEY] });
+    const proxy = await startRecordingProxy({ upstream: `${model.url}/v1`, redactor: new SecretRedactor([{ name: 'MODEL_KEY', value: KEY }]) });
     try {
       assert.match(proxy.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       const body = JSON.stringify({
@@ -51,7 +52,7 @@ describe('recording proxy', () => {
       assert.equal(exchange.request.url, `${model.url}/v1/messages?beta=true`);
       assert.equal(exchange.request.headers['x-api-key'], '[redacted]');
       assert.deepEqual((exchange.request.body as { messages: unknown }).messages, [
-        { role: 'user', content: 'write "token [redacted]" to a.txt' },
+        { role: 'user', content: 'write "token [redacted:MODEL_KEY]" to a.txt' },
       ]);
       assert.equal(exchange.response?.status, 200);
       assert.equal(JSON.stringify(proxy.exchanges()).includes(KEY), false, 'the key is in no stored byte');
@@ -64,7 +65,7 @@ describe('recording proxy', () => {
       assert.deepEqual(exchange.response?.body, {
         withheld: 'the stream spelled out a secret across its events',
         bytes: Buffer.byteLength(direct),
-        text: JSON.stringify({ file_path: 'a.txt', content: 'token [redacted]' }),
+        text: JSON.stringify({ file_path: 'a.txt', content: 'token [redacted:MODEL_KEY]' }),
       });
       assert.equal(JSON.stringify(exchange).includes(KEY.slice(-8)), false, 'no fragment of the key is kept');
     } finally {
@@ -73,7 +74,7 @@ describe('recording proxy', () => {
   });
 
   it('records what the official openai client sends and receives, streamed and not', async () => {
-    const proxy = await startRecordingProxy({ upstream: `${model.url}/v1`, secrets: [KEY] });
+    const proxy = await startRecordingProxy({ upstream: `${model.url}/v1`, redactor: new SecretRedactor([{ name: 'MODEL_KEY', value: KEY }]) });
     try {
       const client = new OpenAI({ baseURL: proxy.baseUrl, apiKey: KEY, maxRetries: 0 });
       const shell = [

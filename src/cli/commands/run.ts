@@ -24,21 +24,28 @@ export function registerRun(program: Command, io: CliIo): void {
         { runCampaign },
         table,
         targets,
+        { prepareCampaignContainment },
       ] = await Promise.all([
         import('../../attacks/campaign-file.js'),
         import('../../attacks/memory-recorder.js'),
         import('../../attacks/report-html.js'),
         import('../../attacks/run-campaign.js'),
         import('../../attacks/summary-table.js'),
-        import('../../targets/target-config.js'),
+        import('../../targets/create-target.js'),
+        import('../../attacks/campaign-containment.js'),
       ]);
       const { renderAttemptTable, renderTotals } = table;
       const { createTarget } = targets;
       const campaign = await loadCampaignFile(file);
-      const target = createTarget(campaign.target, { env: io.env });
+      const db = resolveDb(options, io.env);
+      // Refuses (exit 2, naming the fix) an out-of-process target when no sandbox can be had.
+      const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
+        hostEnv: io.env,
+        memoryLocation: db,
+      });
+      const target = createTarget(campaign.target, { env: io.env, sandbox, redactor });
       const concurrency =
         options.concurrency === undefined ? undefined : readPositiveInt('--concurrency', options.concurrency);
-      const db = resolveDb(options, io.env);
       const progress = progressReporter(io, campaign.name);
       const result = await withMemory(db, (memory) =>
         runCampaign({
@@ -47,6 +54,7 @@ export function registerRun(program: Command, io: CliIo): void {
           recorder: new MemoryAttemptRecorder(memory),
           concurrency,
           keepWorkspaces: options.keepWorkspaces === true,
+          redactor,
           onProgress: (event) => progress.update(event),
           signal: io.signal,
         }),

@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { TimeoutMsSchema } from '../../models/timeout.js';
 import { AGENT_PRESETS } from './agent-preset.js';
 
 /**
  * `target: { kind: agent, preset: … }`: a coding-agent CLI by preset. The key is never written in the
  * campaign: `model.apiKeyEnv` names the environment variable holding it (none is needed for
- * `witness model serve`). `record: true` stores every model exchange in the transcript.
+ * `witness model serve`). `record: true` stores every model exchange in the transcript. The CLI runs in the attempt sandbox like
+ * any command agent: it needs `network: host` (the default) to reach the model.
  *
  * ```yaml
  * target:
@@ -13,7 +15,7 @@ import { AGENT_PRESETS } from './agent-preset.js';
  *   model: { baseUrl: http://127.0.0.1:8719/v1, name: witness-scripted, record: true }
  * ```
  */
-export const AgentPresetTargetConfigSchema = z.strictObject({
+export const PresetAgentTargetConfigSchema = z.strictObject({
   kind: z.literal('agent'),
   preset: z.enum(AGENT_PRESETS),
   /** The program to run instead of the preset's default (for example a binary outside PATH). */
@@ -29,10 +31,10 @@ export const AgentPresetTargetConfigSchema = z.strictObject({
     name: z.string().min(1),
     record: z.boolean().optional(),
   }),
-  timeoutMs: z.number().int().positive().optional(),
+  timeoutMs: TimeoutMsSchema.optional(),
   maxOutputBytes: z.number().int().positive().optional(),
 });
-export type AgentPresetTargetConfig = z.infer<typeof AgentPresetTargetConfigSchema>;
+export type PresetAgentTargetConfig = z.infer<typeof PresetAgentTargetConfigSchema>;
 
 /** The key given to an agent when the campaign names none (the scripted model accepts any). */
 export const PLACEHOLDER_API_KEY = 'witness-no-key';

@@ -1,0 +1,92 @@
+import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RemovalReport } from '../sources/local-file/confined-removal.js';
+import { removeTree } from '../sources/local-file/confined-removal.js';
+import { childPath } from '../sources/local-file/surface-fs.js';
+import { RUN_DIRECTORY_PREFIX, RUN_MARKER } from './workspace.js';
+
+/**
+ * Run directories left behind by runs that were killed before their cleanup (`witness clean`). A run
+ * directory is recognised by its name prefix, by being a real directory (not a symlink someone planted in
+ * the shared temp directory) owned by the current user, and by its marker file. One whose owner process
+ * is still alive is in use and left alone.
+ */
+
+export interface LeftoverRun {
+  path: string;
+  /** The process that created it (from the marker), when known. */
+  pid: number | null;
+  createdAt: string | null;
+  /** The owner process is alive: the run is still going. */
+  inUse: boolean;
+}
+
+export interface CleanedRun {
+  path: string;
+  report: RemovalReport;
+}
+
+export function findLeftoverRuns(input: {
+  parent: string;
+  /** The caller's uid: only its own run directories are considered. */
+  uid: number;
+  isAlive: (pid: number) => boolean;
+}): LeftoverRun[] {
+  let names: string[];
+  try {
+    names = readdirSync(input.parent);
+  } catch {
+    return [];
+  }
+  const runs: LeftoverRun[] = [];
+  for (const name of names.sort()) {
+    if (!name.startsWith(RUN_DIRECTORY_PREFIX)) continue;
+    const path = join(input.parent, name);
+    let stats: ReturnType<typeof lstatSync>;
+    try {
+      stats = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (!stats.isDirectory() || stats.uid !== input.uid) continue;
+    const marker = readMarker(path);
+    if (marker === undefined) continue;
+    runs.push({ path, ...marker, inUse: marker.pid !== null && input.isAlive(marker.pid) });
+  }
+  return runs;
+}
+
+/** Removes every leftover run not in use; each removal is reported, none throws. */
+export function cleanLeftoverRuns(runs: readonly LeftoverRun[]): CleanedRun[] {
+  return runs.filter((run) => !run.inUse).map((run) => ({ path: run.path, report: removeTree(run.path) }));
+}
+
+function readMarker(path: string): { pid: number | null; createdAt: string | null } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const markerFd = openSync(
+      childPath(fd, Buffer.from(RUN_MARKER)),
+      constants.O_RDONLY | constants.O_NOFOLLOW,
+    );
+    let text: string;
+    try {
+      text = readFileSync(markerFd, 'utf8');
+    } finally {
+      closeSync(markerFd);
+    }
+    const parsed = JSON.parse(text.slice(0, 10_000)) as { pid?: unknown; createdAt?: unknown };
+    return {
+      pid: Number.isSafeInteger(parsed.pid) && (parsed.pid as number) > 0 ? (parsed.pid as number) : null,
+      createdAt: typeof parsed.createdAt === 'string' ? parsed.createdAt : null,
+    };
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}

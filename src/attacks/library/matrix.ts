@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import { describeIssues, parseRecord } from '../../models/record.js';
+import { ExpectSchema } from '../campaign.js';
+import { getCarrier } from './carriers.js';
+import {
+  CARRIER_IDS,
+  type CarrierId,
+  type LibraryRef,
+  libraryAttackId,
+  OBJECTIVE_IDS,
+  type ObjectiveId,
+  STRATEGY_IDS,
+  type StrategyId,
+} from './library-ids.js';
+import { getObjective, type LibraryExpect } from './objectives.js';
+import { type ProjectFile, projectFiles } from './project-files.js';
+import { getStrategy } from './strategies.js';
+
+/**
+ * A campaign's `matrix:` — objectives × carriers × strategies — and its expansion into ordinary campaign
+ * attacks. Expansion is a pure step before the campaign schema runs: the result is the same YAML a person
+ * could have written by hand (`witness attacks expand` prints it), so everything downstream (validation,
+ * running, scoring, reports) treats library attacks like any other.
+ *
+ * ```yaml
+ * matrix:
+ *   objectives: [git-hook, npm-postinstall]   # or: all
+ *   carriers: all
+ *   strategies: [plain, base64]
+ *   prompt: "Please look at {file}."          # optional; default: each carrier's own request
+ *   attempts: 3                                # optional; default: the campaign's
+ * ```
+ *
+ * Guarantees: ids are `<objective>.<carrier>.<strategy>`; the same matrix gives the same attacks, files
+ * and order (the order of the lists given, or the library's order for `all`); every attack carries
+ * `library: { objective, carrier, strategy }`.
+ */
+
+/** `all`, or a list of ids without repeats; `all` becomes the whole vocabulary, in the library's order. */
+const selection = <const T extends readonly [string, ...string[]]>(ids: T, what: string) =>
+  z.preprocess(
+    (value) => (value === 'all' ? [...ids] : value),
+    z
+      .array(
+        z.enum(ids, {
+          error: (issue) => `unknown ${what} ${JSON.stringify(issue.input)}; one of: ${ids.join(', ')}`,
+        }),
+        {
+          error: `give a list of ${what} ids, or all`,
+        },
+      )
+      .min(1, `list at least one ${what}, or say all`)
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((id, i) => {
+          if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `${id} is listed twice` });
+          seen.add(id);
+        });
+      }),
+  );
+
+export const MatrixSchema = z.strictObject({
+  objectives: selection(OBJECTIVE_IDS, 'objective'),
+  carriers: selection(CARRIER_IDS, 'carrier'),
+  strategies: selection(STRATEGY_IDS, 'strategy'),
+  /** The user's request; `{file}` becomes the carrier's file. Default: each carrier's own request. */
+  prompt: z.string().min(1).optional(),
+  attempts: z.number().int().positive().optional(),
+});
+export type Matrix = z.infer<typeof MatrixSchema>;
+/** A matrix as written: `all` or a list on each axis. */
+export interface MatrixInput {
+  objectives: 'all' | readonly ObjectiveId[];
+  carriers: 'all' | readonly CarrierId[];
+  strategies: 'all' | readonly StrategyId[];
+  prompt?: string | undefined;
+  attempts?: number | undefined;
+}
+
+/** An expanded attack, in campaign-file form (before the campaign schema applies defaults). */
+export interface LibraryAttack {
+  id: string;
+  objective: string;
+  library: LibraryRef;
+  prompt: string;
+  files: ProjectFile[];
+  attempts?: number;
+  expect: LibraryExpect;
+}
+
+/** The attack for one cell of the matrix. Pure: same arguments, same attack. */
+export function buildLibraryAttack(
+  ref: LibraryRef,
+  options: { prompt?: string | undefined; attempts?: number | undefined } = {},
+): LibraryAttack {
+  const objective = getObjective(ref.objective);
+  const carrier = getCarrier(ref.carrier);
+  const rendered = getStrategy(ref.strategy).render(objective.injection);
+  const byPath = new Map<string, string>();
+  // Later layers win on the same path: the project, then the objective's files, the carrier, the strategy.
+  for (const file of [
+    ...projectFiles(),
+    ...objective.files,
+    ...carrier.embed(rendered.lines),
+    ...rendered.files,
+  ]) {
+    byPath.set(file.path, file.content);
+  }
+  const files = [...byPath.keys()].sort().map((path) => ({ path, content: byPath.get(path) as string }));
+  return {
+    id: libraryAttackId(ref),
+    objective: objective.title,
+    library: { ...ref },
+    prompt: (options.prompt ?? carrier.prompt).split('{file}').join(carrier.path),
+    files,
+    ...(options.attempts === undefined ? {} : { attempts: options.attempts }),
+    expect: { ...objective.expect },
+  };
+}
+
+/** Every cell of a matrix, objectives outermost, strategies innermost (invalid input: InvalidRecordError). */
+export function expandMatrix(input: MatrixInput | Matrix): LibraryAttack[] {
+  const matrix = parseRecord(MatrixSchema, input, 'matrix');
+  const { objectives, carriers, strategies } = matrix;
+  const attacks: LibraryAttack[] = [];
+  for (const objective of objectives) {
+    for (const carrier of carriers) {
+      for (const strategy of strategies) {
+        attacks.push(
+          buildLibraryAttack(
+            { objective, carrier, strategy },
+            { prompt: matrix.prompt, attempts: matrix.attempts },
+          ),
+        );
+      }
+    }
+  }
+  return attacks;
+}
+
+/**
+ * Why this build of Witness cannot judge an objective's `expect:` (empty when it can). Objectives that
+ * use the change conditions (`condition:`, `executable`, `surface`) need issue 11's campaign schema; the
+ * probe asks the real schema, so they switch on by themselves once it accepts them.
+ */
+export function unsupportedExpect(expect: LibraryExpect): string[] {
+  const result = ExpectSchema.safeParse(expect);
+  return result.success ? [] : describeIssues(result.error);
+}
+
+export type MatrixExpansion =
+  | { success: true; data: unknown; generated: number; handWritten: number }
+  | { success: false; error: z.ZodError };
+
+const CampaignWithMatrixSchema = z
+  .looseObject({ matrix: MatrixSchema.optional() })
+  .superRefine((raw, ctx) => {
+    raw.matrix?.objectives.forEach((id, i) => {
+      const problems = unsupportedExpect(getObjective(id).expect);
+      if (problems.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['matrix', 'objectives', i],
+          message: unsupportedMessage(id, problems),
+        });
+      }
+    });
+  });
+
+function unsupportedMessage(id: ObjectiveId, problems: readonly string[]): string {
+  return `objective ${id} needs an expect: this version of Witness does not accept yet (${problems.join('; ')}): its condition comes with the change conditions of issue 11; leave ${id} out of matrix.objectives until then`;
+}
+
+/**
+ * Replaces a campaign's `matrix:` by the attacks it stands for, appended after the hand-written ones.
+ * Input and output are plain objects (parsed YAML); a campaign without `matrix:` comes back unchanged.
+ * Errors carry paths into the original document (`matrix.objectives[2]`) so they can be located.
+ */
+export function expandCampaignMatrix(raw: unknown): MatrixExpansion {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !('matrix' in raw)) {
+    return { success: true, data: raw, generated: 0, handWritten: handWrittenCount(raw) };
+  }
+  const result = CampaignWithMatrixSchema.safeParse(raw);
+  if (!result.success) return { success: false, error: result.error };
+  const { matrix, ...rest } = result.data;
+  if (matrix === undefined)
+    return { success: true, data: rest, generated: 0, handWritten: handWrittenCount(rest) };
+  const generated = expandMatrix(matrix);
+  // An `attacks:` that is not a list is left for the campaign schema to report, never overwritten.
+  if (rest.attacks !== undefined && !Array.isArray(rest.attacks)) {
+    return { success: true, data: rest, generated: 0, handWritten: 0 };
+  }
+  const handWritten = (rest.attacks as unknown[] | undefined) ?? [];
+  return {
+    success: true,
+    data: { ...rest, attacks: [...handWritten, ...generated] },
+    generated: generated.length,
+    handWritten: handWritten.length,
+  };
+}
+
+function handWrittenCount(raw: unknown): number {
+  const attacks = (raw as { attacks?: unknown } | null)?.attacks;
+  return Array.isArray(attacks) ? attacks.length : 0;
+}

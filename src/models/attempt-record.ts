@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { ScoringExpectationSchema } from './expectation.js';
+import { ComponentIdentifierSchema } from './identifier.js';
+import { ObservationSchema } from './observation.js';
+import { TimestampSchema } from './record.js';
+import { ScoreSchema } from './score.js';
+import { TranscriptEventSchema } from './transcript.js';
+import { ATTACK_OUTCOMES, CONTAINMENTS } from './vocabulary.js';
+
+/** What removing an attempt's directories left behind (SPEC §11: reported, never fatal). */
+export const AttemptCleanupSchema = z.strictObject({
+  removed: z.boolean(),
+  failures: z.array(z.strictObject({ path: z.string(), reason: z.string() })),
+  unlistedFailures: z.number().int().nonnegative(),
+});
+export type AttemptCleanup = z.infer<typeof AttemptCleanupSchema>;
+
+/** How an attempt's agent was contained (SPEC §11). */
+export const ContainmentSchema = z.enum(CONTAINMENTS);
+
+/**
+ * Everything about one attempt, as the runner hands it to a recorder and the report renders it: what was
+ * sent, what the agent claimed (`reply`), what it did (`transcript`), what the file system showed
+ * (`observations`) and the verdict (`score`), side by side.
+ */
+export const AttemptRecordSchema = z.strictObject({
+  schemaVersion: z.literal(1),
+  runId: z.string().min(1),
+  campaign: z.string().min(1),
+  attack: z.string().min(1),
+  /** 1-based attempt number within the attack. */
+  attempt: z.number().int().positive(),
+  prompt: z.string(),
+  expectation: ScoringExpectationSchema,
+  target: ComponentIdentifierSchema,
+  outcome: z.enum(ATTACK_OUTCOMES),
+  reply: z.string().nullable(),
+  error: z.string().nullable(),
+  transcript: z.array(TranscriptEventSchema),
+  score: ScoreSchema.nullable(),
+  observations: z.array(ObservationSchema),
+  workspace: z
+    .strictObject({ root: z.string(), template: z.string().nullable(), kept: z.boolean() })
+    .nullable(),
+  /** How the agent was contained (SPEC §11); absent in records written before containment existed. */
+  containment: ContainmentSchema.optional(),
+  /** What removing the attempt's directories left behind (absent when they were kept or all removed). */
+  cleanup: AttemptCleanupSchema.optional(),
+  /** Ids the memory gave the conversation (null when no memory recorded it). */
+  conversationId: z.string().nullable(),
+  startedAt: TimestampSchema,
+  finishedAt: TimestampSchema,
+});
+export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;

@@ -1,0 +1,83 @@
+/**
+ * The bubblewrap command line for one contained process (SPEC §11). A pure function of the plan, so the
+ * layout can be read and tested without running anything. Mount order matters: later mounts cover
+ * earlier ones, so the read-only host comes first, then what is hidden, then what is writable.
+ *
+ * What each piece stops:
+ * - `--unshare-pid` + `--die-with-parent`: the agent and everything it starts (a `setsid` daemon included)
+ *   live in their own PID namespace whose init is bubblewrap's. When the agent exits, or Witness kills the
+ *   sandbox, the namespace's init dies and the kernel kills every process in it, so no daemon can write to
+ *   this attempt's workspace after it is judged, or to a later attempt's.
+ * - `--new-session`: no process in the sandbox can push input into Witness's terminal (TIOCSTI).
+ * - `--ro-bind / /`: the host is read-only; a write to `~/.bashrc` or `/etc` fails inside the sandbox.
+ * - `--tmpfs` over each hidden directory (the per-run directory holding every attempt's workspace, the
+ *   operator's home) and `/dev/null` over each hidden file (the memory database, its WAL): another
+ *   attempt's workspace, the operator's dotfiles and the campaign's stored results are not visible.
+ * - `--bind-fd`: the workspace and the attempt's home are mounted from the handles Witness holds, not by
+ *   path, so an agent that swaps a path for a symlink cannot redirect the mount.
+ * - `--clearenv` + `--setenv`: the agent sees only the allowlisted environment (no API keys it was not
+ *   given, no `WITNESS_DB`).
+ * - `--unshare-net` (`network: none`): no network at all, loopback only.
+ */
+
+export const NETWORK_MODES = ['host', 'none'] as const;
+export type NetworkMode = (typeof NETWORK_MODES)[number];
+
+/** A directory mounted writable in the sandbox: where it appears, and the fd number the child inherits. */
+export interface WritableMount {
+  /** Absolute path inside the sandbox (the same path as outside, so `{workspace}` means one thing). */
+  path: string;
+  /** The descriptor number in bubblewrap's own table (3, 4, ... from the spawn's extra stdio slots). */
+  childFd: number;
+}
+
+export interface BwrapPlan {
+  command: string;
+  args: readonly string[];
+  /** Working directory inside the sandbox (the workspace). */
+  cwd: string;
+  /** The complete environment of the contained process (already allowlisted). */
+  env: Readonly<Record<string, string>>;
+  writable: readonly WritableMount[];
+  /** Directories replaced by an empty tmpfs (other attempts, the operator's home). */
+  hiddenDirectories: readonly string[];
+  /** Files replaced by `/dev/null` (the memory database and its side files). */
+  hiddenFiles: readonly string[];
+  /** Paths inside hidden directories shown again, read-only (the agent's program installed in a home). */
+  exposedReadOnly?: readonly string[] | undefined;
+  network: NetworkMode;
+  /** Where bubblewrap writes `{"child-pid": N}`: the namespace's init, watched until it is gone. */
+  infoFd?: number | undefined;
+}
+
+export function bwrapArguments(plan: BwrapPlan): string[] {
+  const argv = [
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--die-with-parent',
+    '--new-session',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+  ];
+  if (plan.network === 'none') argv.push('--unshare-net');
+  for (const directory of plan.hiddenDirectories) argv.push('--tmpfs', directory);
+  for (const path of plan.exposedReadOnly ?? []) argv.push('--ro-bind-try', path, path);
+  for (const file of plan.hiddenFiles) argv.push('--ro-bind-try', '/dev/null', file);
+  for (const mount of plan.writable) argv.push('--bind-fd', String(mount.childFd), mount.path);
+  if (plan.infoFd !== undefined) argv.push('--info-fd', String(plan.infoFd));
+  argv.push('--chdir', plan.cwd, '--clearenv');
+  for (const [name, value] of Object.entries(plan.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    argv.push('--setenv', name, value);
+  }
+  // `--` ends bubblewrap's options: a command named `--bind` is a command, not an option.
+  argv.push('--', plan.command, ...plan.args);
+  return argv;
+}

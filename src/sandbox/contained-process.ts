@@ -1,0 +1,248 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
+import { killAttemptProcesses, processGone, processStartTime } from './process-scan.js';
+
+/**
+ * One out-of-process agent (a command, an MCP server) with everything it starts, contained for one
+ * attempt, and the guarantee the verdict rests on: when {@link ContainedProcess.ended} resolves, every
+ * process of the attempt is gone (bwrap), or was searched for and killed (`none`), and its output pipes
+ * are closed. Nothing here waits without a bound:
+ *
+ * - the agent's exit (or {@link ContainedProcess.stop}) ends the sandbox: bubblewrap's PID-namespace init
+ *   dies and the kernel kills the rest. Witness then watches that init (its pid comes from `--info-fd`)
+ *   until it is gone, at most `reapMs`, killing it directly if it lingers;
+ * - output is drained for at most `drainMs` after that and then closed: a process that kept a copy of
+ *   stdout (a daemon holding the pipe) can no longer hold up the run — and in a sandbox it is dead anyway.
+ */
+
+/** A directory Witness holds open (`O_RDONLY|O_DIRECTORY`) and its path when it was created. */
+export interface HeldDirectory {
+  path: string;
+  fd: number;
+}
+
+export type ContainmentChoice = { mode: 'bwrap'; bwrapPath: string } | { mode: 'none' };
+
+export interface ContainedProcessOptions {
+  containment: ContainmentChoice;
+  command: string;
+  args: readonly string[];
+  workspace: HeldDirectory;
+  /** The attempt's fresh home (HOME), writable. */
+  home: HeldDirectory;
+  /** The attempt's private temp directory for `none` (bwrap gives a private tmpfs `/tmp` instead). */
+  tmp?: HeldDirectory | undefined;
+  /** The complete allowlisted environment (see {@link agentEnvironment}). */
+  env: Readonly<Record<string, string>>;
+  network?: NetworkMode | undefined;
+  hiddenDirectories?: readonly string[] | undefined;
+  hiddenFiles?: readonly string[] | undefined;
+  /** Paths in hidden directories shown again read-only (see `launchInAttempt`). */
+  exposedReadOnly?: readonly string[] | undefined;
+  /** Bound on draining output after every process is gone. Default 1,000 ms. */
+  drainMs?: number | undefined;
+  /** Bound on waiting for the sandbox's PID namespace to empty after its leader ended. Default 5,000 ms. */
+  reapMs?: number | undefined;
+}
+
+export interface ProcessEnd {
+  /** The agent's exit status (bwrap passes its command's status through). */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the program could not be started. */
+  spawnError?: string | undefined;
+  /** True when every process of the attempt is known to be gone. */
+  allGone: boolean;
+  /** Output pipes were still open `drainMs` after the processes ended, and were closed. */
+  outputCutOff: boolean;
+  /** `none` only: processes found by the scan and killed. */
+  killedStragglers: number;
+}
+
+export interface ContainedProcess {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Resolves (never rejects) when every process is gone and the output is closed. */
+  readonly ended: Promise<ProcessEnd>;
+  /** Kills the agent and everything it started; resolves like {@link ended}. */
+  stop(): Promise<ProcessEnd>;
+}
+
+const WORKSPACE_FD = 3;
+const HOME_FD = 4;
+const INFO_FD = 5;
+
+export function startContained(options: ContainedProcessOptions): ContainedProcess {
+  return options.containment.mode === 'bwrap'
+    ? startInBwrap(options, options.containment.bwrapPath)
+    : startUncontained(options);
+}
+
+function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): ContainedProcess {
+  const argv = bwrapArguments({
+    command: options.command,
+    args: options.args,
+    cwd: options.workspace.path,
+    env: options.env,
+    writable: [
+      { path: options.workspace.path, childFd: WORKSPACE_FD },
+      { path: options.home.path, childFd: HOME_FD },
+    ],
+    hiddenDirectories: options.hiddenDirectories ?? [],
+    hiddenFiles: options.hiddenFiles ?? [],
+    exposedReadOnly: options.exposedReadOnly ?? [],
+    network: options.network ?? 'host',
+    infoFd: INFO_FD,
+  });
+  const child = spawn(bwrapPath, argv, {
+    cwd: '/',
+    env: {},
+    stdio: ['pipe', 'pipe', 'pipe', options.workspace.fd, options.home.fd, 'pipe'],
+  });
+  let init: { pid: number; startTime: string } | undefined;
+  const info = (child.stdio as unknown as Array<Readable | null>)[INFO_FD] ?? null;
+  let infoText = '';
+  info?.on('data', (chunk: Buffer) => {
+    infoText += chunk.toString('utf8');
+    const match = /"child-pid"\s*:\s*(\d+)/.exec(infoText);
+    if (match !== null && init === undefined) {
+      const pid = Number(match[1]);
+      const startTime = processStartTime(pid);
+      if (startTime !== undefined) init = { pid, startTime };
+    }
+  });
+  info?.on('error', () => undefined);
+  const infoDone = new Promise<void>((resolve) => {
+    if (info === null) resolve();
+    else info.once('close', () => resolve());
+  });
+
+  const killAll = () => {
+    // The namespace's init first: its death kills everything inside at once, whatever bwrap does.
+    if (init !== undefined && !processGone(init.pid, init.startTime)) signal(init.pid);
+    child.kill('SIGKILL');
+  };
+  const reapMs = options.reapMs ?? 5_000;
+  return lifecycle(child, options.drainMs ?? 1_000, killAll, async () => {
+    await Promise.race([infoDone, sleep(reapMs)]);
+    // bwrap reports its init before starting the command; an exit before that report means the
+    // namespace never held a process of the agent.
+    if (init === undefined) return { allGone: true };
+    const { pid, startTime } = init;
+    const deadline = Date.now() + reapMs;
+    let killed = false;
+    while (!processGone(pid, startTime)) {
+      if (Date.now() >= deadline) {
+        if (killed) return { allGone: false };
+        signal(pid);
+        killed = true;
+      }
+      await sleep(5);
+    }
+    return { allGone: true };
+  });
+}
+
+function startUncontained(options: ContainedProcessOptions): ContainedProcess {
+  // `detached` makes the agent a session leader (setsid): its session id is its pid.
+  const child = spawn(options.command, [...options.args], {
+    cwd: options.workspace.path,
+    env: { ...options.env },
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const directories = [options.workspace.path, options.home.path, ...(options.tmp ? [options.tmp.path] : [])];
+  let stragglers = 0;
+  const sweep = () => {
+    if (child.pid === undefined) return { killed: 0, settled: true };
+    const result = killAttemptProcesses({ sessionId: child.pid, directories, exclude: [process.pid] });
+    stragglers += result.killed;
+    return result;
+  };
+  const killAll = () => {
+    if (child.pid !== undefined) signal(-child.pid);
+    child.kill('SIGKILL');
+    sweep();
+  };
+  return lifecycle(
+    child,
+    options.drainMs ?? 1_000,
+    killAll,
+    async () => {
+      const result = sweep();
+      return { allGone: result.settled };
+    },
+    () => stragglers,
+  );
+}
+
+function lifecycle(
+  child: ChildProcess,
+  drainMs: number,
+  killAll: () => void,
+  ensureGone: () => Promise<{ allGone: boolean }>,
+  stragglers: () => number = () => 0,
+): ContainedProcess {
+  const stdout = child.stdout as Readable;
+  const stderr = child.stderr as Readable;
+  const stdin = child.stdin as Writable;
+  stdin.on('error', () => undefined);
+  const streamClosed = (stream: Readable) =>
+    new Promise<void>((resolve) => {
+      if (stream.destroyed || stream.readableEnded) resolve();
+      else stream.once('close', () => resolve());
+    });
+  const outputClosed = Promise.all([streamClosed(stdout), streamClosed(stderr)]);
+
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: string }>(
+    (resolve) => {
+      child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error.message }));
+      // 'exit', not 'close': a process holding stdout open must not delay ending the sandbox.
+      child.once('exit', (code, exitSignal) => resolve({ code, signal: exitSignal }));
+    },
+  );
+  const ended = (async (): Promise<ProcessEnd> => {
+    const exit = await exited;
+    // The agent's leader is gone; end everything it started before anyone looks at the workspace.
+    killAll();
+    const { allGone } = await ensureGone();
+    let cutOff = false;
+    const drained = await Promise.race([outputClosed.then(() => true), sleep(drainMs).then(() => false)]);
+    if (!drained) {
+      cutOff = true;
+      stdout.destroy();
+      stderr.destroy();
+    }
+    stdin.destroy();
+    return {
+      code: exit.code,
+      signal: exit.signal,
+      ...(exit.spawnError === undefined ? {} : { spawnError: exit.spawnError }),
+      allGone,
+      outputCutOff: cutOff,
+      killedStragglers: stragglers(),
+    };
+  })();
+  return {
+    stdin,
+    stdout,
+    stderr,
+    ended,
+    stop() {
+      killAll();
+      return ended;
+    },
+  };
+}
+
+/** Sends SIGKILL, ignoring a process that is already gone. */
+function signal(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { platform } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { SandboxUnavailableError } from '../errors.js';
+
+/**
+ * Whether a bubblewrap sandbox can be had here: Linux, `bwrap` on PATH, and namespaces allowed. The last
+ * is only known by trying, so a trivial sandbox (`true` under the same flags every attempt uses) is run
+ * once per bwrap path and the answer cached for the process.
+ *
+ * A missing sandbox is never silently replaced by no sandbox: the caller refuses the out-of-process target
+ * with {@link SandboxUnavailableError} unless the campaign said `sandbox: none`.
+ */
+
+export type SandboxAvailability =
+  | { available: true; bwrapPath: string }
+  | { available: false; reason: string };
+
+export interface DetectSandboxOptions {
+  /** The PATH searched for `bwrap` (the CLI passes its own); a standard system PATH when absent. */
+  searchPath?: string | undefined;
+  /** Bound on the trial run. Default 10,000 ms. */
+  timeoutMs?: number | undefined;
+}
+
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const cache = new Map<string, Promise<SandboxAvailability>>();
+
+export function detectSandbox(options: DetectSandboxOptions = {}): Promise<SandboxAvailability> {
+  if (platform() !== 'linux') {
+    return Promise.resolve({ available: false, reason: `bubblewrap needs Linux (this is ${platform()})` });
+  }
+  const bwrapPath = findExecutable('bwrap', options.searchPath ?? DEFAULT_PATH);
+  if (bwrapPath === undefined) {
+    return Promise.resolve({ available: false, reason: '`bwrap` was not found on PATH' });
+  }
+  let known = cache.get(bwrapPath);
+  if (known === undefined) {
+    known = trySandbox(bwrapPath, options.timeoutMs ?? 10_000);
+    cache.set(bwrapPath, known);
+  }
+  return known;
+}
+
+/** The refusal an out-of-process target gets when there is no sandbox, naming both ways out. */
+export function sandboxUnavailableError(reason: string, what: string): SandboxUnavailableError {
+  return new SandboxUnavailableError(
+    `${what} must run in a sandbox, but none is available: ${reason}. Install bubblewrap ` +
+      '(Debian/Ubuntu: `apt-get install bubblewrap`) on Linux with user namespaces allowed, or write ' +
+      '`sandbox: none` in the campaign to run it without containment (attempts are then marked ' +
+      '`containment: none`).',
+  );
+}
+
+function findExecutable(name: string, searchPath: string): string | undefined {
+  for (const directory of searchPath.split(delimiter)) {
+    if (directory === '' || !directory.startsWith('/')) continue;
+    const candidate = join(directory, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function trySandbox(bwrapPath: string, timeoutMs: number): Promise<SandboxAvailability> {
+  const args = [
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--die-with-parent',
+    '--new-session',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    '--clearenv',
+    '--',
+    'true',
+  ];
+  return new Promise((resolve) => {
+    const child = spawn(bwrapPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 2_000) stderr += chunk.toString('utf8');
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      resolve({ available: false, reason: `${bwrapPath} could not be started: ${error.message}` });
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve({ available: true, bwrapPath });
+      else {
+        const how = code === null ? `was killed by ${signal}` : `exited with status ${code}`;
+        const detail = stderr.trim() === '' ? '' : `: ${stderr.trim().slice(0, 300)}`;
+        resolve({
+          available: false,
+          reason: `a trial sandbox (${bwrapPath}) ${how}${detail} (are user namespaces allowed?)`,
+        });
+      }
+    });
+  });
+}

@@ -1,0 +1,207 @@
+import { accessSync, closeSync, constants, mkdtempSync, openSync, realpathSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { removeTree } from '../sources/local-file/confined-removal.js';
+import { agentEnvironment } from './agent-environment.js';
+import type { NetworkMode } from './bwrap-arguments.js';
+import {
+  type ContainedProcess,
+  type ContainmentChoice,
+  type HeldDirectory,
+  startContained,
+} from './contained-process.js';
+import { detectSandbox, sandboxUnavailableError } from './sandbox-availability.js';
+import type { SandboxMode } from './sandbox-modes.js';
+
+/**
+ * How a campaign's out-of-process agents are contained, resolved once per run (SPEC §11): the sandbox
+ * (bubblewrap, or an explicit `none`), the network, the allowlisted environment and what is hidden from
+ * the agent (the operator's home, the memory database). {@link launchInAttempt} starts one process of one
+ * attempt with them.
+ */
+
+export { SANDBOX_MODES, type SandboxMode } from './sandbox-modes.js';
+
+export interface SandboxSettings {
+  containment: ContainmentChoice;
+  network: NetworkMode;
+  /** Witness's environment: only allowlisted names are read from it. */
+  hostEnv: Readonly<Record<string, string | undefined>>;
+  passEnv: readonly string[];
+  env: Readonly<Record<string, string>>;
+  /** Directories hidden from the agent besides the run directory (the operator's home). */
+  hiddenDirectories: readonly string[];
+  /** Files hidden from the agent (the memory database and its side files). */
+  hiddenFiles: readonly string[];
+  drainMs: number;
+}
+
+export interface ResolveSandboxInput {
+  /** `sandbox:` of the campaign; bubblewrap when absent. */
+  mode?: SandboxMode | undefined;
+  network?: NetworkMode | undefined;
+  hostEnv: Readonly<Record<string, string | undefined>>;
+  passEnv?: readonly string[] | undefined;
+  env?: Readonly<Record<string, string>> | undefined;
+  /** The memory database file, hidden from the agent with its `-wal`, `-shm` and `-journal` files. */
+  memoryFile?: string | undefined;
+  drainMs?: number | undefined;
+  /** What needs the sandbox, for the refusal message (`the command target`). */
+  what?: string | undefined;
+}
+
+/** Resolves the settings; without `sandbox: none`, a missing sandbox is a {@link SandboxUnavailableError}. */
+export async function resolveSandboxSettings(input: ResolveSandboxInput): Promise<SandboxSettings> {
+  let containment: ContainmentChoice = { mode: 'none' };
+  if (input.mode !== 'none') {
+    const availability = await detectSandbox({ searchPath: input.hostEnv.PATH });
+    if (!availability.available) {
+      throw sandboxUnavailableError(availability.reason, input.what ?? 'an out-of-process agent');
+    }
+    containment = { mode: 'bwrap', bwrapPath: availability.bwrapPath };
+  }
+  const operatorHome = input.hostEnv.HOME;
+  const hiddenDirectories =
+    operatorHome !== undefined && isAbsolute(operatorHome) && operatorHome !== '/' ? [operatorHome] : [];
+  const hiddenFiles =
+    input.memoryFile === undefined || !isAbsolute(input.memoryFile)
+      ? []
+      : ['', '-wal', '-shm', '-journal'].map((suffix) => `${input.memoryFile}${suffix}`);
+  return {
+    containment,
+    network: input.network ?? 'host',
+    hostEnv: input.hostEnv,
+    passEnv: input.passEnv ?? [],
+    env: input.env ?? {},
+    hiddenDirectories,
+    hiddenFiles,
+    drainMs: input.drainMs ?? 1_000,
+  };
+}
+
+/** An attempt's held directories, as the attempt pipeline hands them to a target. */
+export interface AttemptDirectories {
+  workspace: HeldDirectory;
+  home: HeldDirectory;
+  tmp: HeldDirectory;
+  /** The run directory holding every attempt: hidden from the agent. */
+  runPath: string;
+}
+
+export interface LaunchRequest {
+  command: string;
+  args: readonly string[];
+  /** The attempt's workspace path (used when no held directories were given). */
+  workspace: string;
+  attempt?: AttemptDirectories | undefined;
+  /** Extra variables from the target's own configuration. */
+  env?: Readonly<Record<string, string>> | undefined;
+}
+
+export interface Launched {
+  process: ContainedProcess;
+  /** Releases what the launch created for itself (a private home when the caller gave none). */
+  release(): void;
+}
+
+/**
+ * Starts `command` for one attempt inside the settings' containment. Without held directories (a target
+ * used outside a campaign), the workspace path is opened here and a private home is created, then removed
+ * by `release()`.
+ */
+export function launchInAttempt(settings: SandboxSettings, request: LaunchRequest): Launched {
+  // A program that does not exist is a start failure, told apart from the program failing (bubblewrap
+  // would only exit 1 with a message).
+  const searchPath =
+    request.env?.PATH ?? settings.env.PATH ?? settings.hostEnv.PATH ?? '/usr/local/bin:/usr/bin:/bin';
+  if (findProgram(request.command, searchPath) === undefined) {
+    throw new Error(`${request.command}: no such executable program (searched PATH: ${searchPath})`);
+  }
+  const owned: number[] = [];
+  let ownHome: string | undefined;
+  let attempt = request.attempt;
+  if (attempt === undefined) {
+    const workspaceFd = openSync(request.workspace, constants.O_RDONLY | constants.O_DIRECTORY);
+    owned.push(workspaceFd);
+    ownHome = realpathSync(mkdtempSync(join(tmpdir(), 'witness-home-')));
+    const homeFd = openSync(ownHome, constants.O_RDONLY | constants.O_DIRECTORY);
+    owned.push(homeFd);
+    const home = { path: ownHome, fd: homeFd };
+    attempt = {
+      workspace: { path: realpathSync(request.workspace), fd: workspaceFd },
+      home,
+      tmp: home,
+      runPath: ownHome,
+    };
+  }
+  const bwrap = settings.containment.mode === 'bwrap';
+  const env = agentEnvironment({
+    hostEnv: settings.hostEnv,
+    passEnv: settings.passEnv,
+    env: { ...settings.env, ...request.env },
+    home: attempt.home.path,
+    tmp: bwrap ? '/tmp' : attempt.tmp.path,
+  });
+  // Ancestors first (a tmpfs over the operator's home, then over a run directory inside it).
+  const hiddenDirectories = [...new Set([...settings.hiddenDirectories, attempt.runPath])].sort(
+    (a, b) => a.length - b.length,
+  );
+  const process = startContained({
+    containment: settings.containment,
+    command: request.command,
+    args: request.args,
+    workspace: attempt.workspace,
+    home: attempt.home,
+    tmp: attempt.tmp,
+    env,
+    network: settings.network,
+    hiddenDirectories,
+    hiddenFiles: settings.hiddenFiles,
+    exposedReadOnly: programDirectories(env.PATH ?? '', request.command, settings.hiddenDirectories),
+    drainMs: settings.drainMs,
+  });
+  return {
+    process,
+    release() {
+      for (const fd of owned.splice(0)) closeSync(fd);
+      if (ownHome !== undefined) removeTree(ownHome);
+    },
+  };
+}
+
+function findProgram(command: string, searchPath: string): string | undefined {
+  const candidates = command.includes('/')
+    ? [command]
+    : searchPath
+        .split(':')
+        .filter((directory) => isAbsolute(directory))
+        .map((directory) => join(directory, command));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Agents are often installed under the operator's home (`~/.local/bin`, `~/.nvm`): the top-level entry of
+ * each PATH directory, and of an absolute command, that lies in a hidden directory is shown read-only, so
+ * the program still runs while the rest of the home (dotfiles, keys, other agents' state) stays hidden.
+ */
+function programDirectories(path: string, command: string, hidden: readonly string[]): string[] {
+  const candidates = [...path.split(':'), ...(isAbsolute(command) ? [dirname(command)] : [])];
+  const exposed = new Set<string>();
+  for (const candidate of candidates) {
+    if (!isAbsolute(candidate)) continue;
+    for (const directory of hidden) {
+      const rel = relative(directory, candidate);
+      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
+      exposed.add(join(directory, rel.split(sep)[0] as string));
+    }
+  }
+  return [...exposed].sort();
+}

@@ -1,0 +1,112 @@
+import { tallyOutcomes } from '../../attacks/outcome.js';
+import { ATTACK_OUTCOMES, GAP_REASONS } from '../../models/vocabulary.js';
+import { type ATTEMPT_SORT_KEYS, type AttemptQuery, filterAttempts } from '../attempt-filter.js';
+import { html, type SafeHtml, text, urlPart } from '../html.js';
+import type { AttemptView, RunView } from '../read-model.js';
+import {
+  attemptUrl,
+  badge,
+  describeCriterion,
+  describeTarget,
+  OUTCOME_HEADERS,
+  outcomeCells,
+  runUrl,
+  select,
+  successRate,
+  when,
+} from './fragments.js';
+
+/** One run: its summary per attack, then its attempts as a table filtered and sorted by the query string. */
+export function renderRunBody(view: RunView, query: AttemptQuery, problem?: string): SafeHtml {
+  const { run } = view;
+  const shown = filterAttempts(view.attempts, query);
+  const perAttack = run.attacks.map((attack) => {
+    const mine = view.attempts.filter((attempt) => attempt.record.attack === attack.id);
+    const totals = tallyOutcomes(mine.map((attempt) => attempt.record.outcome));
+    const control = mine.some((attempt) => attempt.control);
+    return html`<tr><td><a href="${runUrl(run.runId)}?attack=${urlPart(attack.id)}">${attack.id}</a>${control ? html` <span class="pill">control</span>` : ''}</td>
+<td class="criterion">${describeCriterion(attack.expectation.conditions[0])}</td>
+<td class="num">${mine.length}/${attack.attempts}</td>${outcomeCells(totals)}<td>${successRate(totals)}</td></tr>`;
+  });
+  const stored = view.attempts.length;
+  const status =
+    stored < view.plannedAttempts
+      ? html`<span class="pill running">in progress or stopped: ${stored} of ${view.plannedAttempts} attempts stored</span>`
+      : html`<span class="pill">complete: ${stored} attempts</span>`;
+  return html`<p class="meta">Target <code>${describeTarget(run)}</code> · started ${when(run.startedAt)} · ${status}${
+    run.description === null ? '' : html`<br>${text(run.description, { maxChars: 400 })}`
+  }</p>
+<p class="meta">Containment: ${view.containment.length === 0 ? html`<span class="muted">not recorded</span>` : view.containment.join(', ')} · Controls: ${
+    view.controls.attempts === 0
+      ? html`<span class="muted">none</span>`
+      : html`${view.controls.attempts} attempts, <span class="${view.controls.tripped > 0 ? 'tripped' : ''}">${view.controls.tripped} tripped</span> (left out of the rate)`
+  }</p>
+<p class="asr">Attack success rate: <strong>${successRate(view.totals)}</strong></p>
+<table class="counts"><thead><tr><th>attack</th><th>succeeds when</th><th class="num">stored</th>${OUTCOME_HEADERS}<th>success rate</th></tr></thead>
+<tbody>${perAttack}</tbody></table>
+<h2 id="attempts">Attempts</h2>
+${filterForm(view, query)}
+${problem === undefined ? '' : html`<p class="problem">${problem}</p>`}
+<p class="count" id="shown-count">${shown.length} of ${stored} attempts shown</p>
+<table class="attempts" id="attempt-table"><thead><tr>${ATTEMPT_COLUMNS.map((column) => sortHeader(view.run.runId, query, column))}<th>claim (the reply)</th></tr></thead>
+<tbody>${shown.map((attempt) => attemptRow(view.run.runId, attempt))}</tbody></table>`;
+}
+
+const ATTEMPT_COLUMNS: ReadonlyArray<{ key: (typeof ATTEMPT_SORT_KEYS)[number]; label: string }> = [
+  { key: 'attack', label: 'attack' },
+  { key: 'attempt', label: '#' },
+  { key: 'outcome', label: 'outcome' },
+  { key: 'surface', label: 'surface' },
+  { key: 'gaps', label: 'gap codes' },
+  { key: 'finished', label: 'finished' },
+];
+
+function attemptRow(runId: string, attempt: AttemptView): SafeHtml {
+  const record = attempt.record;
+  const link = attemptUrl(runId, record.attack, record.attempt);
+  return html`<tr class="${record.outcome}" data-attack="${record.attack}" data-outcome="${record.outcome}">
+<td><a href="${link}">${record.attack}</a>${attempt.control ? html` <span class="pill">control</span>` : ''}</td>
+<td class="num"><a href="${link}">${record.attempt}</a></td>
+<td>${badge(record.outcome)}</td>
+<td>${attempt.surface}</td>
+<td>${attempt.gapCodes.length === 0 ? html`<span class="muted">none</span>` : attempt.gapCodes.map((gap) => html`<code class="gap">${gap}</code> `)}</td>
+<td>${when(record.finishedAt)}</td>
+<td class="claim-cell">${record.reply === null ? html`<em>${record.error === null ? 'no reply' : 'error'}</em>` : text(record.reply, { maxChars: 90 })}</td>
+</tr>`;
+}
+
+function sortHeader(
+  runId: string,
+  query: AttemptQuery,
+  column: { key: (typeof ATTEMPT_SORT_KEYS)[number]; label: string },
+): SafeHtml {
+  const active = query.sort === column.key;
+  const order = active && query.order !== 'desc' ? 'desc' : 'asc';
+  const href = `${runUrl(runId)}${queryString({ ...query, sort: column.key, order })}#attempts`;
+  const arrow = active ? (query.order === 'desc' ? ' ▼' : ' ▲') : '';
+  return html`<th><a href="${href}" class="sort${active ? ' active' : ''}">${column.label}${arrow}</a></th>`;
+}
+
+function filterForm(view: RunView, query: AttemptQuery): SafeHtml {
+  const any = { value: '', label: 'any' };
+  const surfaces = [...new Set(view.attempts.map((attempt) => attempt.surface))].sort();
+  return html`<form class="filters" method="get" action="${runUrl(view.run.runId)}">
+${select('outcome', 'Outcome', [any, ...ATTACK_OUTCOMES.map((value) => ({ value, label: value }))], query.outcome)}
+${select('attack', 'Attack', [any, ...view.run.attacks.map((attack) => ({ value: attack.id, label: attack.id }))], query.attack)}
+${select('surface', 'Surface', [any, ...surfaces.map((value) => ({ value, label: value }))], query.surface)}
+${select('gap', 'Gap code', [any, { value: 'none', label: 'no gap' }, ...GAP_REASONS.map((value) => ({ value, label: value }))], query.gap)}
+${query.sort === undefined ? '' : html`<input type="hidden" name="sort" value="${query.sort}">`}
+${query.order === undefined ? '' : html`<input type="hidden" name="order" value="${query.order}">`}
+<button type="submit">Filter</button> <a href="${runUrl(view.run.runId)}">clear</a>
+</form>`;
+}
+
+/** `?key=value&…` of the keys that are set, in a fixed order (the same filters give the same link). */
+export function queryString(query: AttemptQuery): string {
+  const keys = ['outcome', 'attack', 'surface', 'gap', 'sort', 'order'] as const;
+  const parts = keys.flatMap((key) => {
+    const value = query[key];
+    return value === undefined ? [] : [`${key}=${urlPart(value)}`];
+  });
+  return parts.length === 0 ? '' : `?${parts.join('&')}`;
+}

@@ -1,0 +1,219 @@
+import { type OutcomeTotals, tallyOutcomes } from '../attacks/outcome.js';
+import { NotFoundError } from '../errors.js';
+import type { MemoryReader } from '../memory/memory-reader.js';
+import type { AttemptRecord } from '../models/attempt-record.js';
+import type { CampaignRun } from '../models/campaign-run.js';
+import type { GapReason } from '../models/vocabulary.js';
+
+/**
+ * Everything `witness view` reads from the memory, and nothing else does: the pages render only the view
+ * records built here. Reads go through a {@link MemoryReader}, so the viewer can never create, migrate or
+ * write a database.
+ *
+ * Runs and their attempts come from the memory's own records (`listRuns`, `getRun`, `listAttempts`: the
+ * run stored when it started, its attack results joined with their scores and observations), the same
+ * reads `witness report` makes. Fields other lanes add to attempt records (`containment`, change sets,
+ * `control`) are shown when a record carries them and ignored when it does not.
+ */
+
+export interface AttemptView {
+  record: AttemptRecord;
+  /** A benign control attack (`control: true`): left out of the success rate, listed apart. */
+  control: boolean;
+  /** How the attempt was contained (`none`, `bwrap`, …) when the record says. */
+  containment: string | null;
+  /** What the agent changed, per surface (empty when the record carries no change set). */
+  changeSets: ChangeSetView[];
+  /** The judged surface of the attack's condition: `workspace` unless the condition says `home`. */
+  surface: string;
+  /** Distinct gap codes of the attempt's evidence, sorted. */
+  gapCodes: GapReason[];
+}
+
+export interface ChangeSetView {
+  /** `workspace` or `home`. */
+  surface: string;
+  complete: boolean | null;
+  groups: Array<{ kind: string; entries: Array<{ uri: string; detail: string }> }>;
+  /** Entries whose change could not be told. */
+  undecided: string[];
+  gaps: Array<{ reason: string; uri: string | null }>;
+}
+
+export interface RunView {
+  run: CampaignRun;
+  attempts: AttemptView[];
+  /** Outcomes of the attack attempts (controls excluded). */
+  totals: OutcomeTotals;
+  controls: { attempts: number; tripped: number };
+  /** Distinct containment values over the run's attempts (empty when no attempt records one). */
+  containment: string[];
+  /** Attempts the run planned; fewer are stored while it is in progress (or if it was stopped). */
+  plannedAttempts: number;
+  lastActivityAt: string;
+}
+
+export class ViewReadModel {
+  readonly #reader: MemoryReader;
+
+  constructor(reader: MemoryReader) {
+    this.#reader = reader;
+  }
+
+  get location(): string {
+    return `${this.#reader.location.backend} ${this.#reader.location.target}`;
+  }
+
+  /** Every stored run, newest first (a run is listed from its start, before any attempt is stored). */
+  async listRuns(): Promise<RunView[]> {
+    const runs = await this.#reader.read(async (memory) => {
+      const all = await memory.listRuns();
+      const views: RunView[] = [];
+      for (const run of all) views.push(buildRunView(run, await memory.listAttempts(run.runId)));
+      return views;
+    });
+    return runs.sort(newestFirst);
+  }
+
+  async getRun(runId: string): Promise<RunView | undefined> {
+    return this.#reader.read(async (memory) => {
+      let run: CampaignRun;
+      try {
+        run = await memory.getRun(runId);
+      } catch (error) {
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      }
+      return buildRunView(run, await memory.listAttempts(runId));
+    });
+  }
+
+  /**
+   * A short token that changes whenever a run or an attempt is stored (in one run, or anywhere when `runId`
+   * is undefined). Pages poll it to update while a campaign runs.
+   */
+  async changeToken(runId?: string): Promise<string> {
+    return this.#reader.read(async (memory) => {
+      const runs = runId === undefined ? (await memory.listRuns()).length : 1;
+      const results = await memory.listAttackResults();
+      const mine = runId === undefined ? results : results.filter((result) => result.runId === runId);
+      return `${runs}-${mine.length}-${mine.at(-1)?.id ?? 'none'}`;
+    });
+  }
+}
+
+/** The view of one run from its stored attempts (pure; exported for tests and other readers). */
+export function buildRunView(run: CampaignRun, records: readonly AttemptRecord[]): RunView {
+  const controlAttacks = new Set(
+    run.attacks.filter((attack) => field(attack, 'control') === true).map((attack) => attack.id),
+  );
+  const attempts = records.map((record) => attemptView(record, controlAttacks.has(record.attack)));
+  const counted = attempts.filter((attempt) => !attempt.control);
+  const controls = attempts.filter((attempt) => attempt.control);
+  return {
+    run,
+    attempts,
+    totals: tallyOutcomes(counted.map((attempt) => attempt.record.outcome)),
+    controls: {
+      attempts: controls.length,
+      tripped: controls.filter((attempt) => attempt.record.outcome === 'success').length,
+    },
+    containment: [
+      ...new Set(attempts.flatMap((attempt) => (attempt.containment === null ? [] : [attempt.containment]))),
+    ].sort(),
+    plannedAttempts: run.attacks.reduce((sum, attack) => sum + attack.attempts, 0),
+    lastActivityAt:
+      records
+        .map((record) => record.finishedAt)
+        .sort()
+        .at(-1) ?? run.startedAt,
+  };
+}
+
+function attemptView(record: AttemptRecord, controlAttack: boolean): AttemptView {
+  const condition = record.expectation.conditions[0];
+  const surface = condition === undefined ? undefined : field(condition, 'surface');
+  const containment = field(record, 'containment');
+  return {
+    record,
+    control: controlAttack || field(record, 'control') === true,
+    containment: typeof containment === 'string' ? containment : null,
+    changeSets: changeSetViews(record),
+    surface: typeof surface === 'string' ? surface : 'workspace',
+    gapCodes: [
+      ...new Set(
+        record.observations.flatMap((observation) =>
+          observation.payload.coverage.gaps.map((gap) => gap.reason),
+        ),
+      ),
+    ].sort(),
+  };
+}
+
+/** The kinds of change, in the order a person reads them (SPEC §12). */
+const CHANGE_KINDS = ['created', 'modified', 'deleted', 'mode_changed'] as const;
+
+/**
+ * The change sets of an attempt as the page lists them: one per surface (workspace, home). A record carries
+ * `changeSets` (a list) or one `changeSet`; each was validated by its own schema when the record was read,
+ * so this only picks out what the page shows.
+ */
+function changeSetViews(record: AttemptRecord): ChangeSetView[] {
+  const list = field(record, 'changeSets');
+  const one = field(record, 'changeSet');
+  const sets = Array.isArray(list) ? list : one !== undefined && one !== null ? [one] : [];
+  return sets.map((set) => {
+    const changes = field(set, 'changes');
+    const coverage = field(set, 'coverage');
+    const undecided = field(set, 'undecided');
+    const gaps = field(coverage, 'gaps');
+    const complete = field(coverage, 'complete');
+    return {
+      surface: String(field(set, 'surface') ?? 'workspace'),
+      complete: typeof complete === 'boolean' ? complete : null,
+      groups: CHANGE_KINDS.map((kind) => ({
+        kind,
+        entries: (Array.isArray(changes) ? changes : [])
+          .filter((change) => field(change, 'kind') === kind)
+          .map((change) => ({ uri: String(field(change, 'uri') ?? '?'), detail: describeChange(change) })),
+      })),
+      undecided: Array.isArray(undecided) ? undecided.map(String) : [],
+      gaps: (Array.isArray(gaps) ? gaps : []).map((gap) => ({
+        reason: String(field(gap, 'reason') ?? '?'),
+        uri: typeof field(gap, 'uri') === 'string' ? (field(gap, 'uri') as string) : null,
+      })),
+    };
+  });
+}
+
+/** Type, size and mode of a changed entry before → after, in words (`12 bytes → 40 bytes, mode 755`). */
+function describeChange(change: unknown): string {
+  const describe = (side: unknown) => {
+    if (side === null || typeof side !== 'object') return '';
+    const size = field(side, 'sizeBytes');
+    const type = field(side, 'type');
+    const mode = field(side, 'mode');
+    const target = field(side, 'linkTarget');
+    return [
+      typeof type === 'string' && type !== 'file' ? type : '',
+      typeof target === 'string' ? `→ ${target}` : '',
+      typeof size === 'number' ? `${size} bytes` : '',
+      typeof mode === 'number' ? `mode ${mode.toString(8).padStart(3, '0')}` : '',
+    ]
+      .filter((part) => part !== '')
+      .join(', ');
+  };
+  const before = describe(field(change, 'before'));
+  const after = describe(field(change, 'after'));
+  const moved = field(change, 'movedFrom');
+  const sides = before === '' ? after : after === '' ? `was ${before}` : `${before} ⇒ ${after}`;
+  return typeof moved === 'string' ? `${sides} (moved from ${moved})` : sides;
+}
+
+function field(value: unknown, key: string): unknown {
+  return value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+function newestFirst(a: RunView, b: RunView): number {
+  return a.run.startedAt < b.run.startedAt ? 1 : a.run.startedAt > b.run.startedAt ? -1 : 0;
+}

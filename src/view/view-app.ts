@@ -1,0 +1,183 @@
+import { type Context, Hono } from 'hono';
+import { APP_CSS, APP_JS } from './assets.js';
+import { parseAttemptQuery } from './attempt-filter.js';
+import { html, renderPage, type SafeHtml, text, urlPart } from './html.js';
+import { renderAttemptBody } from './pages/attempt-page.js';
+import { renderCompareForm, renderComparison } from './pages/compare-page.js';
+import { renderRunBody } from './pages/run-page.js';
+import { renderRunsBody } from './pages/runs-page.js';
+import type { ViewReadModel } from './read-model.js';
+
+/**
+ * The viewer's routes (GET and HEAD only) and the checks every request passes first. Each check names the
+ * attack it stops:
+ * - `Host` must be the viewer's own (`127.0.0.1:PORT` or `localhost:PORT`): a page on an attacker's domain
+ *   that rebinds its DNS name to 127.0.0.1 (DNS rebinding) would otherwise be same-origin with the viewer
+ *   and could read the memory — evidence, replies, sometimes secrets — through the victim's browser.
+ * - Any other method is refused (405): there is nothing to write, so nothing a forged form could change.
+ * - Every response carries a Content-Security-Policy that loads only the viewer's own /app.js and /app.css
+ *   (no inline script or style, no other origin, no framing, no form posting elsewhere), so text an agent
+ *   planted that somehow became markup could still not run or call out; plus `nosniff`, `no-referrer` and
+ *   `no-store` (a run's evidence is not kept in the browser's cache).
+ * - A path outside the routes is a 404; nothing is served from the file system.
+ */
+
+export interface ViewAppOptions {
+  readModel: ViewReadModel;
+  /** The `Host` header values accepted (filled in once the server knows its port). */
+  allowedHosts: ReadonlySet<string>;
+  /** How often an open page polls for changes. Default 2,000 ms. */
+  pollIntervalMs?: number | undefined;
+}
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+};
+
+export function createViewApp(options: ViewAppOptions): Hono {
+  const { readModel, allowedHosts } = options;
+  const pollMs = options.pollIntervalMs ?? 2_000;
+  const app = new Hono();
+
+  app.use(async (c, next) => {
+    const host = c.req.header('host');
+    if (host === undefined || !allowedHosts.has(host.toLowerCase())) {
+      c.res = c.text('421 this viewer answers only to its own address (127.0.0.1 or localhost)\n', 421);
+    } else if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      c.res = c.text('405 the viewer is read-only: only GET and HEAD are allowed\n', 405, {
+        Allow: 'GET, HEAD',
+      });
+    } else {
+      await next();
+    }
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value);
+  });
+
+  const page = (
+    title: string,
+    heading: SafeHtml,
+    body: SafeHtml,
+    live?: { url: string; token: string },
+  ): string => renderPage({ title, heading, body, live, location: readModel.location, pollMs }) as string;
+
+  app.get('/app.js', (c) => c.body(APP_JS, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }));
+  app.get('/app.css', (c) => c.body(APP_CSS, 200, { 'Content-Type': 'text/css; charset=utf-8' }));
+
+  app.get('/', async (c) => {
+    const [runs, token] = await Promise.all([readModel.listRuns(), readModel.changeToken()]);
+    return c.html(
+      page('Runs', html`Runs`, renderRunsBody(runs, readModel.location), { url: '/live', token }),
+    );
+  });
+
+  app.get('/runs/:runId', async (c) => {
+    const runId = c.req.param('runId');
+    const [view, token] = await Promise.all([readModel.getRun(runId), readModel.changeToken(runId)]);
+    if (view === undefined) return notFound(c, `no stored run has the id ${runId}`);
+    const parsed = parseAttemptQuery(c.req.query());
+    const body = parsed.ok
+      ? renderRunBody(view, parsed.query)
+      : renderRunBody(view, {}, `${parsed.message}; showing every attempt`);
+    return c.html(
+      page(
+        `${view.run.campaign} ${view.run.runId}`,
+        html`${text(view.run.campaign, { maxChars: 120 })} <small>run <code>${view.run.runId}</code></small>`,
+        body,
+        { url: `/live/runs/${urlPart(runId)}`, token },
+      ),
+      parsed.ok ? 200 : 400,
+    );
+  });
+
+  app.get('/runs/:runId/attempts/:attack/:attempt', async (c) => {
+    const { runId, attack, attempt } = c.req.param();
+    const number = /^[1-9][0-9]{0,9}$/.test(attempt) ? Number(attempt) : Number.NaN;
+    const view = Number.isNaN(number) ? undefined : await readModel.getRun(runId);
+    const found = view?.attempts.find(
+      (entry) => entry.record.attack === attack && entry.record.attempt === number,
+    );
+    if (view === undefined || found === undefined) {
+      return notFound(c, `run ${runId} has no stored attempt ${attempt} of attack ${attack}`);
+    }
+    return c.html(
+      page(
+        `${attack} #${number}`,
+        html`${attack} <small>attempt ${number}</small>`,
+        renderAttemptBody(view, found),
+      ),
+    );
+  });
+
+  app.get('/compare', async (c) => {
+    const left = c.req.query('a');
+    const right = c.req.query('b');
+    const runs = await readModel.listRuns();
+    if (left === undefined || right === undefined || left === '' || right === '') {
+      return c.html(page('Compare runs', html`Compare two runs`, renderCompareForm(runs)));
+    }
+    const leftView = await readModel.getRun(left);
+    const rightView = await readModel.getRun(right);
+    if (leftView === undefined || rightView === undefined) {
+      return notFound(c, `no stored run has the id ${leftView === undefined ? left : right}`);
+    }
+    const token = `${await readModel.changeToken(left)}.${await readModel.changeToken(right)}`;
+    return c.html(
+      page(
+        'Compare runs',
+        html`Compare <small>${text(leftView.run.campaign, { maxChars: 60 })} ↔ ${text(rightView.run.campaign, { maxChars: 60 })}</small>`,
+        html`${renderCompareForm(runs, left, right)}${renderComparison(leftView, rightView)}`,
+        { url: `/live/compare?a=${urlPart(left)}&b=${urlPart(right)}`, token },
+      ),
+    );
+  });
+
+  app.get('/live', async (c) => c.text(await readModel.changeToken()));
+  app.get('/live/runs/:runId', async (c) => c.text(await readModel.changeToken(c.req.param('runId'))));
+  app.get('/live/compare', async (c) => {
+    const left = c.req.query('a') ?? '';
+    const right = c.req.query('b') ?? '';
+    return c.text(`${await readModel.changeToken(left)}.${await readModel.changeToken(right)}`);
+  });
+
+  app.notFound((c) => notFound(c, `there is no page at ${c.req.path}`));
+  app.onError((error, c) =>
+    c.html(
+      page(
+        'Error',
+        html`The memory could not be read`,
+        html`<p class="problem">${error.message}</p><p>Reload the page to try again.</p>`,
+      ),
+      500,
+    ),
+  );
+
+  function notFound(c: Context, message: string) {
+    return c.html(
+      page(
+        'Not found',
+        html`Not found`,
+        html`<p class="problem">${message}.</p><p><a href="/">All runs</a></p>`,
+      ),
+      404,
+    );
+  }
+
+  return app;
+}

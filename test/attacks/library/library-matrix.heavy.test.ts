@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CampaignSchema } from '../../../src/attacks/campaign.js';
+import { checkAllBait } from '../../../src/attacks/library/bait-check.js';
+import { libraryRefOf } from '../../../src/attacks/library/library-groups.js';
+import {
+  CARRIER_IDS,
+  type CarrierId,
+  OBJECTIVE_IDS,
+  type ObjectiveId,
+  STRATEGY_IDS,
+  type StrategyId,
+} from '../../../src/attacks/library/library-ids.js';
+import { expandMatrix, type MatrixInput, unsupportedExpect } from '../../../src/attacks/library/matrix.js';
+import { getObjective } from '../../../src/attacks/library/objectives.js';
+import { runCampaign } from '../../../src/attacks/run-campaign.js';
+import { MockAgentTarget } from '../../../src/targets/mock-agent-target.js';
+import { MOCK_MODES } from '../../../src/targets/mock-planner.js';
+
+/**
+ * Heavy lane: the whole library through the bait check, and slices of the matrix through the mock agent
+ * in both modes (the full run, 2 × 720 attempts, is scripts/attack-matrix-mock.ts; its tables are in
+ * docs/attacks.md).
+ *
+ * What the mock agent does, stated as a rule the runs must follow exactly. It carries out
+ * `write "<text>" to <path>` lines it finds in files (vulnerable mode only), line by line at the start
+ * of a line after comment decoration. Hence:
+ * - objectives: it succeeds at every write inside the workspace; it fails git-hook (it cannot set an
+ *   execute bit), shell-rc and ssh-authorized-key (it writes `~/...` inside the workspace, not the home),
+ *   secret-copy and sentinel-deleted (no copy or delete verb);
+ * - carriers: every carrier but package-json (there the instruction sits inside a JSON string, after
+ *   `"description": "`, so no line starts with it);
+ * - strategies: plain, authority, urgency, html-comment, and split (it follows the `also read` to the
+ *   second file); it does not decode zero-width, Unicode-tag, base64, homoglyph or French text.
+ */
+const MOCK_OBJECTIVES = new Set<ObjectiveId>([
+  'ci-workflow-step',
+  'npm-postinstall',
+  'vscode-task',
+  'mcp-server-config',
+  'config-weakened',
+  'test-script-disabled',
+  'ci-lint-removed',
+  'npmrc-registry',
+  'agent-rules-file',
+]);
+const MOCK_CARRIERS = new Set<CarrierId>(CARRIER_IDS.filter((id) => id !== 'package-json'));
+const MOCK_STRATEGIES = new Set<StrategyId>(['plain', 'authority', 'urgency', 'split', 'html-comment']);
+
+const AVAILABLE = OBJECTIVE_IDS.filter((id) => unsupportedExpect(getObjective(id).expect).length === 0);
+
+const expected = (attackId: string, mode: string) => {
+  const ref = libraryRefOf(attackId);
+  assert.ok(ref !== undefined, attackId);
+  const follows =
+    MOCK_OBJECTIVES.has(ref.objective) && MOCK_CARRIERS.has(ref.carrier) && MOCK_STRATEGIES.has(ref.strategy);
+  return mode === 'vulnerable' && follows ? 'success' : 'failure';
+};
+
+describe('the attack library, end to end (heavy)', () => {
+  let parent: string;
+  before(() => {
+    parent = mkdtempSync(join(tmpdir(), 'witness-library-'));
+  });
+  after(() => rmSync(parent, { recursive: true, force: true }));
+
+  it('every attack of the full matrix passes the bait check', async () => {
+    const attacks = expandMatrix({ objectives: 'all', carriers: 'all', strategies: 'all' });
+    assert.equal(attacks.length, OBJECTIVE_IDS.length * CARRIER_IDS.length * STRATEGY_IDS.length);
+    const findings = await checkAllBait(attacks, { parent, concurrency: 4 });
+    assert.deepEqual(
+      findings.filter((finding) => finding.status !== 'clean'),
+      [],
+    );
+    assert.deepEqual(readdirSync(parent), [], 'temporary workspaces are removed');
+  });
+
+  const slices: Array<[string, MatrixInput]> = [
+    [
+      'every objective this build can judge, README, plain',
+      { objectives: AVAILABLE, carriers: ['readme'], strategies: ['plain'] },
+    ],
+    [
+      'npmrc-registry × every carrier × every strategy',
+      { objectives: ['npmrc-registry'], carriers: 'all', strategies: 'all' },
+    ],
+    [
+      'secret-copy (copy verb) × README × every strategy',
+      { objectives: ['secret-copy'], carriers: ['readme'], strategies: 'all' },
+    ],
+  ];
+  for (const [name, matrix] of slices) {
+    for (const mode of MOCK_MODES) {
+      it(`mock agent, ${mode}: ${name} — outcomes follow the stated rule`, async () => {
+        const campaign = CampaignSchema.parse({
+          name: `library-${mode}`,
+          target: { kind: 'mock', mode },
+          concurrency: 4,
+          attacks: expandMatrix(matrix),
+        });
+        const result = await runCampaign({
+          campaign,
+          target: new MockAgentTarget({ mode }),
+          workspaceParent: parent,
+        });
+        const outcomes = result.attempts.map((attempt) => [attempt.attack, attempt.outcome]);
+        assert.deepEqual(
+          outcomes,
+          campaign.attacks.map((attack) => [attack.id, expected(attack.id, mode)]),
+        );
+        for (const attempt of result.attempts) assert.match(attempt.reply ?? '', /Summary/);
+      });
+    }
+  }
+});

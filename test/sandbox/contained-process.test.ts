@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { agentEnvironment } from '../../src/sandbox/agent-environment.js';
+import {
+  type ContainedProcess,
+  type ContainedProcessOptions,
+  type ContainmentChoice,
+  type HeldDirectory,
+  startContained,
+} from '../../src/sandbox/contained-process.js';
+import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
+
+const availability = await detectSandbox();
+const skip = availability.available ? false : `no sandbox here: ${availability.reason}`;
+const bwrap: ContainmentChoice = availability.available
+  ? { mode: 'bwrap', bwrapPath: availability.bwrapPath }
+  : { mode: 'none' };
+
+function hold(path: string): HeldDirectory {
+  return { path, fd: openSync(path, constants.O_RDONLY | constants.O_DIRECTORY) };
+}
+
+async function collect(process: ContainedProcess) {
+  let stdout = '';
+  let stderr = '';
+  process.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  process.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  process.stdin.end();
+  const end = await process.ended;
+  return { end, stdout, stderr };
+}
+
+describe('a process contained by bubblewrap', { skip }, () => {
+  let runDir: string;
+  let workspace: HeldDirectory;
+  let home: HeldDirectory;
+  let outside: string;
+  const held: number[] = [];
+  beforeEach(() => {
+    runDir = realpathSync(mkdtempSync(join(tmpdir(), 'witness-run-')));
+    mkdirSync(join(runDir, 'a1', 'workspace'), { recursive: true });
+    mkdirSync(join(runDir, 'a1', 'home'), { recursive: true });
+    mkdirSync(join(runDir, 'a2', 'workspace'), { recursive: true });
+    writeFileSync(join(runDir, 'a2', 'workspace', 'other.txt'), 'another attempt');
+    workspace = hold(join(runDir, 'a1', 'workspace'));
+    home = hold(join(runDir, 'a1', 'home'));
+    held.push(workspace.fd, home.fd);
+    // A host directory outside every attempt (not under /tmp, which the sandbox replaces).
+    outside = realpathSync(mkdtempSync(join('/var/tmp', 'witness-outside-')));
+  });
+  afterEach(() => {
+    for (const fd of held.splice(0)) closeSync(fd);
+    rmSync(runDir, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
+  after(() => undefined);
+
+  const options = (
+    script: string,
+    extra: Partial<ContainedProcessOptions> = {},
+  ): ContainedProcessOptions => ({
+    containment: bwrap,
+    command: '/bin/sh',
+    args: ['-c', script],
+    workspace,
+    home,
+    env: agentEnvironment({ hostEnv: { PATH: '/usr/bin:/bin' }, home: home.path, tmp: '/tmp' }),
+    hiddenDirectories: [runDir],
+    ...extra,
+  });
+
+  it('kills a setsid daemon when the agent exits: nothing is written after the end', async () => {
+    const { end, stdout } = await collect(
+      startContained(
+        options('setsid sh -c "sleep 0.3; echo late > late.txt" </dev/null >/dev/null 2>&1 & echo started'),
+      ),
+    );
+    assert.equal(stdout, 'started\n');
+    assert.equal(end.code, 0);
+    assert.equal(end.allGone, true);
+    await delay(800);
+    assert.equal(existsSync(join(workspace.path, 'late.txt')), false);
+  });
+
+  it('ends within its bounds when a daemon holds stdout open', async () => {
+    const started = Date.now();
+    const { end, stdout } = await collect(
+      startContained(options('setsid sleep 60 & echo started', { drainMs: 200 })),
+    );
+    assert.equal(stdout, 'started\n');
+    assert.equal(end.allGone, true);
+    assert.ok(Date.now() - started < 20_000, 'the run did not wait for the daemon');
+  });
+
+  it('stop() kills the agent and everything it started', async () => {
+    const process = startContained(options('setsid sh -c "sleep 0.5; echo late > late.txt" & sleep 60'));
+    process.stdin.end();
+    await delay(200);
+    const end = await process.stop();
+    assert.equal(end.allGone, true);
+    assert.equal(end.signal, 'SIGKILL');
+    await delay(800);
+    assert.equal(existsSync(join(workspace.path, 'late.txt')), false);
+  });
+
+  it('gives the agent only the allowlisted environment', async () => {
+    const env = agentEnvironment({
+      hostEnv: { PATH: '/usr/bin:/bin', OPENAI_API_KEY: 'sk-canary-1234', WITNESS_DB: '/x.db', KEEP: 'kept' },
+      passEnv: ['KEEP'],
+      env: { MODE: 'test' },
+      home: home.path,
+      tmp: '/tmp',
+    });
+    const { stdout } = await collect(startContained(options('env', { env })));
+    const names = stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=')[0])
+      .filter((name) => name !== 'PWD' && name !== 'SHLVL' && name !== '_')
+      .sort();
+    assert.deepEqual(names, ['HOME', 'KEEP', 'MODE', 'PATH', 'TMPDIR']);
+    assert.equal(stdout.includes('sk-canary-1234'), false);
+  });
+
+  it('lets the agent write its workspace and its home, and nowhere on the host', async () => {
+    const { end, stderr } = await collect(
+      startContained(
+        options(`echo w > w.txt && echo h > "$HOME/.bashrc" && echo t > /tmp/t && echo o > ${outside}/o.txt`),
+      ),
+    );
+    assert.notEqual(end.code, 0);
+    assert.match(stderr, /Read-only file system/);
+    assert.equal(readFileSync(join(workspace.path, 'w.txt'), 'utf8'), 'w\n');
+    assert.equal(readFileSync(join(home.path, '.bashrc'), 'utf8'), 'h\n');
+    assert.equal(existsSync(join(outside, 'o.txt')), false);
+  });
+
+  it('hides other attempts and hidden directories and files', async () => {
+    const operatorHome = realpathSync(mkdtempSync(join('/var/tmp', 'witness-operator-')));
+    writeFileSync(join(operatorHome, '.secret'), 'operator');
+    const memory = join(outside, 'witness.db');
+    writeFileSync(memory, 'stored results');
+    try {
+      const { stdout } = await collect(
+        startContained(
+          options(
+            `ls ${runDir}; ls ${runDir}/a2 2>&1; cat ${operatorHome}/.secret 2>&1; cat ${memory} 2>&1; echo end`,
+            { hiddenDirectories: [runDir, operatorHome], hiddenFiles: [memory] },
+          ),
+        ),
+      );
+      assert.equal(stdout.includes('another attempt'), false);
+      assert.equal(stdout.includes('operator\n'), false);
+      assert.match(stdout, /^a1\n/);
+      assert.match(stdout, /No such file/);
+      assert.equal(stdout.includes('stored results'), false);
+      assert.match(stdout, /end\n$/);
+    } finally {
+      rmSync(operatorHome, { recursive: true, force: true });
+    }
+  });
+
+  it('mounts the held workspace even when its path was swapped for a symlink', async () => {
+    // The attack: the workspace path is renamed away and replaced by a link to a directory the agent must
+    // not write. The sandbox mounts the held handle, so the write lands in the real workspace.
+    const moved = join(runDir, 'a1', 'moved');
+    renameSync(workspace.path, moved);
+    symlinkSync(outside, workspace.path);
+    const { end } = await collect(startContained(options('echo x > planted.txt')));
+    assert.equal(end.code, 0);
+    assert.equal(existsSync(join(outside, 'planted.txt')), false);
+    assert.equal(readFileSync(join(moved, 'planted.txt'), 'utf8'), 'x\n');
+  });
+
+  it('network: none leaves only loopback', async () => {
+    const { stdout } = await collect(startContained(options('cat /proc/net/dev', { network: 'none' })));
+    const interfaces = stdout
+      .split('\n')
+      .slice(2)
+      .filter((line) => line.trim() !== '')
+      .map((line) => line.split(':')[0]?.trim());
+    assert.deepEqual(interfaces, ['lo']);
+  });
+});
+
+describe('a process run with sandbox: none', () => {
+  let dir: string;
+  const held: number[] = [];
+  beforeEach(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'witness-none-')));
+    mkdirSync(join(dir, 'workspace'));
+    mkdirSync(join(dir, 'home'));
+  });
+  afterEach(() => {
+    for (const fd of held.splice(0)) closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const options = (script: string): ContainedProcessOptions => {
+    const workspace = hold(join(dir, 'workspace'));
+    const home = hold(join(dir, 'home'));
+    held.push(workspace.fd, home.fd);
+    return {
+      containment: { mode: 'none' },
+      command: '/bin/sh',
+      args: ['-c', script],
+      workspace,
+      home,
+      env: agentEnvironment({ hostEnv: { PATH: '/usr/bin:/bin' }, home: home.path, tmp: home.path }),
+    };
+  };
+
+  it('kills its session, and a daemon that left the session but works in the workspace', async () => {
+    const { end } = await collect(
+      startContained(
+        options(
+          'sh -c "sleep 0.4; echo a > in-session.txt" & ' +
+            'setsid sh -c "sleep 0.4; echo b > left-session.txt" </dev/null >/dev/null 2>&1 & sleep 0.1; echo ok',
+        ),
+      ),
+    );
+    assert.equal(end.allGone, true);
+    // The in-session child dies with the session's group; the one that left is found by its cwd.
+    assert.ok(end.killedStragglers >= 1, `killed ${end.killedStragglers}`);
+    await delay(900);
+    assert.equal(existsSync(join(dir, 'workspace', 'in-session.txt')), false);
+    assert.equal(existsSync(join(dir, 'workspace', 'left-session.txt')), false);
+  });
+
+  it('ends within drainMs when a daemon holds stdout', async () => {
+    const started = Date.now();
+    const { end } = await collect(startContained({ ...options('setsid sleep 60 & echo ok'), drainMs: 100 }));
+    assert.ok(Date.now() - started < 20_000);
+    assert.equal(end.code, 0);
+  });
+});

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import type { AttemptRecord } from '../../src/attacks/attempt-record.js';
+import { demoCampaign } from '../../src/attacks/demo-campaign.js';
+import { type CampaignResult, runCampaign } from '../../src/attacks/run-campaign.js';
+import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
+import { filterAttempts, parseAttemptQuery } from '../../src/view/attempt-filter.js';
+import { html, text } from '../../src/view/html.js';
+import { renderAttemptBody } from '../../src/view/pages/attempt-page.js';
+import { renderRunsBody } from '../../src/view/pages/runs-page.js';
+import { buildRunView } from '../../src/view/read-model.js';
+import { compareRuns } from '../../src/view/run-comparison.js';
+
+describe('html', () => {
+  it('escapes every interpolated string and makes controls and bidi characters visible', () => {
+    const payload = '<b onclick="x()">\u202Ehi\u001b[2J\\u0041\r\n\u200B';
+    assert.equal(
+      html`<td>${payload}</td>`.value,
+      '<td>&#60;b onclick=&#34;x()&#34;&#62;\\u202Ehi\\u001B[2J\\\\u0041\\r\\n\\u200B</td>',
+    );
+    assert.equal(
+      html`<p>${html`<i>${'&'}</i>`}${3}${null}${false}${['a', '<']}</p>`.value,
+      '<p><i>&#38;</i>3a&#60;</p>',
+    );
+  });
+
+  it('keeps line feeds in blocks only, and cuts long text saying how much was left out', () => {
+    assert.equal(text('a\nb\tc', { multiline: true }).value, 'a\nb\tc');
+    assert.equal(text('a\nb').value, 'a\\nb');
+    assert.equal(text('ab😀cd<', { maxChars: 3 }).value, 'ab😀… (3 more characters not shown)');
+  });
+});
+
+describe('run views, filters and comparisons', () => {
+  let vulnerable: CampaignResult;
+  let guarded: CampaignResult;
+  before(async () => {
+    const run = (mode: 'vulnerable' | 'guarded') =>
+      runCampaign({ campaign: demoCampaign(mode), target: new MockAgentTarget({ mode }) });
+    [vulnerable, guarded] = await Promise.all([run('vulnerable'), run('guarded')]);
+  });
+
+  it('filters by outcome, attack and gap, and refuses values outside the vocabularies', () => {
+    const view = buildRunView(vulnerable.run, vulnerable.attempts);
+    const parsed = parseAttemptQuery({ outcome: 'success', attack: '', sort: 'attempt', order: 'desc' });
+    assert.deepEqual(parsed, { ok: true, query: { outcome: 'success', sort: 'attempt', order: 'desc' } });
+    assert.ok(parsed.ok);
+    assert.deepEqual(
+      filterAttempts(view.attempts, parsed.query).map((a) => `${a.record.attack}#${a.record.attempt}`),
+      ['hook-injection#2', 'script-injection#2', 'hook-injection#1', 'script-injection#1'],
+    );
+    assert.equal(filterAttempts(view.attempts, { gap: 'none' }).length, 8);
+    assert.equal(filterAttempts(view.attempts, { gap: 'link_outside_root' }).length, 0);
+    assert.deepEqual(parseAttemptQuery({ outcome: 'pwned' }).ok, false);
+    assert.match(
+      (parseAttemptQuery({ gap: 'nope' }) as { message: string }).message,
+      /^the filter gap is not valid: /,
+    );
+  });
+
+  it('compares per attack and pairs attempts by attack and number', () => {
+    const comparison = compareRuns(
+      buildRunView(vulnerable.run, vulnerable.attempts),
+      buildRunView(guarded.run, guarded.attempts),
+    );
+    assert.deepEqual(
+      comparison.attacks.map((entry) => [entry.attack, entry.left?.success, entry.right?.failure]),
+      [
+        ['hook-injection', 2, 2],
+        ['script-injection', 2, 2],
+        ['config-injection', 0, 2],
+        ['benign-control', 0, 2],
+      ],
+    );
+    assert.equal(comparison.paired, 8);
+    assert.deepEqual(
+      comparison.changed.map((change) => `${change.attack}#${change.attempt} ${change.left}→${change.right}`),
+      [
+        'hook-injection#1 success→failure',
+        'hook-injection#2 success→failure',
+        'script-injection#1 success→failure',
+        'script-injection#2 success→failure',
+        'config-injection#1 undetermined→failure',
+        'config-injection#2 undetermined→failure',
+      ],
+    );
+  });
+
+  it('shows containment, controls and change sets when the records carry them', () => {
+    const run = {
+      ...vulnerable.run,
+      attacks: vulnerable.run.attacks.map((attack) =>
+        attack.id === 'benign-control' ? { ...attack, control: true } : attack,
+      ),
+    };
+    const records = vulnerable.attempts.map((record) => ({ ...record, containment: 'bwrap' as const }));
+    const hook = records[0] as AttemptRecord;
+    const withChanges = {
+      ...hook,
+      changeSets: [
+        {
+          surface: 'workspace',
+          changes: [
+            {
+              uri: '/.git/hooks/pre-commit',
+              kind: 'created',
+              before: null,
+              after: { type: 'file', sizeBytes: 53, mode: 0o755, linkTarget: null, sha256: null },
+            },
+            {
+              uri: '/README.md',
+              kind: 'modified',
+              before: { type: 'file', sizeBytes: 10, mode: 0o644, linkTarget: null },
+              after: { type: 'file', sizeBytes: 12, mode: 0o644, linkTarget: null },
+            },
+          ],
+          undecided: ['/big.bin'],
+          coverage: { complete: false, gaps: [{ reason: 'listing_limit_exceeded', uri: '/node_modules' }] },
+        },
+      ],
+    } as AttemptRecord;
+    const view = buildRunView(run, [withChanges, ...records.slice(1)]);
+    assert.deepEqual(view.controls, { attempts: 2, tripped: 0 });
+    assert.equal(view.totals.attempts, 6);
+    assert.deepEqual(view.containment, ['bwrap']);
+    const runs = renderRunsBody([view], 'sqlite test.db').value;
+    assert.match(runs, /2 attempts, <span class="">0 tripped<\/span>/);
+    assert.match(runs, /<td>bwrap<\/td>/);
+    assert.match(runs, /<th>controls<\/th><th>containment<\/th>/);
+    const plain = renderRunsBody([buildRunView(vulnerable.run, vulnerable.attempts)], 'sqlite test.db').value;
+    assert.doesNotMatch(plain, /<th>controls<\/th>|<th>containment<\/th>/);
+    const page = renderAttemptBody(view, view.attempts[0] as (typeof view.attempts)[number]).value;
+    assert.match(page, /What the agent changed <small>\(workspace: 2 changes\)/);
+    assert.match(
+      page,
+      /<h3>created \(1\)<\/h3><ul class="change-list"><li><code>\/\.git\/hooks\/pre-commit<\/code> <span class="muted">53 bytes, mode 755<\/span>/,
+    );
+    assert.match(
+      page,
+      /<code>\/README\.md<\/code> <span class="muted">10 bytes, mode 644 ⇒ 12 bytes, mode 644<\/span>/,
+    );
+    assert.match(page, /<h3>undecided \(1\)<\/h3>/);
+    assert.match(page, /<code class="gap">listing_limit_exceeded<\/code> at <code>\/node_modules<\/code>/);
+    assert.match(page, /Incomplete: a manifest could not be read in full/);
+    assert.match(page, /containment bwrap/);
+  });
+});
