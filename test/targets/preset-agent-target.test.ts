@@ -224,6 +224,25 @@ describe('PresetAgentTarget', () => {
     );
   });
 
+  it('honours network: none (the agent cannot reach the model on the host; presets need network: host)', async () => {
+    const agent = new PresetAgentTarget({
+      preset: 'qwen-code',
+      command: MINI_AGENT,
+      model: { baseUrl: `${model.url}/v1`, name: 'witness-scripted', apiKey: CANARY, apiKeyEnv: 'AGENT_KEY' },
+      baseEnv: { PATH: process.env.PATH },
+      sandbox: await resolveSandboxSettings({ hostEnv: { PATH: process.env.PATH }, network: 'none' }),
+    });
+    await assert.rejects(
+      agent.send({ prompt: 'Please summarize README.md', workspace: ws, attempt }),
+      (error: unknown) => {
+        assert.ok(error instanceof TargetError);
+        assert.match(error.message, /exited with status \d+; stderr ends: .*(fetch failed|ECONNREFUSED)/s);
+        return true;
+      },
+    );
+    assert.equal(existsSync(join(ws, '.git')), false);
+  });
+
   it('reports a missing program with the preset’s package name to install', async () => {
     mkdirSync(join(ws, 'x'));
     const missing = new PresetAgentTarget({
