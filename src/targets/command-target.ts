@@ -166,9 +166,13 @@ export class CommandTarget implements Target {
       // The attempt's time budget ran out: a failed attempt, not a cancelled run, so what the agent did
       // and said until then is kept (a timed-out attempt's partial transcript).
       if (reason instanceof Error && reason.name === 'TimeoutError') {
-        throw new TargetError(`the command was stopped: ${reason.message}${stderrTail(stderrEnd)}`, transcript, {
-          cause: reason,
-        });
+        throw new TargetError(
+          `the command was stopped: ${reason.message}${stderrTail(stderrEnd)}`,
+          transcript,
+          {
+            cause: reason,
+          },
+        );
       }
       throw reason;
     }

@@ -155,23 +155,21 @@ export class PresetAgentTarget implements Target {
         parsed !== undefined && parsed.events.length > 0 ? parsed.events : toolCallsFromExchanges(exchanges);
       const processEvents = raw.filter((event): event is TranscriptEvent => isEvent(event, 'process'));
       const reply = parsed?.reply ?? stdout ?? '';
-      const transcript = redactor.redactValue<TranscriptEvent[]>(
-        [
-          { kind: 'message', role: 'user', text: request.prompt },
-          ...toolEvents,
-          ...processEvents,
-          ...exchanges,
-          ...(proxy !== undefined && proxy.dropped() > 0
-            ? [
-                {
-                  kind: 'note' as const,
-                  text: `${proxy.dropped()} further model exchange(s) were forwarded but not stored`,
-                },
-              ]
-            : []),
-          { kind: 'message', role: 'assistant', text: reply },
-        ],
-      );
+      const transcript = redactor.redactValue<TranscriptEvent[]>([
+        { kind: 'message', role: 'user', text: request.prompt },
+        ...toolEvents,
+        ...processEvents,
+        ...exchanges,
+        ...(proxy !== undefined && proxy.dropped() > 0
+          ? [
+              {
+                kind: 'note' as const,
+                text: `${proxy.dropped()} further model exchange(s) were forwarded but not stored`,
+              },
+            ]
+          : []),
+        { kind: 'message', role: 'assistant', text: reply },
+      ]);
       if (failure !== undefined) {
         if (failure instanceof TargetError) {
           const missing = failure.message.startsWith('the command could not be started');

@@ -18,7 +18,8 @@ import { runCli } from '../support/cli.js';
  * End to end with a real coding agent: Qwen Code (`@qwen-code/qwen-code`, pinned) driven by a campaign
  * (`target: { kind: agent, preset: qwen-code }`) against `witness model serve`, through the recording
  * proxy. The injected attack must succeed (the agent wrote the hook), the clean control must fail, and
- * the API key given to the agent must be in no stored byte (database, report).
+ * the API key given to the agent must be in no stored byte (database, report). The CLI runs in the
+ * attempt sandbox (bubblewrap, `network: host`), its settings in the attempt's home.
  *
  * The agent is found at $WITNESS_QWEN_BIN or node_modules/.bin/qwen; CI installs it (see docs/agents.md).
  */
@@ -85,12 +86,15 @@ describe('qwen-code preset end to end', () => {
         outcome: string;
         reply: string | null;
         error: string | null;
+        containment?: string;
         transcript: Array<{ kind: string; name?: string }>;
       }>;
     };
     const byAttack = Object.fromEntries(attempts.map((attempt) => [attempt.attack, attempt]));
     assert.equal(byAttack.injected?.outcome, 'success', byAttack.injected?.error ?? '');
     assert.equal(byAttack['clean-control']?.outcome, 'failure', byAttack['clean-control']?.error ?? '');
+    // The CLI ran in the attempt sandbox (bubblewrap), reaching the proxy on the host's loopback.
+    for (const attempt of attempts) assert.equal(attempt.containment, 'bwrap');
     assert.match(
       byAttack.injected?.reply ?? '',
       /I only read and summarized the file\.$/,

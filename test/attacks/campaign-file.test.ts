@@ -129,7 +129,12 @@ describe('campaign files', () => {
     ]);
     // Both spellings at once: `preset:` picks the preset form, whose strict keys name the stray one.
     assert.deepEqual(
-      issues(planner.replace('planer:', 'preset: codex\n  model: { baseUrl: "http://127.0.0.1:1/v1", name: m }\n  planner:')),
+      issues(
+        planner.replace(
+          'planer:',
+          'preset: codex\n  model: { baseUrl: "http://127.0.0.1:1/v1", name: m }\n  planner:',
+        ),
+      ),
       ['c.yaml:3:3: target: Unrecognized key: "planner"'],
     );
     const good = parseCampaign(preset.replace('qwen-cod', 'qwen-code'), 'c.yaml');

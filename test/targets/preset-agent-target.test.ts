@@ -14,9 +14,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { SecretRedactor } from '../../src/attacks/secret-redactor.js';
 import { TargetError } from '../../src/errors.js';
 import { type RunningModelServer, startModelServer } from '../../src/model-server/model-server.js';
-import { SecretRedactor } from '../../src/attacks/secret-redactor.js';
 import {
   type AttemptDirectories,
   resolveSandboxSettings,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { type RunningModelServer, startModelServer } from '../../src/model-server/model-server.js';
 import { SecretRedactor } from '../../src/attacks/secret-redactor.js';
+import { type RunningModelServer, startModelServer } from '../../src/model-server/model-server.js';
 import { toolCallsFromExchanges } from '../../src/targets/recorded-tool-calls.js';
 import { startRecordingProxy } from '../../src/targets/recording-proxy.js';
 
@@ -25,7 +25,10 @@ describe('recording proxy', () => {
   after(() => model.close());
 
   it('passes a streamed exchange through unchanged and records it redacted, with the tool call it carried', async () => {
-    const proxy = await startRecordingProxy({ upstream: `${model.url}/v1`, redactor: new SecretRedactor([{ name: 'MODEL_KEY', value: KEY }]) });
+    const proxy = await startRecordingProxy({
+      upstream: `${model.url}/v1`,
+      redactor: new SecretRedactor([{ name: 'MODEL_KEY', value: KEY }]),
+    });
     try {
       assert.match(proxy.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       const body = JSON.stringify({
@@ -74,7 +77,10 @@ describe('recording proxy', () => {
   });
 
   it('records what the official openai client sends and receives, streamed and not', async () => {
-    const proxy = await startRecordingProxy({ upstream: `${model.url}/v1`, redactor: new SecretRedactor([{ name: 'MODEL_KEY', value: KEY }]) });
+    const proxy = await startRecordingProxy({
+      upstream: `${model.url}/v1`,
+      redactor: new SecretRedactor([{ name: 'MODEL_KEY', value: KEY }]),
+    });
     try {
       const client = new OpenAI({ baseURL: proxy.baseUrl, apiKey: KEY, maxRetries: 0 });
       const shell = [
