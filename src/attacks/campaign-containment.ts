@@ -1,15 +1,15 @@
 import { isAbsolute, resolve } from 'node:path';
 import { resolveSandboxSettings, type SandboxSettings } from '../sandbox/sandbox-settings.js';
-import { agentParts, type TargetConfig } from '../targets/target-config.js';
+import { agentParts, isPresetAgent, type TargetConfig } from '../targets/target-config.js';
 import type { Campaign } from './campaign.js';
 import { SecretRedactor, secretsFromEnvironment } from './secret-redactor.js';
 
 /**
  * What a campaign run needs for containment, resolved before any attempt (SPEC §11): the sandbox settings
- * when its target starts processes (a command agent, an MCP server) — refused with a
+ * when its target starts processes (a command agent, an agent preset's CLI, an MCP server) — refused with a
  * {@link SandboxUnavailableError} (exit 2) when bubblewrap cannot be had and the campaign did not say
- * `sandbox: none` — and the redactor of the secrets it names (`secrets:` plus a chat planner's
- * `apiKeyEnv`).
+ * `sandbox: none` — and the redactor of the secrets it names (`secrets:` plus the `apiKeyEnv` of a chat
+ * planner or of an agent preset's model: a model key is always a secret).
  */
 export interface CampaignContainment {
   /** Absent when the target runs entirely inside Witness (`in_process`). */
@@ -46,12 +46,14 @@ export async function prepareCampaignContainment(
 /** What in the target is a process, for the refusal message; undefined when nothing is. */
 function startsProcesses(config: TargetConfig): string | undefined {
   if (config.kind === 'command') return `the command target (${config.command})`;
+  if (isPresetAgent(config)) return `the ${config.preset} agent (${config.command ?? config.preset})`;
   const { toolbox } = agentParts(config);
   return toolbox.kind === 'mcp' ? `the MCP server (${toolbox.command})` : undefined;
 }
 
 function apiKeyNames(config: TargetConfig): string[] {
   if (config.kind === 'command') return [];
+  if (isPresetAgent(config)) return config.model.apiKeyEnv === undefined ? [] : [config.model.apiKeyEnv];
   const { planner } = agentParts(config);
   return planner.kind === 'chat' && planner.apiKeyEnv !== undefined ? [planner.apiKeyEnv] : [];
 }

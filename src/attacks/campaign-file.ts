@@ -79,6 +79,10 @@ function resolvePaths(campaign: Campaign, base: string): Campaign {
     out.target.command = asPath(out.target.command);
     out.target.args = args(out.target.args);
   }
+  if (out.target.kind === 'agent' && 'preset' in out.target) {
+    if (out.target.command !== undefined) out.target.command = asPath(out.target.command);
+    out.target.args = args(out.target.args);
+  }
   if (out.target.kind === 'mcp') {
     out.target.server.command = asPath(out.target.server.command);
     out.target.server.args = args(out.target.server.args);

@@ -5,6 +5,7 @@ import { registerClean } from './commands/clean.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
+import { registerModel } from './commands/model.js';
 import { registerObservations } from './commands/observations.js';
 import { registerObserve } from './commands/observe.js';
 import { registerReplay } from './commands/replay.js';
@@ -39,6 +40,7 @@ export function buildProgram(io: CliIo): Command {
   registerClean(program, io);
   registerView(program, io);
   registerAttacks(program, io);
+  registerModel(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
       child.exitOverride().configureOutput({ writeOut: (text) => io.out(text), writeErr });

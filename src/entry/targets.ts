@@ -2,6 +2,8 @@
  * `witness/targets`: the agents under test (mock, command, chat-completions, MCP) and their toolboxes.
  */
 
+export type { ModelServerOptions, RunningModelServer } from '../model-server/model-server.js';
+export { startModelServer } from '../model-server/model-server.js';
 export type { AgentTargetOptions } from '../targets/agent-target.js';
 export { AgentTarget } from '../targets/agent-target.js';
 export type { ChatCompletionsTargetOptions } from '../targets/chat-completions-target.js';
@@ -25,6 +27,12 @@ export { MOCK_MODES } from '../targets/mock-modes.js';
 export type { MockPlannerOptions } from '../targets/mock-planner.js';
 export { MockPlanner } from '../targets/mock-planner.js';
 export type { Planner, PlanRequest, PlanResult } from '../targets/planner.js';
+export type { PresetAgentTargetOptions } from '../targets/preset-agent-target.js';
+export { PresetAgentTarget } from '../targets/preset-agent-target.js';
+export type { AgentInvocation, AgentPreset, AgentPresetName } from '../targets/presets/agent-preset.js';
+export { AGENT_PRESETS } from '../targets/presets/agent-preset.js';
+export type { RecordingProxy, RecordingProxyOptions } from '../targets/recording-proxy.js';
+export { startRecordingProxy } from '../targets/recording-proxy.js';
 export type { Target, TargetRequest, TargetResponse } from '../targets/target.js';
 export type { PlannerConfig, TargetConfig, ToolboxConfig } from '../targets/target-config.js';
 export {

@@ -157,7 +157,13 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     network: settings.network,
     hiddenDirectories,
     hiddenFiles: settings.hiddenFiles,
-    exposedReadOnly: programDirectories(env.PATH ?? '', request.command, settings.hiddenDirectories),
+    // Under bubblewrap `/tmp` is a fresh tmpfs too, so a program installed there (an agent CLI put in a
+    // scratch prefix by CI) is shown the same way as one in the operator's home.
+    exposedReadOnly: programDirectories(
+      env.PATH ?? '',
+      request.command,
+      bwrap ? [...settings.hiddenDirectories, '/tmp'] : settings.hiddenDirectories,
+    ),
     drainMs: settings.drainMs,
   });
   return {
@@ -188,8 +194,9 @@ function findProgram(command: string, searchPath: string): string | undefined {
 }
 
 /**
- * Agents are often installed under the operator's home (`~/.local/bin`, `~/.nvm`): the top-level entry of
- * each PATH directory, and of an absolute command, that lies in a hidden directory is shown read-only, so
+ * Agents are often installed under the operator's home (`~/.local/bin`, `~/.nvm`) or a scratch prefix in
+ * `/tmp`: the top-level entry of each PATH directory, and of an absolute command, that lies in a hidden
+ * directory is shown read-only, so
  * the program still runs while the rest of the home (dotfiles, keys, other agents' state) stays hidden.
  */
 function programDirectories(path: string, command: string, hidden: readonly string[]): string[] {

@@ -47,7 +47,8 @@ export interface CommandTargetOptions {
   maxOutputBytes?: number | undefined;
 }
 
-const MAX_STDERR_BYTES = 16_384;
+const STDERR_HEAD_BYTES = 8_192;
+const STDERR_TAIL_BYTES = 8_192;
 
 export class CommandTarget implements Target {
   readonly #options: CommandTargetOptions;
@@ -82,8 +83,7 @@ export class CommandTarget implements Target {
 
   async send(request: TargetRequest): Promise<TargetResponse> {
     request.signal?.throwIfAborted();
-    const fill = (template: string) =>
-      template.split('{prompt}').join(request.prompt).split('{workspace}').join(request.workspace);
+    const fill = (template: string) => substitutePlaceholders(template, request);
     const args = (this.#options.args ?? []).map(fill);
     const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: request.prompt }];
     const settings = await this.#settings();
@@ -95,7 +95,9 @@ export class CommandTarget implements Target {
         args,
         workspace: request.workspace,
         attempt: request.attempt,
-        env: this.#options.env,
+        // PWD follows the working directory: an inherited or absent PWD would point some CLIs
+        // (opencode) somewhere other than the attempt's workspace.
+        env: { ...this.#options.env, PWD: request.attempt?.workspace.path ?? request.workspace },
       });
     } catch (error) {
       startError = error as Error;
@@ -115,11 +117,14 @@ export class CommandTarget implements Target {
       stdout.push(chunk.subarray(0, room));
       stdoutBytes += Math.min(chunk.length, room);
     });
+    // The head and the tail of stderr are kept: a CLI's final error is usually its last line.
     const stderr: Buffer[] = [];
     let stderrBytes = 0;
+    let stderrEnd = Buffer.alloc(0);
     child?.stderr.on('data', (chunk: Buffer) => {
-      if (stderrBytes < MAX_STDERR_BYTES) stderr.push(chunk.subarray(0, MAX_STDERR_BYTES - stderrBytes));
+      if (stderrBytes < STDERR_HEAD_BYTES) stderr.push(chunk.subarray(0, STDERR_HEAD_BYTES - stderrBytes));
       stderrBytes += chunk.length;
+      stderrEnd = Buffer.concat([stderrEnd, chunk]).subarray(-STDERR_TAIL_BYTES);
     });
     child?.stdin.end(this.#options.stdin === undefined ? '' : fill(this.#options.stdin));
 
@@ -152,23 +157,39 @@ export class CommandTarget implements Target {
       exitCode: exit.code,
       signal: exit.signal,
       timedOut,
-      stderr: Buffer.concat(stderr).toString('utf8'),
+      stderr: keptStderr(stderr, stderrEnd, stderrBytes),
       stdoutTruncated,
     });
     transcript.push({ kind: 'message', role: 'assistant', text: reply });
-    if (request.signal?.aborted) throw request.signal.reason;
+    if (request.signal?.aborted) {
+      const reason: unknown = request.signal.reason;
+      // The attempt's time budget ran out: a failed attempt, not a cancelled run, so what the agent did
+      // and said until then is kept (a timed-out attempt's partial transcript).
+      if (reason instanceof Error && reason.name === 'TimeoutError') {
+        throw new TargetError(
+          `the command was stopped: ${reason.message}${stderrTail(stderrEnd)}`,
+          transcript,
+          {
+            cause: reason,
+          },
+        );
+      }
+      throw reason;
+    }
     if (exit.spawnError !== undefined) {
       throw new TargetError(`the command could not be started: ${exit.spawnError}`, transcript, {
         cause: startError,
       });
     }
-    if (timedOut) throw new TargetError(`the command timed out after ${this.#timeoutMs} ms`, transcript);
-    if (exit.code !== 0) {
-      const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
+    if (timedOut) {
       throw new TargetError(
-        `the command ${how}${stderrTail(Buffer.concat(stderr).toString('utf8'))}`,
+        `the command timed out after ${this.#timeoutMs} ms${stderrTail(stderrEnd)}`,
         transcript,
       );
+    }
+    if (exit.code !== 0) {
+      const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
+      throw new TargetError(`the command ${how}${stderrTail(stderrEnd)}`, transcript);
     }
     return { reply, transcript };
   }
@@ -189,14 +210,36 @@ export class CommandTarget implements Target {
   }
 }
 
-/** Characters of the agent's stderr quoted in a failure message (the whole stderr is in the transcript). */
-const STDERR_TAIL_CHARS = 400;
+const PLACEHOLDER = /\{(prompt|workspace)\}/g;
 
-/** The end of what a failed agent printed on stderr: usually the reason it failed. */
-function stderrTail(stderr: string): string {
-  const text = stderr.trimEnd();
+/**
+ * Replaces `{prompt}` and `{workspace}` in one pass over the template, so substituted text is never
+ * scanned again: a prompt that mentions `{workspace}` reaches the agent as written.
+ */
+export function substitutePlaceholders(
+  template: string,
+  values: { prompt: string; workspace: string },
+): string {
+  return template.replace(PLACEHOLDER, (_match, name: string) =>
+    name === 'prompt' ? values.prompt : values.workspace,
+  );
+}
+
+function keptStderr(head: readonly Buffer[], end: Buffer, total: number): string {
+  if (total <= STDERR_HEAD_BYTES + STDERR_TAIL_BYTES) {
+    return Buffer.concat([...head, end.subarray(Math.max(0, end.length - (total - STDERR_HEAD_BYTES)))])
+      .subarray(0, total)
+      .toString('utf8');
+  }
+  const omitted = total - STDERR_HEAD_BYTES - STDERR_TAIL_BYTES;
+  return `${Buffer.concat(head).toString('utf8')}\n… [${omitted} bytes of stderr not kept] …\n${end.toString('utf8')}`;
+}
+
+/** The last lines of stderr (at most 600 characters), for the error shown beside the attempt. */
+const STDERR_TAIL_CHARS = 600;
+function stderrTail(end: Buffer): string {
+  const text = end.toString('utf8').trimEnd();
   if (text === '') return '';
-  const chars = Array.from(text);
-  const tail = chars.length > STDERR_TAIL_CHARS ? `…${chars.slice(-STDERR_TAIL_CHARS).join('')}` : text;
+  const tail = text.length > STDERR_TAIL_CHARS ? `…${text.slice(-STDERR_TAIL_CHARS)}` : text;
   return `; its stderr ends: ${tail}`;
 }

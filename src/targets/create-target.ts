@@ -1,3 +1,4 @@
+import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError } from '../errors.js';
 import type { SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { AgentTarget } from './agent-target.js';
@@ -6,13 +7,22 @@ import { CommandTarget } from './command-target.js';
 import { McpToolboxProvider } from './mcp-toolbox-provider.js';
 import { MockPlanner } from './mock-planner.js';
 import type { Planner } from './planner.js';
+import { PresetAgentTarget } from './preset-agent-target.js';
+import { PLACEHOLDER_API_KEY } from './presets/agent-target-config.js';
 import type { Target } from './target.js';
-import { agentParts, type PlannerConfig, type TargetConfig, type ToolboxConfig } from './target-config.js';
+import {
+  agentParts,
+  isPresetAgent,
+  type PlannerConfig,
+  type TargetConfig,
+  type ToolboxConfig,
+} from './target-config.js';
 import { type ToolboxProvider, WorkspaceToolboxProvider } from './toolbox.js';
 
 /**
  * Builds the target a campaign's `target:` describes: every agent kind becomes an {@link AgentTarget} of
- * a planner and a toolbox, `command` a {@link CommandTarget}. A named key variable that is unset is an
+ * a planner and a toolbox, `command` a {@link CommandTarget}, an agent by preset a {@link PresetAgentTarget} (a command
+ * target that knows the CLI). A named key variable that is unset is an
  * error now, not at the first request.
  */
 
@@ -24,12 +34,28 @@ export interface CreateTargetContext {
    * `resolveSandboxSettings`). When absent they require bubblewrap and resolve it themselves.
    */
   sandbox?: SandboxSettings | undefined;
+  /**
+   * The campaign's secret redactor (`secrets:` plus every `apiKeyEnv`): a preset agent's recording proxy
+   * redacts with it before storing an exchange.
+   */
+  redactor?: SecretRedactor | undefined;
 }
 
 export function createTarget(config: TargetConfig, context: CreateTargetContext): Target {
   if (config.kind === 'command') {
     const { kind: _kind, ...options } = config;
     return new CommandTarget({ ...options, baseEnv: context.env, sandbox: context.sandbox });
+  }
+  if (isPresetAgent(config)) {
+    const { kind: _kind, model, ...options } = config;
+    const apiKey = keyFor(model.apiKeyEnv, context) ?? PLACEHOLDER_API_KEY;
+    return new PresetAgentTarget({
+      ...options,
+      model: { ...model, apiKey },
+      baseEnv: context.env,
+      sandbox: context.sandbox,
+      redactor: context.redactor,
+    });
   }
   const parts = agentParts(config);
   return new AgentTarget({
@@ -41,7 +67,7 @@ export function createTarget(config: TargetConfig, context: CreateTargetContext)
 function createPlanner(config: PlannerConfig, context: CreateTargetContext): Planner {
   if (config.kind === 'mock') return new MockPlanner(config);
   const { kind: _kind, ...options } = config;
-  return new ChatPlanner({ ...options, apiKey: apiKey(config.apiKeyEnv, context) });
+  return new ChatPlanner({ ...options, apiKey: keyFor(config.apiKeyEnv, context) });
 }
 
 function createToolbox(config: ToolboxConfig, context: CreateTargetContext): ToolboxProvider {
@@ -50,7 +76,7 @@ function createToolbox(config: ToolboxConfig, context: CreateTargetContext): Too
   return new McpToolboxProvider({ ...server, sandbox: context.sandbox });
 }
 
-function apiKey(name: string | undefined, context: CreateTargetContext): string | undefined {
+function keyFor(name: string | undefined, context: CreateTargetContext): string | undefined {
   if (name === undefined) return undefined;
   const value = context.env[name];
   if (value === undefined || value === '') {

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { TimeoutMsSchema } from '../models/timeout.js';
 import { MOCK_MODES } from './mock-modes.js';
+import {
+  type PresetAgentTargetConfig,
+  PresetAgentTargetConfigSchema,
+} from './presets/agent-target-config.js';
 
 /**
  * The `target:` section of a campaign, as a pure schema (no target code, no MCP SDK: the campaign format
@@ -13,6 +17,12 @@ import { MOCK_MODES } from './mock-modes.js';
  * ```yaml
  * target: { kind: agent, planner: { kind: chat, baseUrl: http://127.0.0.1:8080/v1, model: m },
  *           toolbox: { kind: mcp, command: npx, args: [server-filesystem, '{workspace}'] } }
+ * ```
+ *
+ * or names a coding-agent CLI by preset, pointed at a model (`src/targets/presets/`):
+ *
+ * ```yaml
+ * target: { kind: agent, preset: qwen-code, model: { baseUrl: http://127.0.0.1:8719/v1, name: m } }
  * ```
  *
  * `mock`, `chat` and `mcp` are the older spellings of the same pairs (mock or chat planner with the
@@ -77,6 +87,23 @@ export const AgentTargetConfigSchema = z.strictObject({
   planner: PlannerConfigSchema,
   toolbox: ToolboxConfigSchema.default({ kind: 'workspace' }),
 });
+export type AgentTargetConfig = z.infer<typeof AgentTargetConfigSchema>;
+
+/**
+ * `kind: agent` in either spelling, picked by the presence of `preset:` and then validated strictly as
+ * that spelling alone, so a typo is reported against the form the author meant (`preset: qwen-cod` names
+ * the presets; `planer:` is an unrecognized key beside a missing `planner`), never as an opaque "no
+ * union member matched".
+ */
+const AgentKindConfigSchema = z
+  .looseObject({ kind: z.literal('agent') })
+  .transform((value, context): AgentTargetConfig | PresetAgentTargetConfig => {
+    const schema = Object.hasOwn(value, 'preset') ? PresetAgentTargetConfigSchema : AgentTargetConfigSchema;
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) context.addIssue({ ...issue });
+    return z.NEVER;
+  });
 
 export const CommandTargetConfigSchema = z.strictObject({
   kind: z.literal('command'),
@@ -89,7 +116,7 @@ export const CommandTargetConfigSchema = z.strictObject({
 });
 
 export const TargetConfigSchema = z.discriminatedUnion('kind', [
-  AgentTargetConfigSchema,
+  AgentKindConfigSchema,
   MockTargetConfigSchema,
   ChatTargetConfigSchema,
   McpTargetConfigSchema,
@@ -97,8 +124,23 @@ export const TargetConfigSchema = z.discriminatedUnion('kind', [
 ]);
 export type TargetConfig = z.infer<typeof TargetConfigSchema>;
 
-/** Any agent kind as its planner × toolbox pair (the one form the factory builds from). */
-export function agentParts(config: Exclude<TargetConfig, { kind: 'command' }>): {
+/** The configurations that run a program as the agent: `command`, and `agent` by preset. */
+export type ProgramTargetConfig = Extract<TargetConfig, { kind: 'command' }> | PresetAgentTargetConfig;
+/** The configurations that are a planner × a toolbox. */
+export type PlannerToolboxConfig = Exclude<TargetConfig, ProgramTargetConfig>;
+
+/** True for `kind: agent` with `preset:` (a coding-agent CLI). */
+export function isPresetAgent(config: TargetConfig): config is PresetAgentTargetConfig {
+  return config.kind === 'agent' && 'preset' in config;
+}
+
+/** True for the kinds that are a planner × a toolbox (not a program run as the agent). */
+export function isPlannerToolbox(config: TargetConfig): config is PlannerToolboxConfig {
+  return config.kind !== 'command' && !isPresetAgent(config);
+}
+
+/** Any planner × toolbox kind as its pair (the one form the factory builds from). */
+export function agentParts(config: PlannerToolboxConfig): {
   planner: PlannerConfig;
   toolbox: ToolboxConfig;
 } {

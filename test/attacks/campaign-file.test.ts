@@ -43,6 +43,32 @@ describe('campaign files', () => {
     }
   });
 
+  it('resolves an agent preset’s relative command and {campaignDir} in its args against the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'witness-campaign-'));
+    try {
+      writeFileSync(
+        join(dir, 'c.yaml'),
+        [
+          'name: n',
+          'target:',
+          '  kind: agent',
+          '  preset: qwen-code',
+          '  command: ./bin/qwen',
+          '  args: ["--config", "{campaignDir}/x"]',
+          '  model: { baseUrl: "http://127.0.0.1:8719/v1", name: m }',
+          'attacks: [{ id: a, prompt: p, expect: { uri: /x } }]',
+          '',
+        ].join('\n'),
+      );
+      const campaign = await loadCampaignFile(join(dir, 'c.yaml'));
+      assert.ok(campaign.target.kind === 'agent' && 'preset' in campaign.target);
+      assert.equal(campaign.target.command, join(dir, 'bin/qwen'));
+      assert.deepEqual(campaign.target.args, ['--config', `${dir}/x`]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names file, line and column of a wrong value', () => {
     const text = VALID.replace('mode: vulnerable', 'mode: reckless');
     assert.throws(
@@ -69,6 +95,54 @@ describe('campaign files', () => {
         return true;
       },
     );
+  });
+
+  it('kind: agent takes either spelling and reports a typo against the one that was meant', () => {
+    const preset = VALID.replace(
+      'target:\n  kind: mock\n  mode: vulnerable\n',
+      'target:\n  kind: agent\n  preset: qwen-cod\n  model: { baseUrl: "http://127.0.0.1:1/v1", name: m }\n',
+    );
+    const issues = (text: string): readonly string[] => {
+      try {
+        parseCampaign(text, 'c.yaml');
+      } catch (error) {
+        assert.ok(error instanceof InvalidCampaignError);
+        return error.issues;
+      }
+      return [];
+    };
+    assert.deepEqual(issues(preset), [
+      'c.yaml:4:11: target.preset: Invalid option: expected one of "qwen-code"|"codex"|"claude-code"|"gemini-cli"|"opencode"',
+    ]);
+    assert.deepEqual(issues(preset.replace('name: m }', 'nmae: m }')), [
+      'c.yaml:4:11: target.preset: Invalid option: expected one of "qwen-code"|"codex"|"claude-code"|"gemini-cli"|"opencode"',
+      'c.yaml:5:10: target.model.name: Invalid input: expected string, received undefined',
+      'c.yaml:5:10: target.model: Unrecognized key: "nmae"',
+    ]);
+    const planner = VALID.replace(
+      'target:\n  kind: mock\n  mode: vulnerable\n',
+      'target:\n  kind: agent\n  planer: { kind: mock, mode: vulnerable }\n',
+    );
+    assert.deepEqual(issues(planner), [
+      'c.yaml:3:3: target.planner: Invalid input: expected object, received undefined',
+      'c.yaml:3:3: target: Unrecognized key: "planer"',
+    ]);
+    // Both spellings at once: `preset:` picks the preset form, whose strict keys name the stray one.
+    assert.deepEqual(
+      issues(
+        planner.replace(
+          'planer:',
+          'preset: codex\n  model: { baseUrl: "http://127.0.0.1:1/v1", name: m }\n  planner:',
+        ),
+      ),
+      ['c.yaml:3:3: target: Unrecognized key: "planner"'],
+    );
+    const good = parseCampaign(preset.replace('qwen-cod', 'qwen-code'), 'c.yaml');
+    assert.ok(good.target.kind === 'agent' && 'preset' in good.target);
+    assert.equal(good.target.preset, 'qwen-code');
+    const pair = parseCampaign(planner.replace('planer:', 'planner:'), 'c.yaml');
+    assert.ok(pair.target.kind === 'agent' && 'planner' in pair.target);
+    assert.deepEqual(pair.target.toolbox, { kind: 'workspace' });
   });
 
   it('reports YAML syntax errors with their position', () => {

@@ -37,6 +37,11 @@ describe('CommandTarget', () => {
     });
   });
 
+  it('sets PWD to the workspace, whatever PWD the caller had', async () => {
+    const target = new CommandTarget({ ...sh('printf "%s" "$PWD"'), baseEnv: { PWD: '/somewhere/else' } });
+    assert.equal((await target.send({ prompt: 'x', workspace: ws })).reply, ws);
+  });
+
   it('writes a stdin template with the prompt substituted', async () => {
     const target = new CommandTarget({ command: '/bin/cat', stdin: 'PROMPT: {prompt}\nWS: {workspace}\n' });
     const response = await target.send({ prompt: 'hello', workspace: ws });
@@ -92,6 +97,49 @@ describe('CommandTarget', () => {
       response.transcript.some((event) => event.kind === 'process' && event.stdoutTruncated),
       true,
     );
+  });
+
+  it('substitutes placeholders once: a prompt mentioning {workspace} or {prompt} reaches the agent as written', async () => {
+    const target = new CommandTarget({
+      command: '/bin/sh',
+      args: ['-c', 'printf "%s|" "$@"', 'agent', '{prompt}', '{workspace}'],
+      stdin: 'S:{prompt}',
+    });
+    const prompt = 'copy {workspace}/a to {prompt} please';
+    const response = await target.send({ prompt, workspace: ws });
+    assert.equal(response.reply, `${prompt}|${ws}|`);
+    const echo = new CommandTarget({ command: '/bin/cat', stdin: '{prompt}/{workspace}' });
+    assert.equal((await echo.send({ prompt: '{workspace}', workspace: ws })).reply, `{workspace}/${ws}`);
+  });
+
+  it('keeps the partial transcript and stderr when the attempt budget (a timeout signal) stops the agent', async () => {
+    const target = new CommandTarget(sh('echo step-one; echo working >&2; sleep 30'));
+    const signal = AbortSignal.timeout(300);
+    await assert.rejects(target.send({ prompt: 'x', workspace: ws, signal }), (error: unknown) => {
+      assert.ok(error instanceof TargetError, 'a timed-out attempt is a target failure, not a cancellation');
+      assert.match(error.message, /^the command was stopped: .*; stderr ends: working$/);
+      assert.deepEqual(error.transcript.at(-1), { kind: 'message', role: 'assistant', text: 'step-one\n' });
+      return true;
+    });
+    const cancelled = new AbortController();
+    const run = target.send({ prompt: 'x', workspace: ws, signal: cancelled.signal });
+    setTimeout(() => cancelled.abort(new Error('interrupted')), 200);
+    await assert.rejects(run, /interrupted/);
+  });
+
+  it('keeps the head and the tail of a long stderr', async () => {
+    const target = new CommandTarget(
+      sh('head -c 40000 /dev/zero | tr "\\0" a >&2; echo LAST-LINE >&2; exit 1'),
+    );
+    await assert.rejects(target.send({ prompt: 'x', workspace: ws }), (error: unknown) => {
+      assert.ok(error instanceof TargetError);
+      assert.match(error.message, /LAST-LINE$/);
+      const process = error.transcript.find((event) => (event as { kind?: string }).kind === 'process') as {
+        stderr: string;
+      };
+      assert.match(process.stderr, /^a{8192}\n… \[23626 bytes of stderr not kept\] …\na+LAST-LINE\n$/);
+      return true;
+    });
   });
 });
 

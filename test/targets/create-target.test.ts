@@ -10,7 +10,7 @@ import { ChatPlanner } from '../../src/targets/chat-planner.js';
 import { createTarget } from '../../src/targets/create-target.js';
 import { McpTarget } from '../../src/targets/mcp-target.js';
 import { MockPlanner } from '../../src/targets/mock-planner.js';
-import { agentParts, TargetConfigSchema } from '../../src/targets/target-config.js';
+import { agentParts, isPlannerToolbox, TargetConfigSchema } from '../../src/targets/target-config.js';
 import type { OpenedToolbox, ToolboxProvider } from '../../src/targets/toolbox.js';
 import { WorkspaceToolboxProvider } from '../../src/targets/toolbox.js';
 
@@ -38,7 +38,7 @@ describe('target configuration: planner × toolbox', () => {
     for (const [legacy, agent] of pairs) {
       const a = TargetConfigSchema.parse(legacy);
       const b = TargetConfigSchema.parse(agent);
-      assert.ok(a.kind !== 'command' && b.kind !== 'command');
+      assert.ok(isPlannerToolbox(a) && isPlannerToolbox(b));
       assert.deepEqual(agentParts(a), agentParts(b));
       assert.deepEqual(createTarget(a, { env: {} }).identifier(), createTarget(b, { env: {} }).identifier());
     }

@@ -47,7 +47,7 @@ export function registerRun(program: Command, io: CliIo): void {
         hostEnv: io.env,
         memoryLocation: db,
       });
-      const target = createTarget(campaign.target, { env: io.env, sandbox });
+      const target = createTarget(campaign.target, { env: io.env, sandbox, redactor });
       const concurrency =
         options.concurrency === undefined ? undefined : readPositiveInt('--concurrency', options.concurrency);
       const progress = progressReporter(io, campaign.name);

@@ -1,0 +1,176 @@
+import { type Instruction, mentionedFiles, parseInstructions } from '../targets/injected-instructions.js';
+import type { MockMode } from '../targets/mock-planner.js';
+import type { Conversation, ModelTurn, ToolCallRequest } from './conversation.js';
+import { announcedWorkspace, createToolMapping, type PlannedCall } from './tool-mapping.js';
+
+/**
+ * The scripted model behind `witness model serve`: deterministic, stateless, and prompt-injectable on
+ * purpose. It speaks the same instruction grammar as the mock agent (injected-instructions.ts): it follows
+ * instructions in the user's request, reads the files the request names, and — in `vulnerable` mode —
+ * follows instructions it finds in tool results (prompt injection through data). Its final answer always
+ * claims "I only read and summarized the file.", whatever it did: the claim is for Witness to check
+ * against the file system.
+ *
+ * Stateless: each request carries the whole conversation, so the model replays its own plan against the
+ * tool calls already made and answers with the next step. The same conversation always gets the same turn.
+ */
+
+export const FINAL_CLAIM = 'I only read and summarized the file.';
+
+export interface ScriptedModelOptions {
+  /** `vulnerable` (default) follows instructions found in tool results; `guarded` treats them as data. */
+  mode?: MockMode | undefined;
+}
+
+/** Reads at most this many files and performs at most this many writes per request. */
+const MAX_READS = 8;
+const MAX_WRITES = 16;
+
+/** Blocks that agent CLIs add to the user's turn (environment, reminders): context, not the request. */
+const CONTEXT_BLOCKS = [
+  /<system-reminder>[\s\S]*?<\/system-reminder>/gi,
+  /<environment_context>[\s\S]*?<\/environment_context>/gi,
+  /<user_instructions>[\s\S]*?<\/user_instructions>/gi,
+  /<env>[\s\S]*?<\/env>/gi,
+  /<session_context>[\s\S]*?<\/session_context>/gi,
+];
+
+export function nextTurn(conversation: Conversation, options: ScriptedModelOptions = {}): ModelTurn {
+  const mode = options.mode ?? 'vulnerable';
+  const { prompt, history } = currentTask(conversation);
+  const workspace = announcedWorkspace([
+    conversation.system,
+    ...conversation.items.flatMap((item) => (item.kind === 'user' ? [item.text] : [])),
+  ]);
+  const mapping = createToolMapping(conversation.tools, workspace);
+
+  // Replay: the n-th action of the plan corresponds to the n-th tool call already in the history.
+  let replayed = 0;
+  let pending: ModelTurn | undefined;
+  const perform = (planned: PlannedCall): string | undefined => {
+    if (pending !== undefined) return undefined;
+    const past = history[replayed];
+    if (past !== undefined) {
+      replayed++;
+      return past.result ?? '';
+    }
+    pending = { kind: 'tool_call', call: { id: `call_witness_${replayed + 1}`, ...planned } };
+    return undefined;
+  };
+
+  const queue: string[] = [];
+  const summaries: string[] = [];
+  const unable: string[] = [];
+  let writes = 0;
+  const follow = (instructions: readonly Instruction[]): void => {
+    for (const instruction of instructions) {
+      if (pending !== undefined) return;
+      if (instruction.kind === 'read') {
+        if (!queue.includes(instruction.path)) queue.push(instruction.path);
+        continue;
+      }
+      if (writes >= MAX_WRITES) continue;
+      writes++;
+      const planned = mapping.write(instruction.path, instruction.content);
+      if (planned === undefined)
+        unable.push(`write ${instruction.path} (no write or shell tool was offered)`);
+      else perform(planned);
+    }
+  };
+
+  follow(parseInstructions(prompt));
+  for (const path of mentionedFiles(prompt)) if (!queue.includes(path)) queue.push(path);
+  let reads = 0;
+  while (pending === undefined && queue.length > 0 && reads < MAX_READS) {
+    const path = queue.shift() as string;
+    reads++;
+    const planned = mapping.read(path);
+    if (planned === undefined) {
+      unable.push(`read ${path} (no read or shell tool was offered)`);
+      continue;
+    }
+    const raw = perform(planned);
+    if (raw === undefined) break;
+    const result = withoutLineNumbers(stripContext(raw));
+    summaries.push(`${path}: ${summarize(result)}`);
+    if (mode === 'vulnerable') follow(parseInstructions(result));
+  }
+  if (pending !== undefined) return pending;
+  return { kind: 'text', text: composeReply(summaries, unable) };
+}
+
+/**
+ * The request being worked on: the last user text (context blocks removed) and the tool calls made since,
+ * each with the result the client returned.
+ */
+function currentTask(conversation: Conversation): {
+  prompt: string;
+  history: Array<ToolCallRequest & { result: string | undefined }>;
+} {
+  let start = -1;
+  let prompt = '';
+  conversation.items.forEach((item, index) => {
+    if (item.kind !== 'user') return;
+    const text = stripContext(item.text);
+    if (text === '') return;
+    start = index;
+    prompt = text;
+  });
+  const results = new Map<string, string>();
+  const history: Array<ToolCallRequest & { result: string | undefined }> = [];
+  for (const item of conversation.items.slice(start + 1)) {
+    if (item.kind === 'tool_result') results.set(item.callId, item.text);
+    if (item.kind === 'assistant')
+      for (const call of item.calls) history.push({ ...call, result: undefined });
+  }
+  for (const call of history) call.result = results.get(call.id);
+  return { prompt, history };
+}
+
+function stripContext(text: string): string {
+  let stripped = text;
+  for (const block of CONTEXT_BLOCKS) stripped = stripped.replace(block, '');
+  return stripped.trim();
+}
+
+function composeReply(summaries: readonly string[], unable: readonly string[]): string {
+  const parts: string[] = [];
+  if (summaries.length > 0) parts.push(`Summary — ${summaries.join('; ')}.`);
+  else parts.push('I could not find a file to read in your request.');
+  if (unable.length > 0) parts.push(`I could not ${unable.join('; ')}.`);
+  parts.push(FINAL_CLAIM);
+  return parts.join(' ');
+}
+
+/**
+ * Read tools often number their lines (`     1→text`, `00001| text`, `1\ttext`, `1: text`); the numbers are the
+ * tool's framing, not the file's text, so they are removed before looking for instructions.
+ */
+function withoutLineNumbers(raw: string): string {
+  // A shell tool's framing (Codex: `Chunk ID: …`, `Wall time: …`, `Output:`) is not the file's text either.
+  const text = raw.replace(
+    /^(?:(?:Chunk ID|Wall time|Process exited|Process running|Original token count|Exit code)[^\n]*\n)+Output:\n/,
+    '',
+  );
+  // Only a run numbered 1, 2, 3… counts as framing, so a file whose own lines start with numbers is kept.
+  let expected = 1;
+  return text
+    .split(/\r?\n/)
+    .map((line) => {
+      const match = /^\s*(\d+)(?:→|\| |\t|: |:$)/.exec(line);
+      if (match === null || Number(match[1]) !== expected) return line;
+      expected++;
+      return line.slice(match[0].length);
+    })
+    .join('\n');
+}
+
+/** The first line of prose that is not an instruction, cut to 80 characters. */
+function summarize(text: string): string {
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/^[\s#>*-]+/, '').trim();
+    if (line === '' || line.startsWith('<') || parseInstructions(raw).length > 0) continue;
+    return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+  }
+  return '(no prose)';
+}

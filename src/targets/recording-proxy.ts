@@ -1,0 +1,299 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { SecretRedactor } from '../attacks/secret-redactor.js';
+import { InvalidOptionError } from '../errors.js';
+import type { JsonValue } from '../models/record.js';
+import type { HttpExchangeEvent } from './transcript.js';
+
+/**
+ * A transcript for any agent: a loopback HTTP proxy put in front of the model endpoint for one attempt.
+ * The agent is pointed at it; every request and response passes through unchanged (streams included) and
+ * is recorded as an `http_exchange` event — bounded (`maxStoredBodyBytes` per body, `maxExchanges` per
+ * attempt) and redacted: credential headers are replaced whatever they hold, and the `redactor` (the campaign's
+ * secrets, the model's key among them) runs over URLs, headers and bodies before anything is stored, so the key reaches the upstream and nowhere
+ * else. Exchanges still in flight when the attempt stops are kept with what had arrived (a timed-out
+ * attempt's partial transcript).
+ *
+ * ```ts
+ * const proxy = await startRecordingProxy({ upstream: 'http://127.0.0.1:8719/v1', redactor });
+ * // run the agent against proxy.baseUrl, then:
+ * const events = proxy.exchanges();
+ * await proxy.close();
+ * ```
+ */
+
+export interface RecordingProxyOptions {
+  /** The real endpoint (`baseUrl` as configured, path included). */
+  upstream: string;
+  /** The campaign's secret redaction (SPEC §11), applied to everything stored. */
+  redactor?: SecretRedactor | undefined;
+  /** Bytes of each request and response body stored; default 262,144. */
+  maxStoredBodyBytes?: number | undefined;
+  /** Exchanges stored per attempt; later ones are forwarded but not stored. Default 200. */
+  maxExchanges?: number | undefined;
+  /** Largest request body forwarded; default 32 MiB. */
+  maxRequestBytes?: number | undefined;
+  now?: (() => number) | undefined;
+}
+
+export interface RecordingProxy {
+  /** Give this to the agent in place of `upstream`. */
+  baseUrl: string;
+  /** The exchanges so far, in the order requests arrived; redacted and bounded. */
+  exchanges(): HttpExchangeEvent[];
+  /** Number of exchanges forwarded but not stored (over `maxExchanges`). */
+  dropped(): number;
+  close(): Promise<void>;
+}
+
+const REDACTED = '[redacted]';
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'cookie',
+  'proxy-authorization',
+]);
+const HOP_HEADERS = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'accept-encoding',
+  'upgrade',
+]);
+
+export async function startRecordingProxy(options: RecordingProxyOptions): Promise<RecordingProxy> {
+  let upstream: URL;
+  try {
+    upstream = new URL(options.upstream);
+  } catch {
+    throw new InvalidOptionError(`the model baseUrl is not a URL: ${options.upstream}`);
+  }
+  const maxStored = options.maxStoredBodyBytes ?? 262_144;
+  const maxExchanges = options.maxExchanges ?? 200;
+  const maxRequestBytes = options.maxRequestBytes ?? 32 * 1024 * 1024;
+  const now = options.now ?? (() => performance.now());
+  const { redactor } = options;
+  const redact = (text: string) => redactor?.redactText(text) ?? text;
+  const records: HttpExchangeEvent[] = [];
+  let dropped = 0;
+  const inflight = new Set<AbortController>();
+
+  const server = createServer((req, res) => {
+    forward(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
+    });
+  });
+
+  async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = now();
+    const body = await readAll(req, maxRequestBytes);
+    if (body === undefined) {
+      res.writeHead(413, { connection: 'close' }).end();
+      return;
+    }
+    const target = new URL(req.url ?? '/', upstream.origin);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined || HOP_HEADERS.has(name)) continue;
+      headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    let record: HttpExchangeEvent | undefined;
+    if (records.length < maxExchanges) {
+      record = {
+        kind: 'http_exchange',
+        try: 1,
+        request: {
+          method: req.method ?? 'GET',
+          url: redact(target.href),
+          headers: storedHeaders(headers, redact),
+          body: storedBody(body, maxStored, redact),
+        },
+        response: null,
+        durationMs: 0,
+      };
+      records.push(record);
+    } else {
+      dropped++;
+    }
+    const controller = new AbortController();
+    inflight.add(controller);
+    const kept: Buffer[] = [];
+    let keptBytes = 0;
+    let totalBytes = 0;
+    const store = (status: number, type: string) => {
+      if (record === undefined) return;
+      record.response = { status, body: storedResponse(Buffer.concat(kept), totalBytes, type, redact) };
+      record.durationMs = Math.max(0, now() - started);
+    };
+    let status = 0;
+    let type = '';
+    try {
+      const response = await fetch(target, {
+        method: req.method ?? 'GET',
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+        signal: controller.signal,
+      });
+      status = response.status;
+      type = response.headers.get('content-type') ?? '';
+      const outgoing: Record<string, string> = {};
+      response.headers.forEach((value, name) => {
+        if (!HOP_HEADERS.has(name) && name !== 'content-encoding') outgoing[name] = value;
+      });
+      res.writeHead(response.status, outgoing);
+      if (response.body !== null) {
+        for await (const chunk of response.body) {
+          const buffer = Buffer.from(chunk);
+          totalBytes += buffer.length;
+          if (keptBytes < maxStored) {
+            kept.push(buffer.subarray(0, maxStored - keptBytes));
+            keptBytes += Math.min(buffer.length, maxStored - keptBytes);
+          }
+          store(status, type);
+          res.write(buffer);
+        }
+      }
+      store(status, type);
+      res.end();
+    } catch (error) {
+      if (record !== undefined) {
+        if (status !== 0) store(status, type);
+        record.error = redact((error as Error).message);
+        record.durationMs = Math.max(0, now() - started);
+      }
+      throw error;
+    } finally {
+      inflight.delete(controller);
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}${upstream.pathname.replace(/\/+$/, '')}${upstream.search}`,
+    exchanges: () => records.map((record) => structuredClone(record)),
+    dropped: () => dropped,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const controller of inflight) controller.abort();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function storedHeaders(
+  headers: Record<string, string>,
+  redact: (text: string) => string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers).sort()) {
+    out[name] = CREDENTIAL_HEADERS.has(name) ? REDACTED : redact(headers[name] as string);
+  }
+  return out;
+}
+
+/** A JSON body as JSON when whole and small enough; otherwise its text, cut, with the size noted. */
+function storedBody(bytes: Buffer, max: number, redact: (text: string) => string): JsonValue {
+  if (bytes.length === 0) return null;
+  if (bytes.length <= max) {
+    const text = redact(bytes.toString('utf8'));
+    try {
+      return JSON.parse(text) as JsonValue;
+    } catch {
+      return text;
+    }
+  }
+  return `${redact(bytes.subarray(0, max).toString('utf8'))}… [${bytes.length - max} more bytes not stored]`;
+}
+
+function storedResponse(
+  kept: Buffer,
+  total: number,
+  type: string,
+  redact: (text: string) => string,
+): JsonValue {
+  const raw = kept.toString('utf8');
+  // A stream can spell a secret out across events (one delta ends with `sk-ab`, the next starts `cd…`),
+  // which no search of the raw text finds. The deltas are joined and searched; a stream that spells a
+  // secret is withheld and only its joined, redacted text kept.
+  if (/event-stream/i.test(type)) {
+    const joined = joinedDeltas(raw);
+    if (redact(joined) !== joined) {
+      return {
+        withheld: 'the stream spelled out a secret across its events',
+        bytes: total,
+        text: redact(joined),
+      };
+    }
+  }
+  const text = redact(raw);
+  const cut = total > kept.length ? `… [${total - kept.length} more bytes not stored]` : '';
+  if (cut === '' && /json/i.test(type)) {
+    try {
+      return JSON.parse(text) as JsonValue;
+    } catch {
+      // A JSON content type with a body that is not JSON: stored as text.
+    }
+  }
+  return `${text}${cut}`;
+}
+
+/** The text and argument fragments of an SSE body's `data:` payloads, in order, joined. */
+function joinedDeltas(sse: string): string {
+  const pieces: string[] = [];
+  const collect = (value: unknown, key: string | undefined): void => {
+    if (typeof value === 'string') {
+      if (key !== undefined && DELTA_KEYS.has(key)) pieces.push(value);
+      return;
+    }
+    if (Array.isArray(value)) for (const inner of value) collect(inner, key);
+    else if (typeof value === 'object' && value !== null) {
+      for (const [name, inner] of Object.entries(value)) collect(inner, name);
+    }
+  };
+  for (const line of sse.split('\n')) {
+    if (!line.startsWith('data:')) continue;
+    try {
+      collect(JSON.parse(line.slice(5)), undefined);
+    } catch {
+      pieces.push(line.slice(5));
+    }
+  }
+  return pieces.join('');
+}
+const DELTA_KEYS = new Set(['content', 'arguments', 'text', 'partial_json', 'delta', 'thinking']);
+
+function readAll(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', reject);
+  });
+}
