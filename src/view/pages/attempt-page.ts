@@ -60,6 +60,14 @@ ${attempt.changeSets.map(renderChangeSet)}
 <dt>score</dt><dd><code>${score?.id ?? 'none'}</code></dd>
 <dt>conversation</dt><dd><code>${record.conversationId ?? 'none'}</code></dd>
 <dt>workspace</dt><dd>${record.workspace === null ? html`<span class="muted">none</span>` : html`<code>${text(record.workspace.root, { maxChars: MAX_LINE })}</code>${record.workspace.kept ? ' (kept)' : ' (removed)'}`}</dd>
+${
+  record.cleanup === undefined || record.cleanup.removed
+    ? ''
+    : html`<dt>cleanup</dt><dd class="error">not everything was removed: <ul>${record.cleanup.failures.map(
+        (failure) =>
+          html`<li><code>${text(failure.path, { maxChars: MAX_LINE })}</code>: ${text(failure.reason, { maxChars: MAX_LINE })}</li>`,
+      )}</ul>${record.cleanup.unlistedFailures > 0 ? html`and ${record.cleanup.unlistedFailures} more not listed` : ''}</dd>`
+}
 </dl></section>`;
 }
 
