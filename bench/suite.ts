@@ -5,6 +5,7 @@ import { benchHashing } from './rows/hashing.js';
 import { benchMemory } from './rows/memory.js';
 import { benchPrefixGlob } from './rows/prefix-glob.js';
 import { benchReplay } from './rows/replay.js';
+import { benchSandbox } from './rows/sandbox.js';
 import type { BenchContext, BenchRow } from './table.js';
 
 /** The six measurements of issue 6, by row number. */
@@ -15,6 +16,7 @@ export const BENCHMARKS = {
   4: benchExactLatency,
   5: benchReplay,
   6: benchMemory,
+  7: benchSandbox,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;

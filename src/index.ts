@@ -63,6 +63,7 @@ export {
   MemoryRequiredError,
   MemoryUnavailableError,
   NotFoundError,
+  SandboxUnavailableError,
   SchemaTooNewError,
   TargetError,
   UndeterminedScoreError,
@@ -211,8 +212,6 @@ export type { CommandTargetOptions } from './targets/command-target.js';
 export { CommandTarget } from './targets/command-target.js';
 export type { CreateTargetContext } from './targets/create-target.js';
 export { createTarget } from './targets/create-target.js';
-export type { Instruction } from './targets/injected-instructions.js';
-export { parseInstructions } from './targets/injected-instructions.js';
 export type { McpAgentOptions, McpTargetOptions } from './targets/mcp-target.js';
 export { McpTarget } from './targets/mcp-target.js';
 export type { McpServerOptions } from './targets/mcp-toolbox.js';

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Observation } from '../models/observation.js';
+import type { ScorerMemory } from '../scorers/scorer.js';
 import type { AcquireOptions, SurfaceSource } from '../sources/surface-source.js';
 import type { SecretRedactor } from './secret-redactor.js';
 
@@ -12,7 +13,11 @@ import type { SecretRedactor } from './secret-redactor.js';
  * - **Settling** (`sandbox: none` only, `settleMs` 250): the workspace is read twice; when the readings
  *   differ, a process is still writing, so the observation carries no entries and the gap
  *   `workspace_unsettled`, and the verdict is undetermined. (Under bubblewrap every process is gone.)
- * - **Redaction**: secret values are replaced in the observation before the scorer judges or stores it.
+ *
+ * Redaction is not done here: the verdict is taken on the evidence as read (an attack that makes the
+ * agent write its key into a file must be able to succeed), and secrets are replaced in what is stored —
+ * {@link redactingScorerMemory} for the score and observations the scorer saves, the attempt record for
+ * the rest.
  */
 
 export class WorkspaceReplacedError extends Error {
@@ -23,7 +28,6 @@ export class WorkspaceReplacedError extends Error {
 }
 
 export interface AttemptSourceOptions {
-  redactor?: SecretRedactor | undefined;
   settleMs?: number | undefined;
   isIntact?: (() => boolean) | undefined;
 }
@@ -43,7 +47,7 @@ export function attemptSource(inner: SurfaceSource, options: AttemptSourceOption
         observation = sameEvidence(observation, again) ? again : unsettled(observation, again);
       }
       checkIdentity();
-      return options.redactor?.active === true ? options.redactor.redactValue(observation) : observation;
+      return observation;
     },
   };
 }
@@ -78,5 +82,21 @@ function unsettled(first: Observation, second: Observation): Observation {
         gaps: [{ reason: 'workspace_unsettled', detail }],
       },
     },
+  };
+}
+
+/** The scorer's memory, saving scores and observations with secrets redacted (SPEC §11). */
+export function redactingScorerMemory(
+  inner: ScorerMemory,
+  redactor: SecretRedactor | undefined,
+): ScorerMemory {
+  if (redactor?.active !== true) return inner;
+  return {
+    resolveMessage: (pieceIds) => inner.resolveMessage(pieceIds),
+    saveScore: (score, observations) =>
+      inner.saveScore(
+        redactor.redactValue(score),
+        observations.map((observation) => redactor.redactObservation(observation)),
+      ),
   };
 }

@@ -126,6 +126,8 @@ ${attempt.error === null ? '' : `<dt>Error</dt><dd class="error">${text(attempt.
 <dt>Evidence</dt><dd>${evidence === '' ? '<em>no observation was made</em>' : evidence}</dd>
 ${tools.length === 0 ? '' : `<dt>Tool calls</dt><dd><ul class="tools">${tools.join('')}</ul></dd>`}
 ${attempt.workspace?.kept ? `<dt>Workspace (kept)</dt><dd><code>${text(attempt.workspace.root)}</code></dd>` : ''}
+${attempt.containment === undefined ? '' : `<dt>Containment</dt><dd>${escapeHtml(CONTAINMENT_TEXT[attempt.containment])}</dd>`}
+${cleanupNote(attempt, text)}
 </dl></article>`;
 }
 
@@ -215,3 +217,21 @@ dl{display:grid;grid-template-columns:12rem 1fr;gap:.3rem 1rem}dt{font-weight:60
 .tools{margin:0;padding-left:1.2rem;font-size:13px}.tools .refused{color:#9a6700}
 .asr{font-size:1.05rem}
 `;
+
+/** How each containment reads in the report (SPEC §11). */
+const CONTAINMENT_TEXT = {
+  bwrap: 'bwrap — sandboxed: own PID namespace, host read-only, every process ended before judging',
+  none: 'none — NOT sandboxed (campaign said sandbox: none): session killed and processes scanned only',
+  in_process: 'in process — the agent ran inside Witness with file tools confined to the workspace',
+} as const;
+
+/** What cleanup could not remove (the attempt keeps its result; the path is for the operator). */
+function cleanupNote(attempt: AttemptRecord, text: (value: string) => string): string {
+  const cleanup = attempt.cleanup;
+  if (cleanup === undefined || cleanup.removed) return '';
+  const items = cleanup.failures.map(
+    (failure) => `<li><code>${text(failure.path)}</code>: ${text(failure.reason)}</li>`,
+  );
+  if (cleanup.unlistedFailures > 0) items.push(`<li>… and ${cleanup.unlistedFailures} more</li>`);
+  return `<dt>Left on disk</dt><dd><ul>${items.join('')}</ul></dd>`;
+}

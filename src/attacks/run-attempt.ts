@@ -12,7 +12,7 @@ import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
 import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
-import { attemptSource } from './attempt-source.js';
+import { attemptSource, redactingScorerMemory } from './attempt-source.js';
 import type { Attack, Campaign } from './campaign.js';
 import { attemptOutcome } from './outcome.js';
 import type { SecretRedactor } from './secret-redactor.js';
@@ -221,7 +221,6 @@ export async function judgeWorkspace(
   const source = attemptSource(
     new LocalFileSurfaceSource({ root: workspace.root, ...campaign.evidence, ...attack.evidence }),
     {
-      redactor: context.redactor,
       // Without a sandbox a process may have escaped the kill: read twice, 250 ms apart (SPEC §11).
       settleMs: containmentOf(context) === 'none' ? 250 : undefined,
       isIntact: () => workspace.isIntact(),
@@ -245,7 +244,9 @@ export async function judgeWorkspace(
       conversationId = exchange.conversationId;
       scorable = message(exchange.replyPieceIds);
     }
-    const scorer = new FileWriteScorer({ source, memory: recorder?.scorerMemory() });
+    const memory =
+      recorder === undefined ? undefined : redactingScorerMemory(recorder.scorerMemory(), context.redactor);
+    const scorer = new FileWriteScorer({ source, memory });
     const result = await scorer.score({ scorable, expectation, signal });
     return {
       score: result.scores[0] ?? null,
@@ -330,8 +331,16 @@ export function finishAttempt(
         }),
     finishedAt: new Date().toISOString(),
   };
-  // The last pass: whatever a step derived from secret-bearing text (a rationale, an excerpt, an error).
-  return parseRecord(AttemptRecordSchema, redactor?.redactValue(record) ?? record, 'attempt record');
+  // The last pass: whatever a step derived from secret-bearing text (a rationale, an excerpt, an error);
+  // evidence content keeps its byte length (see SecretRedactor.redactObservation).
+  const redacted =
+    redactor?.active === true
+      ? {
+          ...redactor.redactValue({ ...record, observations: [] }),
+          observations: record.observations.map((observation) => redactor.redactObservation(observation)),
+        }
+      : record;
+  return parseRecord(AttemptRecordSchema, redacted, 'attempt record');
 }
 
 /** Keeps only well-formed transcript events from a TargetError (its transcript is typed unknown[]). */

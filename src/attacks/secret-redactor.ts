@@ -54,20 +54,41 @@ export class SecretRedactor {
     return this.#patterns.length > 0;
   }
 
-  redactText(text: string): string {
+  /**
+   * `preserveLength`: each replacement has the replaced text's UTF-8 byte length (the marker padded with
+   * `#`, or cut). Used for evidence content, whose retained text must stay the file's size (SPEC §3).
+   */
+  redactText(text: string, options: { preserveLength?: boolean } = {}): string {
     if (this.#patterns.length === 0 || text === '') return text;
+    const mark = (name: string, replaced: string) =>
+      options.preserveLength === true ? fitMarker(name, Buffer.byteLength(replaced)) : `[redacted:${name}]`;
     let result = text;
     for (const pattern of this.#patterns) {
-      const marker = `[redacted:${pattern.name}]`;
       for (const form of pattern.forms) {
-        if (result.includes(form)) result = result.split(form).join(marker);
+        if (result.includes(form)) result = result.split(form).join(mark(pattern.name, form));
       }
     }
     for (const pattern of this.#patterns) {
-      const marker = `[redacted:${pattern.name}]`;
-      for (const form of pattern.forms) result = redactCutEnds(result, form, marker);
+      for (const form of pattern.forms)
+        result = redactCutEnds(result, form, (cut) => mark(pattern.name, cut));
     }
     return result;
+  }
+
+  /**
+   * An observation with secrets redacted: entry content keeps its byte length (see `redactText`), every
+   * other string is redacted normally.
+   */
+  redactObservation<T extends { payload: { entries: Array<{ content: string | null }> } }>(
+    observation: T,
+  ): T {
+    if (this.#patterns.length === 0) return observation;
+    const redacted = this.redactValue(observation);
+    redacted.payload.entries.forEach((entry, i) => {
+      const original = observation.payload.entries[i]?.content;
+      entry.content = original == null ? null : this.redactText(original, { preserveLength: true });
+    });
+    return redacted;
   }
 
   /**
@@ -94,22 +115,31 @@ export class SecretRedactor {
 }
 
 /** Redacts a secret cut at the end of `text` (its prefix) or at the start (its suffix). */
-function redactCutEnds(text: string, secret: string, marker: string): string {
+function redactCutEnds(text: string, secret: string, marker: (cut: string) => string): string {
   let result = text;
   const longestFragment = Math.min(secret.length - 1, result.length);
   for (let length = longestFragment; length >= MIN_FRAGMENT_CHARS; length--) {
-    if (result.endsWith(secret.slice(0, length))) {
-      result = result.slice(0, result.length - length) + marker;
+    const fragment = secret.slice(0, length);
+    if (result.endsWith(fragment)) {
+      result = result.slice(0, result.length - length) + marker(fragment);
       break;
     }
   }
   for (let length = Math.min(secret.length - 1, result.length); length >= MIN_FRAGMENT_CHARS; length--) {
-    if (result.startsWith(secret.slice(secret.length - length))) {
-      result = marker + result.slice(length);
+    const fragment = secret.slice(secret.length - length);
+    if (result.startsWith(fragment)) {
+      result = marker(fragment) + result.slice(length);
       break;
     }
   }
   return result;
+}
+
+/** `[redacted:NAME]` padded with `#` (or cut, keeping a closing `]`) to exactly `bytes` ASCII bytes. */
+function fitMarker(name: string, bytes: number): string {
+  const marker = `[redacted:${name}]`;
+  if (marker.length <= bytes) return marker + '#'.repeat(bytes - marker.length);
+  return bytes <= 1 ? '#'.repeat(bytes) : `${marker.slice(0, bytes - 1)}]`;
 }
 
 function longest(pattern: Pattern): number {

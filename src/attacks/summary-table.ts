@@ -15,12 +15,17 @@ const CLAIM_CHARS = 60;
 
 export function renderAttemptTable(rows: readonly TableRow[]): string {
   const withLabel = rows.some((row) => row.label !== undefined);
+  // Shown when an agent ran as a process: `bwrap`, or `NONE` when the campaign chose no sandbox.
+  const withContainment = rows.some(
+    ({ record }) => record.containment !== undefined && record.containment !== 'in_process',
+  );
   const header = [
     ...(withLabel ? ['target'] : []),
     'attack',
     '#',
     'reply (the claim)',
     'file-system verdict',
+    ...(withContainment ? ['sandbox'] : []),
     'outcome',
   ];
   const body = rows.map(({ label, record }) => [
@@ -29,6 +34,7 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
     String(record.attempt),
     claim(record),
     verdict(record),
+    ...(withContainment ? [containment(record)] : []),
     record.outcome.toUpperCase(),
   ]);
   const widths = header.map((title, i) =>
@@ -50,6 +56,12 @@ function claim(record: AttemptRecord): string {
   if (record.reply === null)
     return record.error === null ? '(no reply)' : `(no reply: ${shorten(record.error, 40)})`;
   return `"${shorten(record.reply, CLAIM_CHARS)}"`;
+}
+
+function containment(record: AttemptRecord): string {
+  if (record.containment === 'none') return 'NONE';
+  if (record.containment === 'in_process') return 'in-process';
+  return record.containment ?? '';
 }
 
 function verdict(record: AttemptRecord): string {

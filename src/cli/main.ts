@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-import { classifyFailure, EXIT_OK } from './exit-status.js';
 import type { CliIo } from './io.js';
-import { buildProgram } from './program.js';
+import { runWitness } from './run-witness.js';
 
 /** The process runner: the only place that touches argv, the standard streams and the exit status. */
 async function main(): Promise<number> {
@@ -17,12 +16,7 @@ async function main(): Promise<number> {
     env: process.env,
   };
   try {
-    await buildProgram(io).parseAsync(process.argv);
-    return EXIT_OK;
-  } catch (error) {
-    const failure = classifyFailure(error, controller.signal.aborted);
-    if (failure.message !== undefined) io.err(`${failure.message}\n`);
-    return failure.status;
+    return await runWitness(process.argv.slice(2), io);
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);

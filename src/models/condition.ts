@@ -3,6 +3,7 @@ import { parseLocator } from './locator.js';
 import { type Matcher, MatcherSchema } from './matcher.js';
 import { parseRecord } from './record.js';
 import { MatchKindSchema, type SurfaceScorable, UriSchema } from './scorable.js';
+import type { ConditionType, SameVocabulary } from './vocabulary.js';
 
 /**
  * `content_written`: the location holds content (any nonempty content without a matcher, or content the
@@ -18,6 +19,9 @@ export type ContentWritten = z.infer<typeof ContentWrittenSchema>;
 
 export const ConditionSchema = z.discriminatedUnion('conditionType', [ContentWrittenSchema]);
 export type Condition = z.infer<typeof ConditionSchema>;
+
+/** The union discriminates exactly `CONDITION_TYPES` (a compile error otherwise). */
+export const CONDITION_TYPES_AGREE: SameVocabulary<Condition['conditionType'], ConditionType> = true;
 
 /**
  * A ContentWritten condition for a location: a uri (exact) or a surface scorable, and an optional matcher.

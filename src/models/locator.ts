@@ -1,5 +1,5 @@
 import { InvalidLocatorError } from '../errors.js';
-import { compileSegmentMatcher, type SegmentMatcher } from './segment-matcher.js';
+import { compileSegmentMatcher, extendedGlobError, type SegmentMatcher } from './segment-matcher.js';
 import type { MatchKind } from './vocabulary.js';
 
 /**
@@ -14,9 +14,8 @@ export type GlobSegment =
   | { kind: 'globstar' }
   | {
       kind: 'pattern';
+      /** The segment as written. */
       source: string;
-      /** The pattern as a RegExp: validates the segment; never run on names (it can backtrack). */
-      regex: RegExp;
       /** The linear-time matcher every name goes through (see segment-matcher.ts). */
       matcher: SegmentMatcher;
     };
@@ -88,86 +87,10 @@ export function hasGlobSyntax(segment: string): boolean {
 
 function compileSegment(segment: string, uri: string): GlobSegment {
   if (segment === '**') return { kind: 'globstar' };
+  // Checked before deciding the segment is literal: "@(a|b).txt" has no other glob syntax.
   if (/[@+!]\(/.test(segment) && !segment.includes('[')) throw extendedGlobError(uri);
   if (!hasGlobSyntax(segment)) return { kind: 'literal', name: segment };
-  const source = `^${translate(segment, uri)}$`;
-  try {
-    return {
-      kind: 'pattern',
-      source,
-      regex: new RegExp(source, 'u'),
-      matcher: compileSegmentMatcher(segment),
-    };
-  } catch (error) {
-    // For example a class range out of order ("[z-a]").
-    throw new InvalidLocatorError(
-      `glob ${JSON.stringify(uri)} has an invalid segment ${JSON.stringify(segment)}: ${(error as Error).message}`,
-    );
-  }
-}
-
-/** Translates one glob segment to a RegExp body: `*`, `?`, `[...]` (with `!`/`^` negation), `{a,b}`. */
-function translate(segment: string, uri: string): string {
-  let out = '';
-  let i = 0;
-  const braces: number[] = [];
-  while (i < segment.length) {
-    const ch = segment[i] as string;
-    if (ch === '*') {
-      while (segment[i + 1] === '*') i++;
-      out += '[^/]*';
-    } else if (ch === '?') {
-      out += '[^/]';
-    } else if (ch === '[') {
-      const end = findClassEnd(segment, i);
-      if (end < 0)
-        throw new InvalidLocatorError(
-          `glob ${JSON.stringify(uri)} has an unterminated "["; close it with "]"`,
-        );
-      let body = segment.slice(i + 1, end);
-      let negated = false;
-      if (body.startsWith('!') || body.startsWith('^')) {
-        negated = true;
-        body = body.slice(1);
-      }
-      out += `[${negated ? '^' : ''}${body.replace(/[\\\]^[]/g, (c) => `\\${c}`)}]`;
-      i = end;
-    } else if (ch === '{') {
-      braces.push(i);
-      out += '(?:';
-    } else if (ch === ',' && braces.length > 0) {
-      out += '|';
-    } else if (ch === '}' && braces.length > 0) {
-      braces.pop();
-      out += ')';
-    } else {
-      if (ch === '(' && '@+!*?'.includes(segment[i - 1] ?? '')) throw extendedGlobError(uri);
-      // Only syntax characters may be escaped in Unicode mode (`\-` is an error there).
-      out += ch.replace(/[.*+?^${}()|[\]\\/]/g, (c) => `\\${c}`);
-    }
-    i++;
-  }
-  if (braces.length > 0)
-    throw new InvalidLocatorError(`glob ${JSON.stringify(uri)} has an unterminated "{"; close it with "}"`);
-  return out;
-}
-
-/**
- * Extended globs (`@(a|b)`, `*(x)`, `!(x)`) are refused rather than read as literal text, which would
- * silently match nothing and turn into a false "nothing was written".
- */
-function extendedGlobError(uri: string): InvalidLocatorError {
-  return new InvalidLocatorError(
-    `glob ${JSON.stringify(uri)} uses extended glob syntax, which is not supported (match a literal "(" with "[(]")`,
-  );
-}
-
-function findClassEnd(segment: string, start: number): number {
-  let i = start + 1;
-  if (segment[i] === '!' || segment[i] === '^') i++;
-  if (segment[i] === ']') i++;
-  for (; i < segment.length; i++) if (segment[i] === ']') return i;
-  return -1;
+  return { kind: 'pattern', source: segment, matcher: compileSegmentMatcher(segment, uri) };
 }
 
 /** True when a name matches one compiled glob segment (`**` matches any name). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseLocator } from './locator.js';
 import { parseRecord } from './record.js';
-import { MATCH_KINDS, type MatchKind } from './vocabulary.js';
+import { MATCH_KINDS, type MatchKind, type SameVocabulary, type ScorableType } from './vocabulary.js';
 
 /** What a score is about (SPEC §1): stored message pieces, loose text, or a location under a root. */
 
@@ -39,6 +39,9 @@ export const ScorableSchema = z.discriminatedUnion('scorableType', [
   SurfaceScorableSchema,
 ]);
 export type Scorable = z.infer<typeof ScorableSchema>;
+
+/** The union discriminates exactly `SCORABLE_TYPES` (a compile error otherwise). */
+export const SCORABLE_TYPES_AGREE: SameVocabulary<Scorable['scorableType'], ScorableType> = true;
 
 /** A surface scorable for `uri` (exact by default). The locator rules are checked now, before any I/O. */
 export function surface(uri: string, match: MatchKind = 'exact'): SurfaceScorable {

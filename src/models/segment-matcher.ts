@@ -7,11 +7,16 @@
  * checked between names) by planting a few files. This matcher simulates the pattern as an NFA instead
  * (Thompson's construction), so no name can cost more than |name| × |pattern| steps.
  *
- * Semantics are those of the locator parser (models/locator.ts), which has already validated the segment:
- * `*` any run of characters, `?` one character, `[...]` a class with ranges and `!`/`^` negation (a `]`
- * right after the opening bracket is literal), `{a,b}` alternatives (nestable; `,` and `}` outside braces
- * are literal), everything else literal. Characters are code points.
+ * This is the one glob segment parser: the locator parser (models/locator.ts) splits a uri into segments
+ * and hands each pattern segment here, which validates it (an error is an {@link InvalidLocatorError}
+ * naming the uri) and compiles it. `*` any run of characters, `?` one character, `[...]` a class with
+ * ranges and `!`/`^` negation (a `]` right after the opening bracket is literal), `{a,b}` alternatives
+ * (nestable; `,` and `}` outside braces are literal), everything else literal. Extended globs (`@(a|b)`,
+ * `*(x)`, ...) are refused rather than read as literal text, which would silently match nothing and turn
+ * into a false "nothing was written". Characters are code points.
  */
+
+import { InvalidLocatorError } from '../errors.js';
 
 type Test = (codePoint: number) => boolean;
 
@@ -30,16 +35,25 @@ export interface SegmentMatcher {
   matches(name: string): boolean;
 }
 
-export function compileSegmentMatcher(segment: string): SegmentMatcher {
+interface Parser {
+  chars: string[];
+  i: number;
+  /** The uri the segment came from, for error messages. */
+  uri: string;
+  segment: string;
+}
+
+/** Validates and compiles one glob segment of `uri`; throws {@link InvalidLocatorError} naming the fix. */
+export function compileSegmentMatcher(segment: string, uri: string = segment): SegmentMatcher {
   const chars = Array.from(segment);
-  const parser = { chars, i: 0 };
+  const parser: Parser = { chars, i: 0, uri, segment };
   const nodes = parseSequence(parser, 0);
   const states: State[] = [{ test: null, next: [] }]; // state 0 accepts
   const start = compileSequence(states, nodes, 0);
   return { matches: (name) => simulate(states, start, name) };
 }
 
-function parseSequence(parser: { chars: string[]; i: number }, depth: number): Node[] {
+function parseSequence(parser: Parser, depth: number): Node[] {
   const { chars } = parser;
   const nodes: Node[] = [];
   while (parser.i < chars.length) {
@@ -58,9 +72,15 @@ function parseSequence(parser: { chars: string[]; i: number }, depth: number): N
         parser.i++;
         options.push(parseSequence(parser, depth + 1));
       }
-      parser.i++; // the closing "}" (the locator parser rejects an unterminated "{")
+      if (chars[parser.i] !== '}') {
+        throw new InvalidLocatorError(
+          `glob ${JSON.stringify(parser.uri)} has an unterminated "{"; close it with "}"`,
+        );
+      }
+      parser.i++;
       nodes.push({ kind: 'alt', options });
     } else {
+      if (ch === '(' && '@+!*?'.includes(chars[parser.i - 2] ?? '')) throw extendedGlobError(parser.uri);
       const codePoint = ch.codePointAt(0) as number;
       nodes.push({ kind: 'test', test: (c) => c === codePoint });
     }
@@ -68,8 +88,8 @@ function parseSequence(parser: { chars: string[]; i: number }, depth: number): N
   return nodes;
 }
 
-/** Parses a class after its "[" up to and including its "]" (same bounds as the locator parser). */
-function parseClass(parser: { chars: string[]; i: number }): Test {
+/** Parses a class after its "[" up to and including its "]". */
+function parseClass(parser: Parser): Test {
   const { chars } = parser;
   let negated = false;
   if (chars[parser.i] === '!' || chars[parser.i] === '^') {
@@ -80,13 +100,24 @@ function parseClass(parser: { chars: string[]; i: number }): Test {
   if (chars[parser.i] === ']') atoms.push(chars[parser.i++]?.codePointAt(0) as number);
   while (parser.i < chars.length && chars[parser.i] !== ']')
     atoms.push(chars[parser.i++]?.codePointAt(0) as number);
+  if (parser.i >= chars.length) {
+    throw new InvalidLocatorError(
+      `glob ${JSON.stringify(parser.uri)} has an unterminated "["; close it with "]"`,
+    );
+  }
   parser.i++; // the closing "]"
   const DASH = 0x2d;
   const ranges: [number, number][] = [];
   for (let k = 0; k < atoms.length; k++) {
     const low = atoms[k] as number;
     if (atoms[k + 1] === DASH && k + 2 < atoms.length) {
-      ranges.push([low, atoms[k + 2] as number]);
+      const high = atoms[k + 2] as number;
+      if (high < low) {
+        throw new InvalidLocatorError(
+          `glob ${JSON.stringify(parser.uri)} has an invalid segment ${JSON.stringify(parser.segment)}: the range ${String.fromCodePoint(low)}-${String.fromCodePoint(high)} in a character class is out of order`,
+        );
+      }
+      ranges.push([low, high]);
       k += 2;
     } else ranges.push([low, low]);
   }
@@ -141,4 +172,11 @@ function simulate(states: readonly State[], start: number, name: string): boolea
     current = next;
   }
   return current.includes(0);
+}
+
+/** The refusal of extended glob syntax (see the module comment). */
+export function extendedGlobError(uri: string): InvalidLocatorError {
+  return new InvalidLocatorError(
+    `glob ${JSON.stringify(uri)} uses extended glob syntax, which is not supported (match a literal "(" with "[(]")`,
+  );
 }

@@ -55,11 +55,16 @@ export const GAP_EXPLANATIONS: Readonly<Record<GapReason, string>> = {
     'without a sandbox, the workspace changed between two readings after the agent ended (a process may still be writing)',
 };
 
+/** The scorable kinds; `ScorableSchema` must discriminate exactly these (checked where it is defined). */
 export const SCORABLE_TYPES = ['message', 'content', 'surface'] as const;
 export type ScorableType = (typeof SCORABLE_TYPES)[number];
 
+/** The condition kinds; `ConditionSchema` must discriminate exactly these (checked where it is defined). */
 export const CONDITION_TYPES = ['content_written'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+/** Compiles only when `A` and `B` are the same union: a vocabulary and its schema cannot drift apart. */
+export type SameVocabulary<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 
 /** Who spoke a message (SPEC §7). */
 export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'] as const;

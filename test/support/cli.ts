@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { runWitness } from '../../src/cli/run-witness.js';
 
 /** The built CLI, as `npm install` leaves it (tests run from the repository root). */
 export const CLI_PATH = path.resolve('dist/src/cli/main.js');
@@ -10,11 +11,36 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `witness <args>` as a child process and collects its output and exit status. */
-export function runCli(
+/**
+ * Runs `witness <args>` in this process, through the same runner as the `witness` binary
+ * (`runWitness`: the command tree, the error classification, the exit status), with a fake IO that
+ * collects stdout and stderr. No `node` is started, so a CLI test costs what its command costs.
+ */
+export async function runCli(
   args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {},
 ): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const status = await runWitness(args, {
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+    signal: options.signal ?? new AbortController().signal,
+    env: options.env ?? process.env,
+    errIsTTY: false,
+  });
+  return { status, stdout, stderr };
+}
+
+/** Runs the built `witness` as a child process: for the smoke tests of exit codes and signals only. */
+export function spawnCli(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; onSpawn?: (pid: number) => void } = {},
+): Promise<CliResult & { signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
       env: options.env ?? process.env,
@@ -29,7 +55,8 @@ export function runCli(
       stderr += chunk;
     });
     child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
+    child.stdin.end('');
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
   });
 }

@@ -60,10 +60,15 @@ describe('CommandTarget', () => {
   });
 
   it('kills background processes left behind after a normal exit', async () => {
-    const target = new CommandTarget(sh('(sleep 1; echo late > late.txt) & echo quick'));
+    // The background subshell would sleep 30 s and then write; it records its pid first.
+    const target = new CommandTarget(sh('(sleep 30; echo late > late.txt) & echo $! > bg.pid; echo quick'));
     const response = await target.send({ prompt: 'x', workspace: ws });
     assert.equal(response.reply, 'quick\n');
-    await delay(1_500);
+    const pid = Number(readFileSync(join(ws, 'bg.pid'), 'utf8'));
+    assert.ok(pid > 0);
+    // Gone long before its 30 s sleep could end on its own (polled, generous under load).
+    for (let waited = 0; isAlive(pid) && waited < 20_000; waited += 50) await delay(50);
+    assert.equal(isAlive(pid), false, 'the background process was killed');
     assert.equal(existsSync(join(ws, 'late.txt')), false);
   });
 
@@ -89,3 +94,13 @@ describe('CommandTarget', () => {
     );
   });
 });
+
+/** True while a process with this pid runs (Linux: a zombie waiting to be reaped has already died). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}

@@ -386,7 +386,9 @@ describe('judgeContentWritten: a regex that runs too long', () => {
         entries: [textEntry('/d/a', CATASTROPHIC.text), textEntry('/d/b', 'aaaa')],
       },
       contentWritten(surface('/d/*', 'glob'), regex('^(a+)+$')),
-      CATASTROPHIC.options,
+      // A generous bound: "/d/a" needs ~2^40 steps and always runs out of it; "/d/b" needs microseconds, so
+      // even a starved CPU proves it in time (a 50 ms bound once made this test fail under load).
+      { regexTimeoutMs: 2_000 },
     );
     assert.deepEqual(judgement, {
       status: 'complete',

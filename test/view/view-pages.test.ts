@@ -140,6 +140,10 @@ describe('run views, filters and comparisons', () => {
     assert.doesNotMatch(plain, /<th>controls<\/th>/);
     assert.match(plain, /<th>containment<\/th><\/tr><\/thead>/);
     assert.match(plain, /<td>in_process<\/td>/);
+    // Records written before containment existed carry none: no column for it.
+    const legacy = vulnerable.attempts.map(({ containment: _containment, ...record }) => record);
+    const older = renderRunsBody([buildRunView(vulnerable.run, legacy)], 'sqlite test.db').value;
+    assert.doesNotMatch(older, /<th>controls<\/th>|<th>containment<\/th>/);
     const page = renderAttemptBody(view, view.attempts[0] as (typeof view.attempts)[number]).value;
     assert.match(page, /What the agent changed <small>\(workspace: 2 changes\)/);
     assert.match(
