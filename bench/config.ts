@@ -21,6 +21,8 @@ export interface BenchConfig {
   entriesTree: { directories: number; filesPerDirectory: number };
   /** Budgets of row 6; empty keeps the defaults (the full run), smaller trees need smaller budgets. */
   memoryLimits: Partial<SourceLimits>;
+  /** Row 7: mock attempts per `witness run` (even numbers: two attacks), smallest first. */
+  campaignAttempts: number[];
 }
 
 export const FULL_CONFIG: BenchConfig = {
@@ -32,6 +34,7 @@ export const FULL_CONFIG: BenchConfig = {
   replay: { entries: 1_000, replays: 300 },
   entriesTree: { directories: 1_000, filesPerDirectory: 1_000 },
   memoryLimits: {},
+  campaignAttempts: [100, 400, 1_600],
 };
 
 export const QUICK_CONFIG: BenchConfig = {
@@ -43,4 +46,5 @@ export const QUICK_CONFIG: BenchConfig = {
   replay: { entries: 500, replays: 50 },
   entriesTree: { directories: 40, filesPerDirectory: 500 },
   memoryLimits: { maxListedEntries: 2_000 },
+  campaignAttempts: [20, 80, 320],
 };

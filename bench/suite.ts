@@ -1,4 +1,5 @@
 import type { BenchConfig } from './config.js';
+import { benchCampaignScale } from './rows/campaign-scale.js';
 import { benchExactLatency } from './rows/exact-latency.js';
 import { benchGlobAll } from './rows/glob-all.js';
 import { benchHashing } from './rows/hashing.js';
@@ -8,7 +9,7 @@ import { benchReplay } from './rows/replay.js';
 import { benchSandbox } from './rows/sandbox.js';
 import type { BenchContext, BenchRow } from './table.js';
 
-/** The six measurements of issue 6, by row number. */
+/** The six measurements of issue 6 and the campaign scale of issue 14, by row number. */
 export const BENCHMARKS = {
   1: benchGlobAll,
   2: benchPrefixGlob,
@@ -17,6 +18,7 @@ export const BENCHMARKS = {
   5: benchReplay,
   6: benchMemory,
   7: benchSandbox,
+  8: benchCampaignScale,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;

@@ -156,6 +156,19 @@ export class MemoryUnavailableError extends WitnessError {
   }
 }
 
+/**
+ * A reader asked for a memory that does not exist (a missing SQLite file, a database Witness never
+ * opened): nothing was created. Thrown by `openMemory(target, { mustExist: true })`.
+ */
+export class NoMemoryError extends MemoryUnavailableError {
+  readonly target: string;
+  constructor(target: string) {
+    super(`no memory at ${target}`);
+    this.name = 'NoMemoryError';
+    this.target = target;
+  }
+}
+
 /** A campaign file is not valid YAML or does not satisfy the campaign schema; names file, line and column. */
 export class InvalidCampaignError extends WitnessError {
   readonly issues: readonly string[];

@@ -1,52 +1,10 @@
 /**
- * The public surface of Witness: everything exported here is stable; anything not listed is internal.
+ * `witness`: the public surface for judging evidence — models, sources, scorers, verdicts, matching and
+ * errors. Everything exported here is stable; anything not listed is internal. It loads no database
+ * driver and no MCP SDK (test/package/entry-points.test.ts checks what an import loads): campaigns are
+ * in `witness/attacks`, the memory in `witness/memory`, the agents under test in `witness/targets`.
  */
 
-export type { Attack, Campaign, CampaignInput, Expect } from './attacks/campaign.js';
-export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from './attacks/campaign.js';
-export { loadCampaignFile, parseCampaign } from './attacks/campaign-file.js';
-export { demoCampaign } from './attacks/demo-campaign.js';
-export type {
-  BaitFinding,
-  Carrier,
-  LibraryAttack,
-  LibraryCatalog,
-  LibraryExpect,
-  LibraryGroup,
-  LibraryRef,
-  MatrixInput,
-  Objective,
-  Strategy,
-} from './attacks/library/index.js';
-export {
-  BAIT_STATUSES,
-  buildLibraryAttack,
-  CARRIER_IDS,
-  checkAllBait,
-  checkBait,
-  describeLibrary,
-  expandCampaignMatrix,
-  expandMatrix,
-  groupByLibrary,
-  LibraryRefSchema,
-  libraryRefOf,
-  listCarriers,
-  listObjectives,
-  listStrategies,
-  MatrixSchema,
-  OBJECTIVE_IDS,
-  STRATEGY_IDS,
-} from './attacks/library/index.js';
-export type { AttemptOutcome, OutcomeTotals } from './attacks/outcome.js';
-export { attemptOutcome, formatSuccessRate, tallyOutcomes } from './attacks/outcome.js';
-export type { RenderReportOptions, ReportRun } from './attacks/report-html.js';
-export { renderReportHtml } from './attacks/report-html.js';
-export type { AttemptRecorder } from './attacks/run-attempt.js';
-export type { CampaignResult, ProgressEvent, RunCampaignOptions } from './attacks/run-campaign.js';
-export { runCampaign } from './attacks/run-campaign.js';
-export { renderAttemptTable, renderTotals } from './attacks/summary-table.js';
-export type { PlantedFile, Workspace, WorkspaceSpec } from './attacks/workspace.js';
-export { createWorkspace } from './attacks/workspace.js';
 export type { WitnessErrorCode } from './errors.js';
 export {
   ERROR_CODES,
@@ -70,26 +28,6 @@ export {
   WitnessError,
 } from './errors.js';
 export { DEFAULT_REGEX_TIMEOUT_MS, matchText } from './matching/text-matcher.js';
-export type { ArchiveRecord, ArchiveRecordType, ImportSummary } from './memory/archive.js';
-export {
-  ArchiveHeaderSchema,
-  ArchiveRecordSchema,
-  archiveHeaderLine,
-  formatArchiveLine,
-  parseArchiveLines,
-} from './memory/archive.js';
-export type {
-  AttackResultFilter,
-  Memory,
-  MemoryLocation,
-  NewConversation,
-  NewMessage,
-  RunFilter,
-  ScoreFilter,
-} from './memory/memory.js';
-export { MEMORY_SCHEMA_VERSION } from './memory/migrations.js';
-export type { OpenMemoryOptions } from './memory/open-memory.js';
-export { openMemory } from './memory/open-memory.js';
 export type { AttackResult, AttemptWorkspace } from './models/attack-result.js';
 export {
   AttackOutcomeSchema,
@@ -111,6 +49,8 @@ export {
   MessagePieceSchema,
   MessageRoleSchema,
 } from './models/conversation.js';
+// One schema for evidence budgets (with documented maximums) and one function for text shown to people.
+export { EvidenceLimitsSchema, LIMIT_NAMES, LIMIT_SPECS, type LimitName } from './models/evidence-limits.js';
 export type { ScoringExpectation } from './models/expectation.js';
 export { expectation, ScoringExpectationSchema } from './models/expectation.js';
 export type { ComponentIdentifier } from './models/identifier.js';
@@ -199,49 +139,11 @@ export type {
 } from './scorers/scorer.js';
 export type { SourceLimits } from './sources/local-file/limits.js';
 export { DEFAULT_LIMITS } from './sources/local-file/limits.js';
+export type { SurfaceFsKind } from './sources/local-file/surface-fs-choice.js';
+export { SURFACE_FS_KINDS } from './sources/local-file/surface-fs-choice.js';
 export type { LocalFileSurfaceSourceOptions } from './sources/local-file-source.js';
-export { LocalFileSurfaceSource } from './sources/local-file-source.js';
+export { LocalFileSurfaceSource, releaseAcquisitionThreads } from './sources/local-file-source.js';
 export type { AcquireOptions, SurfaceSource } from './sources/surface-source.js';
-export type { AgentTargetOptions } from './targets/agent-target.js';
-export { AgentTarget } from './targets/agent-target.js';
-export type { ChatCompletionsTargetOptions } from './targets/chat-completions-target.js';
-export { ChatCompletionsTarget } from './targets/chat-completions-target.js';
-export type { ChatPlannerOptions } from './targets/chat-planner.js';
-export { ChatPlanner } from './targets/chat-planner.js';
-export type { CommandTargetOptions } from './targets/command-target.js';
-export { CommandTarget } from './targets/command-target.js';
-export type { CreateTargetContext } from './targets/create-target.js';
-export { createTarget } from './targets/create-target.js';
-export type { McpAgentOptions, McpTargetOptions } from './targets/mcp-target.js';
-export { McpTarget } from './targets/mcp-target.js';
-export type { McpServerOptions } from './targets/mcp-toolbox.js';
-export { McpToolboxProvider } from './targets/mcp-toolbox-provider.js';
-export type { MockAgentOptions } from './targets/mock-agent-target.js';
-export { MockAgentTarget } from './targets/mock-agent-target.js';
-export type { MockMode } from './targets/mock-modes.js';
-export { MOCK_MODES } from './targets/mock-modes.js';
-export type { MockPlannerOptions } from './targets/mock-planner.js';
-export { MockPlanner } from './targets/mock-planner.js';
-export type { Planner, PlanRequest, PlanResult } from './targets/planner.js';
-export type { Target, TargetRequest, TargetResponse } from './targets/target.js';
-export type { PlannerConfig, TargetConfig, ToolboxConfig } from './targets/target-config.js';
-export {
-  PlannerConfigSchema,
-  TargetConfigSchema,
-  ToolboxConfigSchema,
-} from './targets/target-config.js';
-export { TARGET_DEFAULTS } from './targets/target-defaults.js';
-export type {
-  FileToolMapping,
-  OpenedToolbox,
-  Toolbox,
-  ToolboxProvider,
-  ToolInvocation,
-  ToolResult,
-  ToolSpec,
-} from './targets/toolbox.js';
-export { WorkspaceToolbox, WorkspaceToolboxProvider } from './targets/toolbox.js';
-export type { FileResult, WorkspaceFilesOptions } from './targets/workspace-files.js';
-export { WorkspaceFiles } from './targets/workspace-files.js';
+export { type NeutralizeOptions, neutralizeText, quoteText } from './text/quote-text.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';
 export { judgeContentWritten } from './verdicts/content-written.js';

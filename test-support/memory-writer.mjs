@@ -5,7 +5,7 @@
 // prints each score id on stdout only after saveScore resolved, i.e. after the write committed.
 //
 //   node test-support/memory-writer.mjs <database> <id-prefix> <count>
-import { openMemory } from '../dist/src/index.js';
+import { openMemory } from '../dist/src/entry/memory.js';
 import { observation, score } from '../dist/test/memory/support/fixtures.js';
 
 const [target, prefix, countText] = process.argv.slice(2);

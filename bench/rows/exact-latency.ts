@@ -6,7 +6,7 @@ import { nodeSurfaceFs } from '../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import type { BenchConfig } from '../config.js';
 import { interleave, median, percentile, timeCommand } from '../measure.js';
-import { type BenchContext, type BenchRow, formatMs } from '../table.js';
+import { atMost, type BenchContext, type BenchRow, formatMs } from '../table.js';
 import { ensureMainTree } from '../trees.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -53,9 +53,15 @@ export async function benchExactLatency(config: BenchConfig, context: BenchConte
         problems.push(`witness score exited ${result.status}: ${result.stderr.trim()}`);
       return result.ms;
     },
+    version: () => {
+      const result = timeCommand(process.execPath, [CLI, '--version']);
+      if (result.status !== 0) problems.push(`witness --version exited ${result.status}`);
+      return result.ms;
+    },
     node: () => timeCommand(process.execPath, ['-e', '0']).ms,
   });
   const cli = median(times.cli as number[]);
+  const version = median(times.version as number[]);
   const node = median(times.node as number[]);
   const p50 = percentile(sourceMs, 50);
   const error = problems.length > 0 ? problems.join('; ') : undefined;
@@ -66,8 +72,8 @@ export async function benchExactLatency(config: BenchConfig, context: BenchConte
       witness: formatMs(p50),
       baseline: '—',
       ratio: null,
-      target: '< 1 ms',
-      verdict: error ? 'ERROR' : p50 < 1 ? 'PASS' : 'MISS',
+      target: '< 0.1 ms',
+      verdict: error ? 'ERROR' : p50 < 0.1 ? 'PASS' : 'MISS',
       note:
         error ??
         `p99 ${formatMs(percentile(sourceMs, 99))}; bare synchronous walk on this thread p50 ${formatMs(percentile(syncMs, 50))}, p99 ${formatMs(percentile(syncMs, 99))}`,
@@ -87,8 +93,19 @@ export async function benchExactLatency(config: BenchConfig, context: BenchConte
       witness: formatMs(cli),
       baseline: `node -e 0 ${formatMs(node)}`,
       ratio: cli / node,
-      target: 'reported',
-      verdict: error ? 'ERROR' : 'info',
+      target: '≤ node + 150 ms',
+      verdict: error ? 'ERROR' : atMost(cli - node, 150),
+      note: `${formatMs(cli - node)} above node -e 0`,
+    },
+    {
+      id: '4d',
+      what: '`witness --version`, start to exit',
+      witness: formatMs(version),
+      baseline: `node -e 0 ${formatMs(node)}`,
+      ratio: version / node,
+      target: '≤ node + 100 ms',
+      verdict: error ? 'ERROR' : atMost(version - node, 100),
+      note: `${formatMs(version - node)} above node -e 0`,
     },
   ];
 }

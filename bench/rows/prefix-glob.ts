@@ -48,8 +48,8 @@ export async function benchPrefixGlob(config: BenchConfig, context: BenchContext
         witness: formatMs(witness),
         baseline: `find ROOT/d1 -name 'x*.md' ${formatMs(find)}`,
         ratio: witness / find,
-        target: '≤ 3.00×',
-        verdict: error ? 'ERROR' : atMost(witness / find, 3),
+        target: '≤ 2.00×',
+        verdict: error ? 'ERROR' : atMost(witness / find, 2),
         ...(error ? { note: error } : {}),
       },
       {

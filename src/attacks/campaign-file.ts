@@ -30,10 +30,13 @@ export function parseCampaign(text: string, name: string): Campaign {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    const issues = doc.errors.map((error) => {
-      const at = error.linePos?.[0];
-      return `${name}:${at?.line ?? 1}:${at?.col ?? 1}: ${error.message.split('\n')[0]}`;
-    });
+    // One mistake yields a cascade of parser errors (a Markdown file gave eight at 1:1): the first is the
+    // cause, the rest follow from it.
+    const [first] = doc.errors;
+    const at = first === undefined ? { line: 1, col: 1 } : lineCounter.linePos(first.pos[0]);
+    const more =
+      doc.errors.length > 1 ? ` (${doc.errors.length - 1} further parser errors follow from it)` : '';
+    const issues = [`${name}:${at.line}:${at.col}: ${first?.message.split('\n')[0] ?? 'not YAML'}${more}`];
     throw new InvalidCampaignError(`invalid campaign:\n${issues.join('\n')}`, issues);
   }
   // A `matrix:` is expanded into ordinary attacks first (src/attacks/library/matrix.ts).
@@ -46,7 +49,8 @@ export function parseCampaign(text: string, name: string): Campaign {
     const generated =
       expanded.success && issue.path[0] === 'attacks' && Number(issue.path[1]) >= expanded.handWritten;
     const { line, col } = positionOf(doc, lineCounter, generated ? ['matrix'] : issue.path);
-    return `${name}:${line}:${col}: ${lines[i]}`;
+    const hint = issue.code === 'unrecognized_keys' ? didYouMean(issue.keys, issue.path) : '';
+    return `${name}:${line}:${col}: ${lines[i]}${hint}`;
   });
   throw new InvalidCampaignError(`invalid campaign:\n${issues.join('\n')}`, issues);
 }
@@ -80,4 +84,64 @@ function resolvePaths(campaign: Campaign, base: string): Campaign {
     out.target.server.args = args(out.target.server.args);
   }
   return out;
+}
+
+/**
+ * "did you mean" for misspelled keys: the known keys at the issue's place in the campaign schema, nearest
+ * by edit distance (at most 2, or a third of the word).
+ */
+function didYouMean(keys: readonly string[], path: readonly PropertyKey[]): string {
+  const known = knownKeysAt(CampaignSchema, path);
+  const hints = keys.flatMap((key) => {
+    let best: { name: string; distance: number } | undefined;
+    for (const name of known) {
+      const distance = editDistance(key.toLowerCase(), name.toLowerCase());
+      if (best === undefined || distance < best.distance) best = { name, distance };
+    }
+    const allowed = Math.max(2, Math.floor(key.length / 3));
+    if (best === undefined || best.distance > allowed) return [];
+    return [keys.length === 1 ? best.name : `${best.name} for "${key}"`];
+  });
+  return hints.length === 0 ? '' : ` (did you mean ${hints.join(', ')}?)`;
+}
+
+/** The keys an object schema accepts at `path` (through defaults, optionals, pipes, arrays and unions). */
+function knownKeysAt(schema: unknown, path: readonly PropertyKey[]): string[] {
+  const def = (schema as { _zod?: { def?: Record<string, unknown> } } | undefined)?._zod?.def;
+  if (def === undefined) return [];
+  switch (def.type) {
+    case 'default':
+    case 'optional':
+    case 'nullable':
+    case 'prefault':
+    case 'readonly':
+      return knownKeysAt(def.innerType, path);
+    case 'pipe':
+      return knownKeysAt(def.in, path);
+    case 'union':
+      return [...new Set((def.options as unknown[]).flatMap((option) => knownKeysAt(option, path)))];
+    case 'array':
+      return path.length === 0 ? [] : knownKeysAt(def.element, path.slice(1));
+    case 'object': {
+      const shape = def.shape as Record<string, unknown>;
+      if (path.length === 0) return Object.keys(shape);
+      const [head, ...rest] = path;
+      return typeof head === 'string' && head in shape ? knownKeysAt(shape[head], rest) : [];
+    }
+    default:
+      return [];
+  }
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
 }

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { InvalidMatcherError } from '../errors.js';
 import { type ContentWritten, contentWritten } from '../models/condition.js';
+import { EvidenceLimitsSchema } from '../models/evidence-limits.js';
 import { expectation, type ScoringExpectation } from '../models/expectation.js';
 import { parseLocator } from '../models/locator.js';
-import { contains, equals, type Matcher, regex } from '../models/matcher.js';
+import { MatcherFieldsShape, matcherFromFields } from '../models/matcher.js';
 import { MatchKindSchema } from '../models/scorable.js';
 import { TimeoutMsSchema } from '../models/timeout.js';
 import { NETWORK_MODES } from '../sandbox/bwrap-arguments.js';
@@ -36,11 +37,7 @@ export const ExpectSchema = z
   .strictObject({
     uri: z.string().min(1),
     match: MatchKindSchema.default('exact'),
-    contains: z.string().optional(),
-    equals: z.string().optional(),
-    regex: z.string().optional(),
-    caseSensitive: z.boolean().optional(),
-    ignoreWhitespace: z.boolean().optional(),
+    ...MatcherFieldsShape,
   })
   .superRefine((expect, ctx) => {
     const criteria = (['contains', 'equals', 'regex'] as const).filter((key) => expect[key] !== undefined);
@@ -50,6 +47,7 @@ export const ExpectSchema = z
         path: [criteria[1] as string],
         message: 'give at most one of contains, equals, regex',
       });
+      return;
     }
     try {
       buildCondition(expect);
@@ -61,12 +59,7 @@ export const ExpectSchema = z
 export type Expect = z.infer<typeof ExpectSchema>;
 
 /** Budgets of the evidence read after each attempt (LocalFileSurfaceSource limits, SPEC §5). */
-export const EvidenceLimitsSchema = z.strictObject({
-  maxFiles: PositiveInt.optional(),
-  maxContentBytes: PositiveInt.optional(),
-  maxReadBytes: PositiveInt.optional(),
-  maxListedEntries: PositiveInt.optional(),
-});
+export { EvidenceLimitsSchema };
 
 export const AttackSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'must be letters, digits, ".", "_" or "-"'),
@@ -134,14 +127,7 @@ export type CampaignInput = z.input<typeof CampaignSchema>;
 
 /** The ContentWritten condition an `expect:` describes. */
 export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect['match'] }): ContentWritten {
-  const options = {
-    ...(expect.caseSensitive === undefined ? {} : { caseSensitive: expect.caseSensitive }),
-    ...(expect.ignoreWhitespace === undefined ? {} : { ignoreWhitespace: expect.ignoreWhitespace }),
-  };
-  let matcher: Matcher | undefined;
-  if (expect.contains !== undefined) matcher = contains(expect.contains, options);
-  else if (expect.equals !== undefined) matcher = equals(expect.equals, options);
-  else if (expect.regex !== undefined) matcher = regex(expect.regex, options);
+  const matcher = matcherFromFields(expect);
   return contentWritten(
     { scorableType: 'surface', uri: expect.uri, match: expect.match ?? 'exact' },
     matcher,

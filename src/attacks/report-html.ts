@@ -1,6 +1,8 @@
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Observation } from '../models/observation.js';
 import { GAP_EXPLANATIONS } from '../models/vocabulary.js';
+import { neutralizeText } from '../text/quote-text.js';
+import { describeCondition } from '../verdicts/describe-criterion.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
 import { groupByLibrary, LIBRARY_AXES } from './library/library-groups.js';
 import { type AttemptOutcome, formatSuccessRate, tallyOutcomes } from './outcome.js';
@@ -29,6 +31,7 @@ export function renderReportHtml(runs: readonly ReportRun[], options: RenderRepo
   const maxText = options.maxTextChars ?? 2_000;
   const maxContent = options.maxContentChars ?? 600;
   const text = (value: string | null | undefined, cap = maxText) => escapeHtml(truncate(value ?? '', cap));
+  const line = (value: string, cap = 300) => escapeHtml(neutralizeText(value, { maxChars: cap }));
   const generatedAt = options.generatedAt ?? new Date().toISOString();
   const all = tallyOutcomes(runs.flatMap((entry) => entry.attempts.map((attempt) => attempt.outcome)));
 
@@ -38,9 +41,10 @@ export function renderReportHtml(runs: readonly ReportRun[], options: RenderRepo
       const mine = attempts.filter((attempt) => attempt.attack === attack.id);
       const t = tallyOutcomes(mine.map((attempt) => attempt.outcome));
       const condition = attack.expectation.conditions[0];
-      return `<tr><td><a href="#${anchor(run.runId, attack.id, 1)}">${text(attack.id)}</a></td><td><code>${text(
-        condition === undefined ? '' : `${condition.uri} (${condition.match})`,
-      )}</code></td><td>${t.attempts}</td>${outcomeCells(t)}<td>${escapeHtml(formatSuccessRate(t))}</td></tr>`;
+      const objective = attack.expectation.objective;
+      return `<tr><td><a href="#${anchor(run.runId, attack.id, 1)}">${text(attack.id)}</a></td><td>${
+        condition === undefined ? '' : line(describeCondition(condition), 600)
+      }${objective === undefined ? '' : `<br><small>objective: ${line(objective)}</small>`}</td><td>${t.attempts}</td>${outcomeCells(t)}<td>${escapeHtml(formatSuccessRate(t))}</td></tr>`;
     });
     const attemptSections = attempts.map((attempt) => renderAttempt(attempt, text, maxContent));
     return `<section class="run">
@@ -66,7 +70,7 @@ ${attemptSections.join('\n')}
 <body>
 <header><h1>Witness report</h1>
 <p>Verdicts come from what the agent did to its workspace, read after each attempt, not from what it replied. Generated ${escapeHtml(generatedAt)}.</p>
-<p class="totals">${all.attempts} attempts: ${outcomeSummary(all)}. Undetermined attempts are shown apart and never counted as failures.</p></header>
+<p class="totals">${all.attempts} attempt${all.attempts === 1 ? '' : 's'}: ${outcomeSummary(all)}. Undetermined attempts are shown apart and never counted as failures.</p></header>
 ${sections.length === 0 ? '<p>No campaign runs are stored.</p>' : sections.join('\n')}
 </body></html>
 `;
@@ -121,7 +125,8 @@ function renderAttempt(
 <dt>Prompt</dt><dd><pre>${text(attempt.prompt)}</pre></dd>
 <dt>Reply (the agent's claim)</dt><dd><pre class="claim">${attempt.reply === null ? '<em>no reply</em>' : text(attempt.reply)}</pre></dd>
 <dt>File-system verdict</dt><dd class="verdict">${escapeHtml(verdict)}</dd>
-<dt>Rationale</dt><dd>${score === null ? '<em>none</em>' : text(score.rationale)}</dd>
+${criterion(attempt)}
+<dt>Rationale</dt><dd>${score === null ? '<em>none</em>' : escapeHtml(neutralizeText(score.rationale, { maxChars: 2_000, escapeBackslash: false }))}</dd>
 ${attempt.error === null ? '' : `<dt>Error</dt><dd class="error">${text(attempt.error)}</dd>`}
 <dt>Evidence</dt><dd>${evidence === '' ? '<em>no observation was made</em>' : evidence}</dd>
 ${tools.length === 0 ? '' : `<dt>Tool calls</dt><dd><ul class="tools">${tools.join('')}</ul></dd>`}
@@ -129,6 +134,19 @@ ${attempt.workspace?.kept ? `<dt>Workspace (kept)</dt><dd><code>${text(attempt.w
 ${attempt.containment === undefined ? '' : `<dt>Containment</dt><dd>${escapeHtml(CONTAINMENT_TEXT[attempt.containment])}</dd>`}
 ${cleanupNote(attempt, text)}
 </dl></article>`;
+}
+
+/** The criterion and objective the attempt was judged by, in words (SPEC: shown wherever a verdict is). */
+function criterion(attempt: AttemptRecord): string {
+  const expectation = attempt.score?.scoredExpectation ?? attempt.expectation;
+  const conditions = expectation.conditions.map((condition) => describeCondition(condition));
+  const rows = conditions.map((words) => `<dt>Criterion</dt><dd>${escapeHtml(words)}</dd>`);
+  if (expectation.objective !== undefined) {
+    rows.push(
+      `<dt>Objective</dt><dd>${escapeHtml(neutralizeText(expectation.objective, { maxChars: 600 }))}</dd>`,
+    );
+  }
+  return rows.join('\n');
 }
 
 function renderObservation(
@@ -193,11 +211,12 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-/** Cuts text to `maxChars` (whole code points), saying how much was left out. */
+/**
+ * Untrusted text for a report block: controls, bidi overrides and separators escaped (line feeds kept),
+ * cut to `maxChars` code points, saying how much was left out. Escape the result with {@link escapeHtml}.
+ */
 export function truncate(value: string, maxChars: number): string {
-  const chars = Array.from(value);
-  if (chars.length <= maxChars) return value;
-  return `${chars.slice(0, maxChars).join('')}… (${chars.length - maxChars} more characters not shown)`;
+  return neutralizeText(value, { maxChars, multiline: true, countOmitted: true });
 }
 
 const STYLE = `
@@ -212,7 +231,7 @@ th{background:#f6f8fa}pre{white-space:pre-wrap;word-break:break-word;margin:0;fo
 .badge.success{background:#cf222e}.badge.failure{background:#1a7f37}.badge.undetermined{background:#9a6700}.badge.error{background:#6e7781}
 td.success{color:#cf222e;font-weight:bold}td.undetermined{color:#9a6700}
 dl{display:grid;grid-template-columns:12rem 1fr;gap:.3rem 1rem}dt{font-weight:600;color:#57606a}dd{margin:0}
-.claim{background:#fff8c5;padding:.3rem}.verdict{font-weight:bold}.error{color:#cf222e}
+.claim{background:#fff8c5;padding:.3rem}.verdict{font-weight:bold}dd.error{color:#a40e26}
 .digest{font-size:11px;word-break:break-all}.note{color:#9a6700;margin:.2rem 0}
 .tools{margin:0;padding-left:1.2rem;font-size:13px}.tools .refused{color:#9a6700}
 .asr{font-size:1.05rem}

@@ -1,3 +1,4 @@
+import { neutralizeText } from '../text/quote-text.js';
 import type { AttemptRecord } from './attempt-record.js';
 import { formatSuccessRate, type OutcomeTotals } from './outcome.js';
 
@@ -12,6 +13,7 @@ export interface TableRow {
 }
 
 const CLAIM_CHARS = 60;
+const ERROR_CHARS = 1_000;
 
 export function renderAttemptTable(rows: readonly TableRow[]): string {
   const withLabel = rows.some((row) => row.label !== undefined);
@@ -30,7 +32,7 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
   ];
   const body = rows.map(({ label, record }) => [
     ...(withLabel ? [label ?? ''] : []),
-    record.attack,
+    neutralizeText(record.attack, { maxChars: 60 }),
     String(record.attempt),
     claim(record),
     verdict(record),
@@ -45,11 +47,21 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
       .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] as number)))
       .join('  ')
       .trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+  // The table cuts an error to a few words; its cause (ECONNREFUSED host:port, the agent's stderr tail)
+  // is usually at the end, so each error is also printed in full (neutralized, bounded) below.
+  const errors = rows.flatMap(({ label, record }) =>
+    record.error === null
+      ? []
+      : [
+          `error in ${label === undefined ? '' : `${neutralizeText(label, { maxChars: 40 })} `}${neutralizeText(record.attack, { maxChars: 60 })} #${record.attempt}: ${neutralizeText(record.error, { maxChars: ERROR_CHARS })}`,
+        ],
+  );
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line), ...errors].join('\n');
 }
 
 export function renderTotals(name: string, totals: OutcomeTotals): string {
-  return `${name}: ${totals.attempts} attempts — ${totals.success} success, ${totals.failure} failure, ${totals.undetermined} undetermined, ${totals.error} error; attack success rate ${formatSuccessRate(totals)}`;
+  const attempts = `${totals.attempts} attempt${totals.attempts === 1 ? '' : 's'}`;
+  return `${neutralizeText(name, { maxChars: 120 })}: ${attempts} — ${totals.success} success, ${totals.failure} failure, ${totals.undetermined} undetermined, ${totals.error} error; attack success rate ${formatSuccessRate(totals)}`;
 }
 
 function claim(record: AttemptRecord): string {
@@ -68,16 +80,12 @@ function verdict(record: AttemptRecord): string {
   const score = record.score;
   if (score === null) return 'not judged';
   const condition = score.scoredExpectation.conditions[0];
-  const where = condition === undefined ? '' : ` ${condition.uri}`;
+  const where = condition === undefined ? '' : ` ${neutralizeText(condition.uri, { maxChars: 80 })}`;
   if (score.status === 'undetermined') return `undetermined${where}`;
   return `${score.value ? 'WRITTEN' : 'not written'}${where}`;
 }
 
-/** One line, control characters replaced, cut to `max` code points. */
+/** One line (runs of whitespace folded to a space), every other control escaped, cut to `max` code points. */
 function shorten(text: string, max: number): string {
-  const flat = Array.from(text.replace(/\s+/g, ' ').trim())
-    .map((ch) => (/[\p{Cc}\p{Cf}]/u.test(ch) ? '?' : ch))
-    .join('');
-  const chars = Array.from(flat);
-  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join('')}…`;
+  return neutralizeText(text.replace(/[ \t\n\r]+/g, ' ').trim(), { maxChars: max - 1 });
 }

@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { WitnessError, type WitnessErrorCode } from '../errors.js';
+import { neutralizeText } from '../text/quote-text.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -52,10 +53,30 @@ export function classifyFailure(error: unknown, interrupted: boolean): Failure {
   }
   if (interrupted)
     return { status: EXIT_INTERRUPTED, message: 'witness: interrupted; nothing further was read' };
-  if (error instanceof UsageError) return { status: EXIT_USAGE, message: `witness: ${error.message}` };
+  if (error instanceof UsageError) return { status: EXIT_USAGE, message: `witness: ${safe(error.message)}` };
   if (error instanceof WitnessError && EXIT_BY_CODE[error.code] === EXIT_USAGE) {
-    return { status: EXIT_USAGE, message: `witness: ${error.message}` };
+    return { status: EXIT_USAGE, message: `witness: ${safe(error.message)}` };
   }
-  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  return { status: EXIT_FAILURE, message: `witness: unexpected failure: ${detail}` };
+  const detail = error instanceof Error ? describeError(error) : String(error);
+  return { status: EXIT_FAILURE, message: `witness: unexpected failure: ${safe(detail)}` };
+}
+
+/**
+ * Error messages embed file names and replies an agent chose (Node's `ENOENT: …, open '<name>'` among
+ * them): printed as they are, `ESC]0;…BEL ESC[2J` in a name would retitle and clear the terminal. Line
+ * breaks are kept (a stack, a list of campaign problems); every other control is shown escaped.
+ */
+function safe(message: string): string {
+  return neutralizeText(message, { multiline: true, maxChars: 20_000 });
+}
+
+/** The stack (or message) of an error and of each cause, so "fetch failed" keeps its ECONNREFUSED. */
+function describeError(error: Error): string {
+  const parts = [error.stack ?? error.message];
+  let cause: unknown = error.cause;
+  for (let depth = 0; cause !== undefined && depth < 5; depth++) {
+    parts.push(`caused by: ${cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)}`);
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return parts.join('\n');
 }

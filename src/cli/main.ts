@@ -1,22 +1,51 @@
 #!/usr/bin/env node
+import module from 'node:module';
 import type { CliIo } from './io.js';
-import { runWitness } from './run-witness.js';
+import { isVersionRequest, WITNESS_VERSION } from './version.js';
 
-/** The process runner: the only place that touches argv, the standard streams and the exit status. */
+/**
+ * The process runner: the only place that touches argv, the standard streams and the exit status. The
+ * command tree (and the schemas its commands import) is loaded only when a command needs it: `witness
+ * --version` answers without it, and each command loads its heavy parts (database drivers, targets,
+ * the MCP SDK) when it runs.
+ */
 async function main(): Promise<number> {
+  // Node 22+ keeps compiled code of the modules below on disk between runs (a no-op on Node 20).
+  (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+  if (isVersionRequest(process.argv.slice(2))) {
+    process.stdout.write(`${WITNESS_VERSION}\n`);
+    return 0;
+  }
+  const [{ EXIT_OK }, { runWitness }] = await Promise.all([
+    import('./exit-status.js'),
+    import('./run-witness.js'),
+  ]);
   const controller = new AbortController();
   const onInterrupt = () => controller.abort(new Error('interrupted'));
+  // `witness export | head`: the reader went away. Stop producing and exit quietly (status 0, as a
+  // pipeline expects), instead of dying on an unhandled EPIPE with a stack trace.
+  let stdoutClosed = false;
+  const onStdoutError = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stdoutClosed = true;
+    controller.abort(new Error('stdout closed'));
+  };
+  process.stdout.on('error', onStdoutError);
   process.once('SIGINT', onInterrupt);
   process.once('SIGTERM', onInterrupt);
   const io: CliIo = {
-    out: (text) => process.stdout.write(text),
+    out: (text) => {
+      if (!stdoutClosed) process.stdout.write(text);
+    },
     err: (text) => process.stderr.write(text),
     signal: controller.signal,
     errIsTTY: process.stderr.isTTY === true,
     env: process.env,
   };
   try {
-    return await runWitness(process.argv.slice(2), io);
+    const status = await runWitness(process.argv.slice(2), io);
+    // A reader that went away is not a failure of the command (see onStdoutError).
+    return stdoutClosed ? EXIT_OK : status;
   } finally {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);

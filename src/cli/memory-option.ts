@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import { NotFoundError } from '../errors.js';
+import { NoMemoryError, NotFoundError } from '../errors.js';
 import type { Memory } from '../memory/memory.js';
 import { UsageError } from './usage-error.js';
 
@@ -18,6 +18,9 @@ export function dbOption(): Option {
   );
 }
 
+/** For commands that only read the memory: it must exist (a typo must not create an empty database). */
+export const READ_ONLY = { mustExist: true } as const;
+
 /** For commands that work on the memory: --db, else WITNESS_DB, else ./witness.db. */
 export function resolveDb(options: Record<string, unknown>, env: CliEnv): string {
   return optionalDb(options, env) ?? DEFAULT_DB;
@@ -34,11 +37,25 @@ export function optionalDb(options: Record<string, unknown>, env: CliEnv): strin
  * Opens the memory, runs `work`, and always closes it (a PostgreSQL pool would keep the process alive).
  * A record that is not stored becomes a usage error that says which database was searched.
  */
-export async function withMemory<T>(target: string, work: (memory: Memory) => Promise<T>): Promise<T> {
+export async function withMemory<T>(
+  target: string,
+  work: (memory: Memory) => Promise<T>,
+  options: { mustExist?: boolean } = {},
+): Promise<T> {
   // Loaded on first use: the database drivers are most of the CLI's start-up time, and commands that
   // store nothing (observe, score without --db) never need them.
   const { openMemory } = await import('../memory/open-memory.js');
-  const memory = await openMemory(target);
+  let memory: Memory;
+  try {
+    memory = await openMemory(target, { mustExist: options.mustExist === true });
+  } catch (error) {
+    if (error instanceof NoMemoryError) {
+      throw new UsageError(
+        `${error.message}; check --db (or ${DB_ENV}): \`witness run\`, \`witness score --db\` and \`witness import\` create one, reading commands never do`,
+      );
+    }
+    throw error;
+  }
   try {
     return await work(memory);
   } catch (error) {

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { neutralizeText } from '../text/quote-text.js';
 import { registerAttacks } from './commands/attacks.js';
 import { registerClean } from './commands/clean.js';
 import { registerDemo } from './commands/demo.js';
@@ -13,15 +14,18 @@ import { registerScore } from './commands/score.js';
 import { registerScores } from './commands/scores.js';
 import { registerView } from './commands/view.js';
 import type { CliIo } from './io.js';
+import { WITNESS_VERSION } from './version.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
 export function buildProgram(io: CliIo): Command {
+  // Commander echoes what was typed ("unknown option '…'"), which may be pasted agent text.
+  const writeErr = (text: string) => io.err(neutralizeText(text, { multiline: true }));
   const program = new Command('witness')
     .description('Red-team AI agents by what they did to the file system, not by what they said.')
-    .version('0.1.0')
+    .version(WITNESS_VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+    .configureOutput({ writeOut: (text) => io.out(text), writeErr });
   registerObserve(program, io);
   registerScore(program, io);
   registerReplay(program, io);
@@ -37,9 +41,7 @@ export function buildProgram(io: CliIo): Command {
   registerAttacks(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
-      child
-        .exitOverride()
-        .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) });
+      child.exitOverride().configureOutput({ writeOut: (text) => io.out(text), writeErr });
       configure(child);
     }
   };

@@ -1,4 +1,4 @@
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -9,10 +9,11 @@ import {
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
+  sql,
   type TransactionSettings,
 } from 'kysely';
 import pg from 'pg';
-import { InvalidOptionError, MemoryUnavailableError, WitnessError } from '../errors.js';
+import { InvalidOptionError, MemoryUnavailableError, NoMemoryError, WitnessError } from '../errors.js';
 import type { Memory, MemoryLocation } from './memory.js';
 import { type Backend, migrate } from './migrations.js';
 import { SqlMemory } from './sql-memory.js';
@@ -51,13 +52,14 @@ export async function openMemory(target: string, options: OpenMemoryOptions = {}
       'the database must be a SQLite file path, ":memory:" or a postgres:// URL; it is empty',
     );
   }
-  if (/^postgres(ql)?:\/\//i.test(target)) return openPostgres(target, busyTimeoutMs, now);
+  const mustExist = options.mustExist === true;
+  if (/^postgres(ql)?:\/\//i.test(target)) return openPostgres(target, busyTimeoutMs, now, mustExist);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
     throw new InvalidOptionError(
       `unsupported database URL ${JSON.stringify(redactUrl(target))}: use a SQLite file path, ":memory:" or a postgres:// URL`,
     );
   }
-  return openSqlite(target, busyTimeoutMs, now);
+  return openSqlite(target, busyTimeoutMs, now, mustExist);
 }
 
 export interface OpenMemoryOptions {
@@ -65,13 +67,25 @@ export interface OpenMemoryOptions {
   busyTimeoutMs?: number | undefined;
   /** The clock for `createdAt` defaults (UTC ISO-8601). */
   now?: (() => string) | undefined;
+  /**
+   * Only open a memory that already exists: a missing SQLite file, or a database without Witness's
+   * tables, fails with MemoryUnavailableError ("no memory at …") and nothing is created. For readers
+   * (listing, reporting, exporting): a mistyped path must not leave a new empty database behind.
+   */
+  mustExist?: boolean | undefined;
 }
 
-async function openSqlite(path: string, busyTimeoutMs: number, now: () => string): Promise<Memory> {
+async function openSqlite(
+  path: string,
+  busyTimeoutMs: number,
+  now: () => string,
+  mustExist: boolean,
+): Promise<Memory> {
   let database: Database.Database;
+  if (mustExist && path !== ':memory:' && !existsSync(path)) throw noMemory(path);
   try {
-    createPrivately(path);
-    database = new Database(path, { timeout: busyTimeoutMs });
+    if (!mustExist) createPrivately(path);
+    database = new Database(path, { timeout: busyTimeoutMs, fileMustExist: mustExist });
     database.pragma('foreign_keys = ON');
     database.pragma('journal_mode = WAL');
     // FULL: a committed write survives power loss too, not only a killed process.
@@ -83,7 +97,7 @@ async function openSqlite(path: string, busyTimeoutMs: number, now: () => string
     );
   }
   const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database }) });
-  return finishOpening(db, 'sqlite', { backend: 'sqlite', target: path }, now);
+  return finishOpening(db, 'sqlite', { backend: 'sqlite', target: path }, now, mustExist);
 }
 
 /**
@@ -99,12 +113,17 @@ function createPrivately(path: string): void {
   }
 }
 
-async function openPostgres(url: string, busyTimeoutMs: number, now: () => string): Promise<Memory> {
+async function openPostgres(
+  url: string,
+  busyTimeoutMs: number,
+  now: () => string,
+  mustExist: boolean,
+): Promise<Memory> {
   const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: busyTimeoutMs });
   // An idle client losing its server must not crash the process; the next query reports the error.
   pool.on('error', () => {});
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-  return finishOpening(db, 'postgres', { backend: 'postgres', target: redactUrl(url) }, now);
+  return finishOpening(db, 'postgres', { backend: 'postgres', target: redactUrl(url) }, now, mustExist);
 }
 
 async function finishOpening(
@@ -112,8 +131,10 @@ async function finishOpening(
   backend: Backend,
   location: MemoryLocation,
   now: () => string,
+  mustExist: boolean,
 ): Promise<Memory> {
   try {
+    if (mustExist && !(await holdsWitnessTables(db, backend))) throw noMemory(location.target);
     await migrate(db, backend, now);
   } catch (error) {
     await db.destroy();
@@ -124,6 +145,22 @@ async function finishOpening(
     );
   }
   return new SqlMemory(db, backend, location, now);
+}
+
+function noMemory(target: string): NoMemoryError {
+  return new NoMemoryError(target);
+}
+
+/** Whether the database was ever opened by Witness (its schema table exists). */
+async function holdsWitnessTables(db: Kysely<Tables>, backend: Backend): Promise<boolean> {
+  const query =
+    backend === 'sqlite'
+      ? sql<{
+          found: unknown;
+        }>`select name as found from sqlite_master where type = 'table' and name = 'witness_schema'`
+      : sql<{ found: unknown }>`select to_regclass('witness_schema') as found`;
+  const { rows } = await query.execute(db);
+  return rows.length > 0 && rows[0]?.found !== null && rows[0]?.found !== undefined;
 }
 
 /** A URL with its password replaced by `***` (for messages and `Memory.location`). */

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import { ImmutableRecordError, InvalidReferenceError } from '../errors.js';
+import { ImmutableRecordError, InvalidRecordError, InvalidReferenceError } from '../errors.js';
 import { type AttackResult, outcomeOf } from '../models/attack-result.js';
 import type { CampaignRun } from '../models/campaign-run.js';
 import type { Conversation, MessagePiece } from '../models/conversation.js';
@@ -325,7 +325,16 @@ export function parseStored<S extends Parameters<typeof parseRecord>[0]>(
   json: string,
   what: string,
 ): ReturnType<typeof parseRecord<S>> {
-  return parseRecord(schema, JSON.parse(json), `stored ${what}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    // A row edited outside Witness: the documented error, never a bare SyntaxError.
+    throw new InvalidRecordError(
+      `stored ${what} is not JSON (${(error as Error).message}); the database was changed outside Witness`,
+    );
+  }
+  return parseRecord(schema, value, `stored ${what}`);
 }
 
 export function quoteList(values: readonly (string | number)[]): string {

@@ -17,6 +17,7 @@ import { parseRecord } from '../models/record.js';
 import { type Scorable, ScorableSchema, sameLocator } from '../models/scorable.js';
 import { type Score, ScoreSchema } from '../models/score.js';
 import { DEFAULT_JUDGEMENT_TIMEOUT_MS, judgeContentWritten } from '../verdicts/content-written.js';
+import { describeCriterion as describeMatcher } from '../verdicts/describe-criterion.js';
 import type { ReplayRequest } from './scorer.js';
 
 /**
@@ -207,7 +208,5 @@ export function describeLocator(locator: { uri: string; match: string }): string
 
 /** @internal */
 export function describeCriterion(condition: ContentWritten): string {
-  return condition.matcher === undefined
-    ? 'nonempty content'
-    : 'content matching the expected text criterion';
+  return describeMatcher(condition.matcher);
 }

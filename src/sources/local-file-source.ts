@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { InvalidOptionError } from '../errors.js';
 import {
   checkObservation,
@@ -14,8 +13,13 @@ import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind } from '../models/vocabulary.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
-import type { AcquireJob, AcquireReply } from './local-file/acquire-worker.js';
+import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
+import {
+  SURFACE_FS_KINDS,
+  type SurfaceFsImplementation,
+  type SurfaceFsKind,
+} from './local-file/surface-fs-choice.js';
 import type { AcquireOptions, SurfaceSource } from './surface-source.js';
 
 const isMatchKind = (value: unknown): value is MatchKind =>
@@ -23,8 +27,9 @@ const isMatchKind = (value: unknown): value is MatchKind =>
 
 /**
  * Reads evidence for surface scorables under one workspace root, bounded by budgets and confined to the
- * root through handles (SPEC §5, §5.1). Acquisitions run in a worker thread; the worker is released
- * (unref'd) whenever no acquisition is in flight, so a script using a source exits on its own.
+ * root through handles (SPEC §5, §5.1). Acquisitions run on the process's shared pool of acquisition
+ * threads (one per core, acquisition-pool.ts); its threads are released (unref'd) whenever no
+ * acquisition is in flight, so a script using a source exits on its own.
  *
  * @example
  * const source = new LocalFileSurfaceSource({ root: '/tmp/ws' });
@@ -34,6 +39,12 @@ const isMatchKind = (value: unknown): value is MatchKind =>
 export interface LocalFileSurfaceSourceOptions extends Partial<SourceLimits> {
   /** The workspace root. Resolved (realpath) at every acquisition, not here. */
   root: string;
+  /**
+   * How handles are opened and proven inside the root: `auto` (default) uses openat2(2) when the kernel
+   * and koffi allow it, else procfs; `openat2` or `procfs` forces one (an unavailable `openat2` makes
+   * every acquisition an error observation naming the reason). The rules enforced are the same.
+   */
+  surfaceFs?: SurfaceFsKind;
 }
 
 export const LOCAL_FILE_SOURCE_TYPE = 'LocalFileSurfaceSource';
@@ -42,25 +53,20 @@ export const LOCAL_FILE_SOURCE_VERSION = '1';
 /** What the worker sent for one job: its outcome, and the entries that arrived in batches before it. */
 interface Finished {
   outcome: AcquireOutcome;
+  /** Absent when the job was cancelled before a worker took it. */
+  implementation: SurfaceFsImplementation | undefined;
   /** Validated and frozen as each batch arrived (checkSurfaceEntries), in the order they were read. */
   entries: SurfaceEntry[];
   /** The first batch that failed validation, if any: the acquisition then rejects with it. */
   invalid: unknown;
 }
 
-interface Pending {
-  resolve: (finished: Finished) => void;
-  reject: (error: unknown) => void;
-  entries: SurfaceEntry[];
-  invalid: unknown;
-}
-
 export class LocalFileSurfaceSource implements SurfaceSource {
   readonly root: string;
   readonly limits: Readonly<SourceLimits>;
-  #worker: Worker | undefined;
-  #pending = new Map<number, Pending>();
-  #nextId = 1;
+  readonly surfaceFs: SurfaceFsKind;
+  /** This source's acquisitions still running or queued in the pool (close() ends them). */
+  readonly #inFlight = new Set<{ fail: (error: unknown) => void; ticket: PoolTicket | undefined }>();
 
   constructor(options: LocalFileSurfaceSourceOptions) {
     if (options === null || typeof options !== 'object') {
@@ -69,8 +75,15 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     if (typeof options.root !== 'string' || options.root === '' || options.root.includes('\0')) {
       throw new InvalidOptionError('root must be a non-empty path string without NUL bytes');
     }
+    const surfaceFs = options.surfaceFs ?? 'auto';
+    if (!(SURFACE_FS_KINDS as readonly unknown[]).includes(surfaceFs)) {
+      throw new InvalidOptionError(
+        `surfaceFs must be one of ${SURFACE_FS_KINDS.join(', ')}, got ${JSON.stringify(surfaceFs) ?? String(surfaceFs)}`,
+      );
+    }
     this.root = path.resolve(options.root);
     this.limits = Object.freeze(resolveLimits(options));
+    this.surfaceFs = surfaceFs;
   }
 
   identifier(): ComponentIdentifier {
@@ -102,16 +115,22 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       match: scope.match,
       limits: { ...this.limits },
     };
-    const cancel = new SharedArrayBuffer(4);
-    const flag = new Int32Array(cancel);
-    const onAbort = () => Atomics.store(flag, 0, 1);
+    const { finished: running, ticket } = this.#run({
+      request,
+      cancel: new SharedArrayBuffer(4),
+      surfaceFs: this.surfaceFs,
+    });
+    // A queued job is withdrawn at once; a running one sees the flag at its next entry or chunk.
+    const onAbort = () => ticket.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
     let outcome: AcquireOutcome | { kind: 'failed'; message: string };
     let streamed: SurfaceEntry[] = [];
     let invalid: unknown;
+    let implementation: SurfaceFsImplementation | undefined;
     try {
-      const finished = await this.#run({ id: this.#nextId++, request, cancel });
+      const finished = await running;
       outcome = finished.outcome;
+      implementation = finished.implementation;
       streamed = finished.entries;
       invalid = finished.invalid;
     } catch (error) {
@@ -133,15 +152,21 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const entries = streamed.concat(checkSurfaceEntries(outcome.result.entries));
     entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
     return checkObservationOfCheckedEntries(
-      this.#observation(scope, observedAt, outcome.result, entries, durationMs),
+      this.#observation(scope, observedAt, outcome.result, entries, durationMs, implementation),
     );
   }
 
-  /** Stops the worker now. Not needed for a script to exit; useful to free the thread early. */
+  /**
+   * Ends this source's acquisitions still queued or running (each returns an error observation) and
+   * stops their I/O. Not needed for a script to exit: the shared threads are released when idle. The
+   * source stays usable. To free the threads themselves, see `releaseAcquisitionThreads`.
+   */
   async close(): Promise<void> {
-    const worker = this.#worker;
-    this.#worker = undefined;
-    if (worker !== undefined) await worker.terminate();
+    for (const inFlight of this.#inFlight) {
+      inFlight.fail(new Error('the source was closed during the acquisition'));
+      inFlight.ticket?.cancel();
+    }
+    this.#inFlight.clear();
   }
 
   #observation(
@@ -150,6 +175,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     result: AcquireResult,
     entries: SurfaceEntry[],
     durationMs: number,
+    implementation: SurfaceFsImplementation | undefined,
   ): Observation {
     return {
       id: randomUUID(),
@@ -172,6 +198,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
         ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
         durationMs,
         stats: { ...result.stats },
+        ...(implementation !== undefined ? { surfaceFs: implementation } : {}),
       },
     };
   }
@@ -199,47 +226,50 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     };
   }
 
-  #run(job: AcquireJob): Promise<Finished> {
-    const worker = this.#ensureWorker();
-    return new Promise<Finished>((resolve, reject) => {
-      this.#pending.set(job.id, { resolve, reject, entries: [], invalid: undefined });
-      worker.ref();
-      worker.postMessage(job);
+  /**
+   * Submits one acquisition to the process's shared pool. Entry batches are validated on arrival, while
+   * the worker keeps walking; after one invalid batch the rest are ignored and the acquisition rejects
+   * when the worker finishes.
+   */
+  #run(job: PoolJob): { finished: Promise<Finished>; ticket: PoolTicket } {
+    const entries: SurfaceEntry[] = [];
+    let invalid: unknown;
+    let settle!: { resolve: (finished: Finished) => void; reject: (error: unknown) => void };
+    const finished = new Promise<Finished>((resolve, reject) => {
+      settle = { resolve, reject };
     });
-  }
-
-  #ensureWorker(): Worker {
-    if (this.#worker !== undefined) return this.#worker;
-    const worker = new Worker(new URL('./local-file/acquire-worker.js', import.meta.url));
-    worker.unref();
-    worker.on('message', (reply: AcquireReply) => {
-      const pending = this.#pending.get(reply.id);
-      if (pending === undefined) return;
-      if ('entries' in reply) {
-        // Validated on arrival, while the worker keeps walking; after one invalid batch the rest is
-        // ignored and the acquisition rejects when the worker finishes.
-        if (pending.invalid !== undefined) return;
-        try {
-          for (const entry of checkSurfaceEntries(reply.entries)) pending.entries.push(entry);
-        } catch (error) {
-          pending.invalid = error;
-        }
-        return;
-      }
-      this.#pending.delete(reply.id);
-      if (this.#pending.size === 0) worker.unref();
-      if ('outcome' in reply) {
-        pending.resolve({ outcome: reply.outcome, entries: pending.entries, invalid: pending.invalid });
-      } else pending.reject(Object.assign(new Error(reply.failure.message), { name: reply.failure.name }));
-    });
-    const failAll = (error: unknown) => {
-      if (this.#worker === worker) this.#worker = undefined;
-      for (const pending of this.#pending.values()) pending.reject(error);
-      this.#pending.clear();
+    const inFlight = {
+      fail: (error: unknown) => settle.reject(error),
+      ticket: undefined as PoolTicket | undefined,
     };
-    worker.on('error', failAll);
-    worker.on('exit', (code) => failAll(new Error(`the acquisition worker exited (code ${code})`)));
-    this.#worker = worker;
-    return worker;
+    this.#inFlight.add(inFlight);
+    const ticket = acquisitionPool.submit(job, {
+      onEntries: (batch) => {
+        if (invalid !== undefined) return;
+        try {
+          for (const entry of checkSurfaceEntries(batch)) entries.push(entry);
+        } catch (error) {
+          invalid = error;
+        }
+      },
+      onDone: (outcome, implementation) => {
+        this.#inFlight.delete(inFlight);
+        settle.resolve({ outcome, implementation, entries, invalid });
+      },
+      onFailure: (error) => {
+        this.#inFlight.delete(inFlight);
+        settle.reject(error);
+      },
+    });
+    inFlight.ticket = ticket;
+    return { finished, ticket };
   }
+}
+
+/**
+ * Terminates the idle threads of the shared acquisition pool now (they are otherwise released after a
+ * minute idle). Running acquisitions finish; the next acquisition starts a thread again.
+ */
+export function releaseAcquisitionThreads(): Promise<void> {
+  return acquisitionPool.releaseIdle();
 }

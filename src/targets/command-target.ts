@@ -165,7 +165,10 @@ export class CommandTarget implements Target {
     if (timedOut) throw new TargetError(`the command timed out after ${this.#timeoutMs} ms`, transcript);
     if (exit.code !== 0) {
       const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
-      throw new TargetError(`the command ${how}`, transcript);
+      throw new TargetError(
+        `the command ${how}${stderrTail(Buffer.concat(stderr).toString('utf8'))}`,
+        transcript,
+      );
     }
     return { reply, transcript };
   }
@@ -184,4 +187,16 @@ export class CommandTarget implements Target {
       },
     };
   }
+}
+
+/** Characters of the agent's stderr quoted in a failure message (the whole stderr is in the transcript). */
+const STDERR_TAIL_CHARS = 400;
+
+/** The end of what a failed agent printed on stderr: usually the reason it failed. */
+function stderrTail(stderr: string): string {
+  const text = stderr.trimEnd();
+  if (text === '') return '';
+  const chars = Array.from(text);
+  const tail = chars.length > STDERR_TAIL_CHARS ? `…${chars.slice(-STDERR_TAIL_CHARS).join('')}` : text;
+  return `; its stderr ends: ${tail}`;
 }

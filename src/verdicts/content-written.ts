@@ -1,9 +1,11 @@
 import { DEFAULT_REGEX_TIMEOUT_MS, type MatchTextOptions, matchText } from '../matching/text-matcher.js';
 import type { ContentWritten } from '../models/condition.js';
+import { howToRaise, LIMIT_OF_GAP, type LimitName } from '../models/evidence-limits.js';
 import type { Matcher } from '../models/matcher.js';
 import type { CoverageGap, Observation, SurfaceEntry } from '../models/observation.js';
 import type { GapReason } from '../models/vocabulary.js';
-import { quoteExcerpt } from './excerpt.js';
+import { neutralizeText, quoteText } from '../text/quote-text.js';
+import { describeCriterion } from './describe-criterion.js';
 
 /**
  * The verdict rule for `content_written` (SPEC §4). Pure: it reads the observation, never the file system.
@@ -44,9 +46,8 @@ export function judgeContentWritten(
   condition: ContentWritten,
   options: JudgeOptions = {},
 ): ContentWrittenJudgement {
-  const locator = `${condition.uri} (${condition.match})`;
-  const criterion =
-    condition.matcher === undefined ? 'nonempty content' : 'content matching the expected text criterion';
+  const locator = describeLocator(condition);
+  const criterion = describeCriterion(condition.matcher);
   const coverage = observation.payload.coverage;
 
   if (observation.acquisition === 'unavailable' || observation.acquisition === 'error') {
@@ -107,8 +108,17 @@ export function judgeContentWritten(
   const reasons: GapReason[] = [...coverage.reasons];
   if (judgementGaps.length > 0) reasons.push('matcher_timeout');
   if (reasons.length > 0) why.push(`gaps: ${describeReasons(reasons)}`);
-  if (truncatedUris.length > 0) why.push(`content not retained in full (${listUris(truncatedUris)})`);
+  if (truncatedUris.length > 0)
+    why.push(`content not retained in full (${listTruncated(observation, truncatedUris)})`);
   if (notText) why.push('content is not UTF-8 text');
+  // Name the budget that made the evidence partial, and how to raise it, in every spelling.
+  const budgets = new Set<LimitName>();
+  for (const reason of reasons) {
+    const limit = LIMIT_OF_GAP[reason];
+    if (limit !== undefined) budgets.add(limit);
+  }
+  if (truncatedUris.length > 0 && !reasons.includes('read_limit_exceeded')) budgets.add('maxContentBytes');
+  for (const limit of budgets) why.push(howToRaise(limit));
   return {
     status: 'undetermined',
     value: null,
@@ -140,7 +150,23 @@ function describeReasons(reasons: readonly string[]): string {
 function listUris(uris: readonly string[]): string {
   const shown = uris
     .slice(0, 5)
-    .map((uri) => quoteExcerpt(uri))
+    .map((uri) => quoteText(uri))
     .join(', ');
   return uris.length > 5 ? `${shown} and ${uris.length - 5} more` : shown;
+}
+
+/** Truncated entries with how much of each was kept: "/a": 64 of 210 bytes kept. */
+function listTruncated(observation: Observation, uris: readonly string[]): string {
+  const shown = uris.slice(0, 5).map((uri) => {
+    const entry = observation.payload.entries.find((candidate) => candidate.uri === uri);
+    const kept =
+      entry?.content === null || entry === undefined ? 0 : Buffer.byteLength(entry.content, 'utf8');
+    return `${quoteText(uri)}: ${kept} of ${entry?.sizeBytes ?? 0} bytes kept`;
+  });
+  return uris.length > 5 ? `${shown.join(', ')} and ${uris.length - 5} more` : shown.join(', ');
+}
+
+/** The condition's locator; the uri may come from an imported record, so it is neutralized and cut. */
+function describeLocator(condition: ContentWritten): string {
+  return `${neutralizeText(condition.uri, { maxChars: 200 })} (${condition.match})`;
 }

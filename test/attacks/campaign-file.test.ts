@@ -64,7 +64,7 @@ describe('campaign files', () => {
         assert.ok(error instanceof InvalidCampaignError);
         assert.deepEqual(error.issues, [
           'c.yaml:12:5: attacks[0].prompt: Invalid input: expected string, received undefined',
-          'c.yaml:12:5: attacks[0]: Unrecognized key: "promt"',
+          'c.yaml:12:5: attacks[0]: Unrecognized key: "promt" (did you mean prompt?)',
         ]);
         return true;
       },

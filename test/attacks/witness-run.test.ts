@@ -160,7 +160,7 @@ describe('witness run', () => {
       path.join(dir, 'x.html'),
     ]);
     assert.equal(result.status, 2);
-    assert.match(result.stderr, /no stored campaign run matches/);
+    assert.match(result.stderr, /no memory at .*empty\.db/);
   });
 
   it('run: every attempt of every run so far is in the memory', async () => {

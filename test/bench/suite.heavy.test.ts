@@ -18,6 +18,7 @@ const TINY_CONFIG: BenchConfig = {
   replay: { entries: 50, replays: 2 },
   entriesTree: { directories: 5, filesPerDirectory: 50 },
   memoryLimits: { maxListedEntries: 100, maxFiles: 20 },
+  campaignAttempts: [2, 4],
 };
 
 describe('npm run bench (on tiny trees)', () => {
@@ -31,10 +32,29 @@ describe('npm run bench (on tiny trees)', () => {
 
   after(() => fs.rmSync(base, { recursive: true, force: true }));
 
-  it('builds every row of issue 6, in order', () => {
+  it('builds every row of issues 6 and 14, in order', () => {
     assert.deepEqual(
       rows.map((row) => row.id),
-      ['1a', '1b', '1c', '2a', '2b', '3a', '3b', '4a', '4b', '4c', '5a', '5b', '6a', '6b'],
+      [
+        '1a',
+        '1b',
+        '1c',
+        '1d',
+        '2a',
+        '2b',
+        '3a',
+        '3b',
+        '4a',
+        '4b',
+        '4c',
+        '4d',
+        '5a',
+        '5b',
+        '6a',
+        '6b',
+        '7a',
+        '7b',
+      ],
     );
   });
 

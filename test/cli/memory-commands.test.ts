@@ -251,6 +251,7 @@ describe('witness scores and observations', { timeout: 180_000 }, () => {
 
   it('says so when the memory holds no score', async () => {
     const { target } = await fresh();
+    await (await openMemory(target)).close();
     assert.match(await ok(['scores', 'list', '--db', target]), /^no scores stored in /);
   });
 });

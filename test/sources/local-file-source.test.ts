@@ -5,10 +5,10 @@ import { after, before, describe, it } from 'node:test';
 import { InvalidLocatorError, InvalidOptionError } from '../../src/errors.js';
 import { acquireSync } from '../../src/sources/local-file/acquire-sync.js';
 import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
-import { nodeSurfaceFs } from '../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import { runNode, writeChildScript } from './support/child-process.js';
 import { recordingFs } from './support/recording-fs.js';
+import { describeEachSurfaceFs } from './support/surface-fs-variants.js';
 import { buildTree, expectedObservation, removeDir, tempDir, textEntry } from './support/trees.js';
 
 const surface = (uri: string, match: 'exact' | 'glob' = 'exact') =>
@@ -94,7 +94,7 @@ describe('LocalFileSurfaceSource locators', () => {
   });
 });
 
-describe('LocalFileSurfaceSource roots and exact locators', () => {
+describeEachSurfaceFs('LocalFileSurfaceSource roots and exact locators', (variant) => {
   let dir: string;
   let root: string;
   let source: LocalFileSurfaceSource;
@@ -107,7 +107,7 @@ describe('LocalFileSurfaceSource roots and exact locators', () => {
       'plain.txt': 'plain',
     });
     fs.symlinkSync(root, path.join(dir, 'ws-link'));
-    source = new LocalFileSurfaceSource({ root });
+    source = new LocalFileSurfaceSource({ root, surfaceFs: variant.name });
   });
   after(async () => {
     await source.close();
@@ -135,7 +135,7 @@ describe('LocalFileSurfaceSource roots and exact locators', () => {
   });
 
   it('returns unavailable with surface_root_unavailable when the root is missing', async () => {
-    const missing = new LocalFileSurfaceSource({ root: path.join(dir, 'missing') });
+    const missing = new LocalFileSurfaceSource({ root: path.join(dir, 'missing'), surfaceFs: variant.name });
     const observation = await missing.acquire(surface('/data/out.txt'));
     assert.deepEqual(
       observation,
@@ -153,7 +153,7 @@ describe('LocalFileSurfaceSource roots and exact locators', () => {
   });
 
   it('returns unavailable when the root is not a directory', async () => {
-    const file = new LocalFileSurfaceSource({ root: path.join(root, 'plain.txt') });
+    const file = new LocalFileSurfaceSource({ root: path.join(root, 'plain.txt'), surfaceFs: variant.name });
     const observation = await file.acquire(surface('/**', 'glob'));
     assert.equal(observation.acquisition, 'unavailable');
     assert.deepEqual(observation.payload.entries, []);
@@ -164,7 +164,7 @@ describe('LocalFileSurfaceSource roots and exact locators', () => {
   });
 
   it('resolves a root given through a symlink and confines to the real directory', async () => {
-    const linked = new LocalFileSurfaceSource({ root: path.join(dir, 'ws-link') });
+    const linked = new LocalFileSurfaceSource({ root: path.join(dir, 'ws-link'), surfaceFs: variant.name });
     const observation = await linked.acquire(surface('/data/out.txt'));
     assert.deepEqual(
       observation,
@@ -283,7 +283,7 @@ process.stdout.write(first.acquisition + ' ' + second.payload.entries.length);`,
   });
 });
 
-describe('LocalFileSurfaceSource entries streamed from the worker', () => {
+describeEachSurfaceFs('LocalFileSurfaceSource entries streamed from the worker', (variant) => {
   let dir: string;
   before(() => {
     dir = tempDir();
@@ -301,17 +301,18 @@ describe('LocalFileSurfaceSource entries streamed from the worker', () => {
   after(() => removeDir(dir));
 
   it('returns exactly the entries of the single-threaded walk, sorted by uri', async () => {
-    const source = new LocalFileSurfaceSource({ root: dir, maxFiles: 10_000 });
+    const source = new LocalFileSurfaceSource({ root: dir, maxFiles: 10_000, surfaceFs: variant.name });
     try {
       const observation = await source.acquire(surface('/**', 'glob'));
       const direct = acquireSync(
         { root: dir, uri: '/**', match: 'glob', limits: { ...source.limits } },
-        nodeSurfaceFs,
+        variant.fs,
         () => false,
       );
       assert.equal(direct.kind, 'done');
       if (direct.kind !== 'done') return;
       assert.equal(observation.acquisition, 'complete');
+      assert.equal(observation.metadata.surfaceFs, variant.name);
       assert.equal(observation.payload.entries.length, 2_503);
       assert.deepEqual(
         observation.payload.entries.map((entry) => ({ ...entry })),

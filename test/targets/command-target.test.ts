@@ -76,7 +76,7 @@ describe('CommandTarget', () => {
     const failing = new CommandTarget(sh('echo partial; echo oops >&2; exit 3'));
     await assert.rejects(failing.send({ prompt: 'x', workspace: ws }), (error: unknown) => {
       assert.ok(error instanceof TargetError);
-      assert.equal(error.message, 'the command exited with status 3');
+      assert.equal(error.message, 'the command exited with status 3; its stderr ends: oops');
       assert.deepEqual(error.transcript.at(-1), { kind: 'message', role: 'assistant', text: 'partial\n' });
       return true;
     });

@@ -1,12 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { demoCampaign } from '../../attacks/demo-campaign.js';
-import { MemoryAttemptRecorder } from '../../attacks/memory-recorder.js';
-import { type ReportRun, renderReportHtml } from '../../attacks/report-html.js';
-import { runCampaign } from '../../attacks/run-campaign.js';
-import { renderAttemptTable, renderTotals, type TableRow } from '../../attacks/summary-table.js';
-import { MockAgentTarget } from '../../targets/mock-agent-target.js';
-import { MOCK_MODES } from '../../targets/mock-planner.js';
+import type { ReportRun } from '../../attacks/report-html.js';
+import type { TableRow } from '../../attacks/summary-table.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
@@ -20,6 +15,25 @@ export function registerDemo(program: Command, io: CliIo): void {
     .option('--report <file>', 'where to write the HTML report', 'witness-report.html')
     .addOption(dbOption())
     .action(async (options: Record<string, unknown>) => {
+      // Loaded when the command runs, not when the CLI starts: the campaign runner pulls in every
+      // target (and the MCP SDK), which `witness --version` or `witness score` must not pay for.
+      const [
+        { demoCampaign },
+        { MemoryAttemptRecorder },
+        { renderReportHtml },
+        { runCampaign },
+        { renderAttemptTable, renderTotals },
+        { MockAgentTarget },
+        { MOCK_MODES },
+      ] = await Promise.all([
+        import('../../attacks/demo-campaign.js'),
+        import('../../attacks/memory-recorder.js'),
+        import('../../attacks/report-html.js'),
+        import('../../attacks/run-campaign.js'),
+        import('../../attacks/summary-table.js'),
+        import('../../targets/mock-agent-target.js'),
+        import('../../targets/mock-planner.js'),
+      ]);
       const report = typeof options.report === 'string' ? options.report : 'witness-report.html';
       const db = resolveDb(options, io.env);
       const runs: ReportRun[] = [];

@@ -1,23 +1,33 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync, rmSync } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { type ImportSummary, parseArchiveLines } from '../../memory/archive.js';
+import { verifyImportedScores } from '../../memory/verify-imported-scores.js';
+import { boundedLines } from '../bounded-lines.js';
 import { type CliIo, printJson } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
+import { excerpt } from '../render.js';
 import { UsageError } from '../usage-error.js';
+
+/** The longest line (one record) an import reads by default: 256 MiB. */
+export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
 
 /** `witness import FILE`: stores the records of a `witness export` file, all of them or none. */
 export function registerImport(program: Command, io: CliIo): void {
   program
     .command('import')
     .description(
-      'store the records of a `witness export` file in the memory (all of them or, on error, none)',
+      'store the records of a `witness export` file in the memory (all of them or, on error, none); every score is judged again against its observation',
     )
     .argument('<file.jsonl>', 'a file written by `witness export`')
+    .option(
+      '--max-line-bytes <n>',
+      `the longest record (line) accepted, in bytes (default ${DEFAULT_MAX_LINE_BYTES}; memory use is bounded by it)`,
+    )
     .addOption(dbOption())
     .option('--json', 'print the counts of records read as JSON')
     .action(async (file: string, options: Record<string, unknown>) => {
+      const maxLineBytes = readMaxLineBytes(options.maxLineBytes);
       try {
         await access(file);
       } catch (error) {
@@ -25,25 +35,44 @@ export function registerImport(program: Command, io: CliIo): void {
           `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
         );
       }
-      await withMemory(resolveDb(options, io.env), async (memory) => {
-        const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
-        // Iterate from now on: readline drops lines emitted before its iterator exists, and the import's
-        // transaction (a PostgreSQL round trip) begins before the first record is asked for.
-        const iterator = lines[Symbol.asyncIterator]();
-        let summary: ImportSummary;
-        try {
-          summary = await memory.importRecords(
-            parseArchiveLines({ [Symbol.asyncIterator]: () => iterator }, file),
-          );
-        } finally {
-          lines.close();
-        }
-        if (options.json === true) printJson(io, summary);
-        else {
-          io.out(
-            `imported into ${memory.location.target}: conversations ${summary.conversation}, message pieces ${summary.message_piece}, observations ${summary.observation}, scores ${summary.score}, attack results ${summary.attack_result}\n`,
-          );
-        }
-      });
+      const db = resolveDb(options, io.env);
+      // A failed import must not leave behind an empty database it created (a typo in --db, a bad file).
+      const createdHere = isSqliteFile(db) && !existsSync(db);
+      try {
+        await withMemory(db, async (memory) => {
+          const stream = createReadStream(file);
+          let summary: ImportSummary;
+          try {
+            const lines = boundedLines(stream, maxLineBytes, file);
+            summary = await memory.importRecords(verifyImportedScores(parseArchiveLines(lines, file), file));
+          } finally {
+            stream.destroy();
+          }
+          if (options.json === true) printJson(io, summary);
+          else {
+            io.out(
+              `imported into ${excerpt(memory.location.target, 300)}: conversations ${summary.conversation}, message pieces ${summary.message_piece}, observations ${summary.observation}, scores ${summary.score}, attack results ${summary.attack_result}\n`,
+            );
+          }
+        });
+      } catch (error) {
+        if (createdHere) for (const suffix of ['', '-wal', '-shm']) rmSync(`${db}${suffix}`, { force: true });
+        throw error;
+      }
     });
+}
+
+function isSqliteFile(db: string): boolean {
+  return db !== ':memory:' && !db.startsWith('file:') && !/^[a-z][a-z0-9+.-]*:\/\//i.test(db);
+}
+
+function readMaxLineBytes(value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_LINE_BYTES;
+  const text = String(value);
+  if (!/^[1-9][0-9]*$/.test(text) || Number(text) > DEFAULT_MAX_LINE_BYTES) {
+    throw new UsageError(
+      `--max-line-bytes takes a positive whole number of at most ${DEFAULT_MAX_LINE_BYTES}, got ${JSON.stringify(text)}`,
+    );
+  }
+  return Number(text);
 }

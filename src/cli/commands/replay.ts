@@ -13,8 +13,8 @@ import { replayObservation } from '../../scorers/file-write-scorer.js';
 import type { ScorerMemory } from '../../scorers/scorer.js';
 import { matcherOptions, readMatcher } from '../flags.js';
 import { type CliIo, printJson } from '../io.js';
-import { dbOption, optionalDb, resolveDb, withMemory } from '../memory-option.js';
-import { renderObservation, renderScore } from '../render.js';
+import { dbOption, optionalDb, READ_ONLY, resolveDb, withMemory } from '../memory-option.js';
+import { excerpt, renderObservation, renderScore } from '../render.js';
 import { UsageError } from '../usage-error.js';
 
 /** A replay file is an Observation, or the `{ score, observation }` that `witness score --json` prints. */
@@ -45,15 +45,21 @@ export function registerReplay(program: Command, io: CliIo): void {
       const score =
         db === undefined
           ? await replay(input, undefined)
-          : await withMemory(db, (memory) => replay(input, memory));
+          : await withMemory(db, (memory) => replay(input, memory), READ_ONLY);
+      if (db !== undefined) io.err(storedLine(score, db));
       print(io, options, score, stored.observation);
       return;
     }
-    await withMemory(resolveDb(options, io.env), async (memory) => {
-      const input = await readStoredEvidence(memory, options);
-      const score = await replay({ ...input, matcher: flagMatcher ?? input.matcher }, memory);
-      print(io, options, score, input.observation);
-    });
+    await withMemory(
+      resolveDb(options, io.env),
+      async (memory) => {
+        const input = await readStoredEvidence(memory, options);
+        const score = await replay({ ...input, matcher: flagMatcher ?? input.matcher }, memory);
+        io.err(storedLine(score, memory.location.target));
+        print(io, options, score, input.observation);
+      },
+      READ_ONLY,
+    );
   });
 }
 
@@ -71,6 +77,10 @@ async function replay(input: ReplayInput, memory: ScorerMemory | undefined): Pro
   );
   if (score === undefined) throw new Error('the scorer returned no score');
   return score;
+}
+
+function storedLine(score: Score, db: string): string {
+  return `stored score ${score.id} in ${excerpt(db, 300)} (witness scores show ${score.id})\n`;
 }
 
 function print(io: CliIo, options: Record<string, unknown>, score: Score, observation: Observation): void {

@@ -1,9 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadReportRuns } from '../../attacks/memory-recorder.js';
-import { renderReportHtml } from '../../attacks/report-html.js';
+import { type ReportRun, renderReportHtml } from '../../attacks/report-html.js';
 import type { CliIo } from '../io.js';
-import { dbOption, resolveDb, withMemory } from '../memory-option.js';
+import { dbOption, READ_ONLY, resolveDb, withMemory } from '../memory-option.js';
+import { excerpt } from '../render.js';
 import { UsageError } from '../usage-error.js';
 
 export function registerReport(program: Command, io: CliIo): void {
@@ -22,15 +23,44 @@ export function registerReport(program: Command, io: CliIo): void {
         campaign: typeof options.campaign === 'string' ? options.campaign : undefined,
         runId: typeof options.run === 'string' ? options.run : undefined,
       };
-      let runs = await withMemory(db, (memory) => loadReportRuns(memory, filter));
-      if (options.latest === true) runs = runs.slice(-1);
-      if (runs.length === 0) {
-        throw new UsageError(
-          `no stored campaign run matches in ${db}; run \`witness run <campaign.yaml>\` first`,
-        );
-      }
+      const { runs: matching, stored } = await withMemory(
+        db,
+        async (memory) => {
+          const runs = await loadReportRuns(memory, filter);
+          const filtered = filter.campaign !== undefined || filter.runId !== undefined;
+          // Only when nothing matched: what the memory does hold, so the message can name it.
+          const all = runs.length === 0 && filtered ? await loadReportRuns(memory) : runs;
+          return { runs, stored: all };
+        },
+        READ_ONLY,
+      );
+      const runs = options.latest === true ? matching.slice(-1) : matching;
+      if (runs.length === 0) throw new UsageError(noMatchMessage(db, filter, stored));
       await writeFile(out, renderReportHtml(runs));
       const attempts = runs.reduce((sum, entry) => sum + entry.attempts.length, 0);
       io.err(`report of ${runs.length} run(s), ${attempts} attempt(s) written to ${out}\n`);
     });
+}
+
+/** Why no run matched: an empty memory, or a filter naming nothing stored (then what is stored). */
+function noMatchMessage(
+  db: string,
+  filter: { campaign?: string | undefined; runId?: string | undefined },
+  stored: readonly ReportRun[],
+): string {
+  if (stored.length === 0) {
+    return `no campaign run is stored in ${excerpt(db, 300)}; run \`witness run <campaign.yaml>\` first`;
+  }
+  const campaigns = [...new Set(stored.map((entry) => entry.run.campaign))];
+  const asked = [
+    ...(filter.campaign === undefined ? [] : [`campaign ${JSON.stringify(excerpt(filter.campaign, 80))}`]),
+    ...(filter.runId === undefined ? [] : [`run ${JSON.stringify(excerpt(filter.runId, 80))}`]),
+  ].join(' and ');
+  const runs = stored
+    .slice(-5)
+    .map((entry) => `${excerpt(entry.run.runId, 80)} (${excerpt(entry.run.campaign, 60)})`);
+  return `no stored run matches ${asked} in ${excerpt(db, 300)}; it holds ${stored.length} run(s) of campaign(s) ${campaigns
+    .slice(0, 10)
+    .map((name) => JSON.stringify(excerpt(name, 60)))
+    .join(', ')}; latest runs: ${runs.join(', ')}`;
 }

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
+import { excerpt } from '../render.js';
 import { UsageError } from '../usage-error.js';
 
 export function registerRun(program: Command, io: CliIo): void {
@@ -11,7 +12,10 @@ export function registerRun(program: Command, io: CliIo): void {
     .description('run a campaign of attacks against a target, each attempt in a fresh workspace')
     .argument('<campaign>', 'campaign file (YAML)')
     .option('--concurrency <n>', 'attempts run at once, each in its own workspace (overrides the campaign)')
-    .option('--keep-workspaces', "leave each attempt's workspace on disk (their paths are in the report)")
+    .option(
+      '--keep-workspaces',
+      "leave each attempt's workspace on disk (their paths are printed and in the report)",
+    )
     .option('--report <file>', 'also write the HTML report of this run to <file>')
     .option('--json', 'print { run, totals, attempts } as JSON instead of the table')
     .addOption(dbOption())
@@ -60,7 +64,16 @@ export function registerRun(program: Command, io: CliIo): void {
         }),
       );
       progress.done();
-      io.err(`stored run ${result.run.runId} in ${db}\n`);
+      io.err(`stored run ${result.run.runId} in ${excerpt(db, 300)}\n`);
+      if (options.keepWorkspaces === true) {
+        for (const attempt of result.attempts) {
+          if (attempt.workspace?.kept === true) {
+            io.err(
+              `kept workspace of ${attempt.attack} #${attempt.attempt}: ${excerpt(attempt.workspace.root, 500)}\n`,
+            );
+          }
+        }
+      }
       if (typeof options.report === 'string') {
         await writeFile(options.report, renderReportHtml([{ run: result.run, attempts: result.attempts }]));
         io.err(`report written to ${options.report}\n`);

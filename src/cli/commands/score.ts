@@ -1,28 +1,34 @@
 import type { Command } from 'commander';
 import { contentWritten } from '../../models/condition.js';
 import { expectation } from '../../models/expectation.js';
-import { surface } from '../../models/scorable.js';
 import { FileWriteScorer } from '../../scorers/file-write-scorer.js';
 import { LocalFileSurfaceSource } from '../../sources/local-file-source.js';
-import { limitOptions, matcherOptions, readLimits, readMatcher } from '../flags.js';
+import {
+  limitOptions,
+  locatorOptions,
+  matcherOptions,
+  readLimits,
+  readLocator,
+  readMatcher,
+} from '../flags.js';
 import { type CliIo, printJson } from '../io.js';
 import { dbOption, optionalDb, withMemory } from '../memory-option.js';
-import { renderObservation, renderScore } from '../render.js';
+import { excerpt, renderObservation, renderScore } from '../render.js';
 
 export function registerScore(program: Command, io: CliIo): void {
   const command = program
     .command('score')
     .description('decide whether a location under a workspace root holds the expected content')
     .argument('<root>', 'the workspace root directory')
-    .argument('<uri>', 'root-relative location, e.g. /.git/hooks/pre-commit or, with --glob, /out/**/*.sh')
-    .option('--glob', 'treat <uri> as a glob')
-    .option('--objective <text>', 'what the attack tried to achieve, recorded with the score');
+    .argument('<uri>', 'root-relative location, e.g. /.git/hooks/pre-commit or, with --glob, /out/**/*.sh');
+  for (const option of locatorOptions()) command.addOption(option);
+  command.option('--objective <text>', 'what the attack tried to achieve, recorded with the score');
   for (const option of matcherOptions()) command.addOption(option);
   for (const option of limitOptions()) command.addOption(option);
   command.addOption(dbOption());
   command.option('--json', 'print { score, observation } as JSON');
   command.action(async (root: string, uri: string, options: Record<string, unknown>) => {
-    const scope = surface(uri, options.glob === true ? 'glob' : 'exact');
+    const scope = readLocator(uri, options);
     const matcher = readMatcher(options);
     const objective = typeof options.objective === 'string' ? options.objective : undefined;
     const source = new LocalFileSurfaceSource({ root, ...readLimits(options) });
@@ -41,7 +47,12 @@ export function registerScore(program: Command, io: CliIo): void {
         ? await new FileWriteScorer({ source }).score(request)
         : await withMemory(db, (memory) => new FileWriteScorer({ source, memory }).score(request));
     if (score === undefined || observation === undefined) throw new Error('the scorer returned no score');
+    if (db !== undefined) {
+      io.err(
+        `stored score ${score.id} and observation ${observation.id} in ${excerpt(db, 300)} (witness scores show ${score.id})\n`,
+      );
+    }
     if (options.json === true) printJson(io, { score, observation });
-    else io.out(`${renderScore(score)}\n${renderObservation(observation)}\n`);
+    else io.out(`${renderScore(score)}\n${renderObservation(observation, { content: true })}\n`);
   });
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { SCORE_STATUSES, type ScoreStatus } from '../../models/vocabulary.js';
 import { type CliIo, printJson } from '../io.js';
-import { dbOption, resolveDb, withMemory } from '../memory-option.js';
-import { renderObservation, renderScore } from '../render.js';
-import { describeScorable, renderScoreTable } from '../render-memory.js';
+import { dbOption, READ_ONLY, resolveDb, withMemory } from '../memory-option.js';
+import { excerpt, renderObservation, renderScore } from '../render.js';
+import { attemptOrigins, describeScorable, renderScoreTable } from '../render-memory.js';
 import { UsageError } from '../usage-error.js';
 
 /** `witness scores list` and `witness scores show ID`: what the memory holds, as a table or JSON. */
@@ -26,12 +26,16 @@ export function registerScores(program: Command, io: CliIo): void {
         conversationId: typeof options.conversation === 'string' ? options.conversation : undefined,
         limit: readLimit(options.limit),
       };
-      await withMemory(resolveDb(options, io.env), async (memory) => {
-        const list = await memory.listScores(filter);
-        if (options.json === true) printJson(io, { scores: list });
-        else if (list.length === 0) io.out(`no scores stored in ${memory.location.target}\n`);
-        else io.out(`${renderScoreTable(list)}\n`);
-      });
+      await withMemory(
+        resolveDb(options, io.env),
+        async (memory) => {
+          const list = await memory.listScores(filter);
+          if (options.json === true) printJson(io, { scores: list });
+          else if (list.length === 0) io.out(`no scores stored in ${excerpt(memory.location.target, 300)}\n`);
+          else io.out(`${renderScoreTable(list, await attemptOrigins(memory, list))}\n`);
+        },
+        READ_ONLY,
+      );
     });
 
   scores
@@ -41,21 +45,26 @@ export function registerScores(program: Command, io: CliIo): void {
     .addOption(dbOption())
     .option('--json', 'print { score, observations } as JSON')
     .action(async (id: string, options: Record<string, unknown>) => {
-      await withMemory(resolveDb(options, io.env), async (memory) => {
-        const score = await memory.getScore(id);
-        const observations = await memory.observationsForScore(id);
-        if (options.json === true) {
-          printJson(io, { score, observations });
-          return;
-        }
-        const lines = [
-          `Score ${score.id} (${score.createdAt}) about ${describeScorable(score.scorable)}`,
-          renderScore(score),
-          ...observations.map(renderObservation),
-        ];
-        if (observations.length === 0) lines.push('Evidence: none (the score was decided without reading)');
-        io.out(`${lines.join('\n')}\n`);
-      });
+      await withMemory(
+        resolveDb(options, io.env),
+        async (memory) => {
+          const score = await memory.getScore(id);
+          const observations = await memory.observationsForScore(id);
+          if (options.json === true) {
+            printJson(io, { score, observations });
+            return;
+          }
+          const origin = (await attemptOrigins(memory, [score])).get(score.id);
+          const lines = [
+            `Score ${excerpt(score.id, 80)} (${excerpt(score.createdAt, 40)}) about ${describeScorable(score.scorable, origin)}`,
+            renderScore(score),
+            ...observations.map((observation) => renderObservation(observation, { content: true })),
+          ];
+          if (observations.length === 0) lines.push('Evidence: none (the score was decided without reading)');
+          io.out(`${lines.join('\n')}\n`);
+        },
+        READ_ONLY,
+      );
     });
 }
 

@@ -22,6 +22,8 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
     openRoot: guard(base.openRoot),
     openDirectoryAt: guard(base.openDirectoryAt),
     openPathAt: guard(base.openPathAt),
+    // No I/O: a lookup in the seam's own bookkeeping.
+    provenInside: (fd) => base.provenInside(fd),
     lstatAt: guard(base.lstatAt),
     handlePath: guard(base.handlePath),
     fstat: guard(base.fstat),

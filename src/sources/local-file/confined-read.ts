@@ -8,7 +8,9 @@ import { placeHandle } from './confinement.js';
  *
  * 1. Open `name` relative to its parent's handle as O_PATH. An O_PATH open has no driver or FIFO side
  *    effects, so even an outside FIFO or device reached through a link is never opened with read intent.
- * 2. Ask the kernel where that handle is; outside the root (or unknowable) → a gap, no byte read.
+ * 2. Ask the kernel where that handle is; outside the root (or unknowable) → a gap, no byte read. With
+ *    the openat2 seam the kernel already refused every resolution leaving the root while opening, so a
+ *    regular file it proved needs no second look.
  * 3. fstat the handle: not a regular file → a gap, nothing read.
  * 4. Reopen through the handle (never by name, so a swap after the check cannot redirect the read),
  *    O_NONBLOCK, and take size, time and bytes from that one handle, within the shared read budget.
@@ -44,16 +46,23 @@ export function readCandidate(
     return openFailed(state, dirFd, name, uri, error);
   }
   try {
-    const placement = placeHandle(fs, pathFd, state.rootPath);
-    if (placement.kind === 'unverified') {
-      state.gap('confinement_unverified', uri, placement.detail);
-      return 'gap';
+    // A regular file the kernel proved beneath the root at open time (openat2, RESOLVE_BENEATH from the
+    // root handle) is strictly inside it: the root is a directory, so a file cannot be the root itself.
+    // Anything else (procfs seam, or a proven handle that is a directory, which may be the root) is
+    // placed by the kernel's path for the handle, before any read intent.
+    let pathStat = fs.provenInside(pathFd) ? fs.fstat(pathFd) : undefined;
+    if (pathStat === undefined || !pathStat.isFile()) {
+      const placement = placeHandle(fs, pathFd, state.rootPath);
+      if (placement.kind === 'unverified') {
+        state.gap('confinement_unverified', uri, placement.detail);
+        return 'gap';
+      }
+      if (placement.kind === 'outside') {
+        state.gap('link_outside_root', uri, 'the link resolves outside the root; nothing was read');
+        return 'gap';
+      }
+      pathStat ??= fs.fstat(pathFd);
     }
-    if (placement.kind === 'outside') {
-      state.gap('link_outside_root', uri, 'the link resolves outside the root; nothing was read');
-      return 'gap';
-    }
-    const pathStat = fs.fstat(pathFd);
     if (!pathStat.isFile()) {
       state.gap('not_a_file', uri, describeKind(pathStat));
       return 'gap';

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 
 /**
- * The synchronous file-system seam of a confined acquisition. Every child is reached relative to its
- * parent's open handle through `/proc/self/fd/<fd>/<name>` (openat semantics from plain Node), and names
- * are bytes. Tests wrap this to count bytes read and directories listed.
+ * The synchronous file-system seam of a confined acquisition. Every child is reached relative to an open
+ * handle, and names are bytes. Two implementations: this file's procfs one (`/proc/self/fd/<fd>/<name>`
+ * gives openat semantics from plain Node, and `readlink` of the handle proves where it is) and
+ * openat2-surface-fs.ts (the kernel resolves beneath the root handle). Tests wrap either to count bytes
+ * read and directories listed.
  */
 export interface SurfaceFs {
   /** The root's real path (symlinks resolved), resolved once per acquisition. */
@@ -16,6 +18,12 @@ export interface SurfaceFs {
   openDirectoryAt(dirFd: number, name: Buffer): number;
   /** Opens `name` in `dirFd` as an O_PATH handle, following symlinks: no read intent, no side effects. */
   openPathAt(dirFd: number, name: Buffer): number;
+  /**
+   * True only when the kernel itself proved, at open time, that `fd` (opened by this seam's `openPathAt`)
+   * lies beneath the root handle (openat2 with RESOLVE_BENEATH from the root). The caller may then skip
+   * `handlePath` for a regular file; anything else is placed by `handlePath` as before.
+   */
+  provenInside(fd: number): boolean;
   /** lstat of `name` in `dirFd` (does not follow a final symlink). */
   lstatAt(dirFd: number, name: Buffer): fs.Stats;
   /** Where an open handle really is: the kernel's path for it (`readlink /proc/self/fd/N`). */
@@ -31,8 +39,8 @@ export interface SurfaceFs {
 
 /** O_PATH is not in fs.constants; its value is the same on every Linux architecture Node supports. */
 export const O_PATH = 0o10000000;
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
-const O_CLOEXEC = 0o2000000;
+export const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
+export const O_CLOEXEC = 0o2000000;
 
 /**
  * `/proc/self/fd/<fd>/` per fd number, built once: the prefix depends on the number alone, and the few
@@ -59,6 +67,7 @@ export function fdPath(fd: number): string {
 
 const PROC_SUPER_MAGIC = 0x9fa0;
 
+/** The procfs implementation: every placement is proven by `readlink /proc/self/fd/N`. */
 export const nodeSurfaceFs: SurfaceFs = {
   resolveRoot: (path) => fs.realpathSync.native(path),
   procIsTrusted: () => {
@@ -72,6 +81,7 @@ export const nodeSurfaceFs: SurfaceFs = {
   openDirectoryAt: (dirFd, name) =>
     fs.openSync(childPath(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK),
   openPathAt: (dirFd, name) => fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC),
+  provenInside: () => false,
   lstatAt: (dirFd, name) => fs.lstatSync(childPath(dirFd, name)),
   handlePath: (fd) => fs.readlinkSync(fdPath(fd), { encoding: 'buffer' }),
   fstat: (fd) => fs.fstatSync(fd),
@@ -81,3 +91,6 @@ export const nodeSurfaceFs: SurfaceFs = {
     fs.opendirSync(fdPath(dirFd), { encoding: 'buffer' as BufferEncoding, bufferSize: 128 }),
   close: (fd) => fs.closeSync(fd),
 };
+
+/** Alias that names the implementation. */
+export const procfsSurfaceFs = nodeSurfaceFs;

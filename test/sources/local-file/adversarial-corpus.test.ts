@@ -14,6 +14,7 @@ import {
 } from '../support/adversarial-tree.js';
 import { acquireAsNobody } from '../support/child-process.js';
 import { recordingFs } from '../support/recording-fs.js';
+import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
 import {
   acquireDirect,
   buildTree,
@@ -48,7 +49,7 @@ const notDescended = (uri: string): CoverageGap => ({
   detail: 'a symbolic link to a directory; links are not descended',
 });
 
-describe('adversarial corpus', () => {
+describeEachSurfaceFs('adversarial corpus', (variant) => {
   let ws: AdversarialWorkspace;
   let source: LocalFileSurfaceSource;
   const observe = (uri: string, match: 'exact' | 'glob' = 'exact') =>
@@ -69,6 +70,7 @@ describe('adversarial corpus', () => {
         gaps,
       }),
     );
+    assert.equal(actual.metadata.surfaceFs, variant.name, 'the forced implementation was used');
     // Whatever else happened, no byte of an outside secret reached the evidence.
     const text = JSON.stringify(actual);
     assert.ok(
@@ -79,7 +81,7 @@ describe('adversarial corpus', () => {
 
   before(async () => {
     ws = await buildAdversarialWorkspace();
-    source = new LocalFileSurfaceSource({ root: ws.root });
+    source = new LocalFileSurfaceSource({ root: ws.root, surfaceFs: variant.name });
   });
   after(async () => {
     await source.close();
@@ -148,7 +150,7 @@ describe('adversarial corpus', () => {
     });
 
     it('recursive glob: a symlink to a directory, inside or out, is never descended (link_not_followed)', async () => {
-      const { fs: seam, recording } = recordingFs();
+      const { fs: seam, recording } = recordingFs({}, variant.fs);
       const result = acquireDirect(ws.root, '/links/**', 'glob', {}, seam);
       assert.deepEqual(result.entries, [textEntry('/links/back', INSIDE_TEXT)]);
       assert.deepEqual(
@@ -180,7 +182,7 @@ describe('adversarial corpus', () => {
     });
 
     it('a root given through a symlink confines to the real root: a link to the real root is still outside', async () => {
-      const linked = new LocalFileSurfaceSource({ root: ws.rootLink });
+      const linked = new LocalFileSurfaceSource({ root: ws.rootLink, surfaceFs: variant.name });
       try {
         const observation = await linked.acquire({
           scorableType: 'surface',
@@ -219,7 +221,7 @@ describe('adversarial corpus', () => {
         t.skip('mknod is not permitted here');
         return;
       }
-      const { fs: seam, recording } = recordingFs();
+      const { fs: seam, recording } = recordingFs({}, variant.fs);
       const result = acquireDirect(ws.root, '/special/null', 'exact', {}, seam);
       assert.deepEqual(result.gaps, [notAFile('/special/null', 'a character device')]);
       assert.deepEqual(recording.opened, []);
@@ -330,7 +332,7 @@ describe('adversarial corpus', () => {
           t.skip('this tmpfs clamps times itself');
           return;
         }
-        const tmpfs = new LocalFileSurfaceSource({ root: shm });
+        const tmpfs = new LocalFileSurfaceSource({ root: shm, surfaceFs: variant.name });
         const observation = await tmpfs.acquire({
           scorableType: 'surface',
           uri: '/future.txt',
@@ -346,7 +348,7 @@ describe('adversarial corpus', () => {
   });
 
   it('the whole workspace, recursively: only inside bytes are read and only inside names listed', () => {
-    const { fs: seam, recording } = recordingFs();
+    const { fs: seam, recording } = recordingFs({}, variant.fs);
     const result = acquireDirect(ws.root, '/**', 'glob', {}, seam);
     assert.equal(result.acquisition, 'partial');
     const rootPrefix = `${ws.root}/`;
@@ -360,18 +362,21 @@ describe('adversarial corpus', () => {
   });
 });
 
-describe('adversarial corpus: races on the walk', () => {
+describeEachSurfaceFs('adversarial corpus: races on the walk', (variant) => {
   it('a directory replaced by a file mid-walk is a gap, not a silently complete subtree', () => {
     const root = tempDir();
     try {
       buildTree(root, { data: { dir: { 'a.txt': 'a', sub: { dir: { 'b.txt': 'b' } } } } });
-      const { fs: seam } = recordingFs({
-        before: (op, args) => {
-          if (op !== 'openDirectoryAt' || String(args[1]) !== 'sub') return;
-          fs.rmSync(path.join(root, 'data', 'sub'), { recursive: true });
-          fs.writeFileSync(path.join(root, 'data', 'sub'), 'now a file');
+      const { fs: seam } = recordingFs(
+        {
+          before: (op, args) => {
+            if (op !== 'openDirectoryAt' || String(args[1]) !== 'sub') return;
+            fs.rmSync(path.join(root, 'data', 'sub'), { recursive: true });
+            fs.writeFileSync(path.join(root, 'data', 'sub'), 'now a file');
+          },
         },
-      });
+        variant.fs,
+      );
       const result = acquireDirect(root, '/data/**', 'glob', {}, seam);
       assert.deepEqual(result.entries, [textEntry('/data/a.txt', 'a')]);
       assert.deepEqual(result.gaps, [
@@ -394,13 +399,16 @@ describe('adversarial corpus: races on the walk', () => {
         data: { dir: { sub: { dir: { 'b.txt': 'b' } } } },
         elsewhere: { dir: { 'x.txt': 'x' } },
       });
-      const { fs: seam, recording } = recordingFs({
-        before: (op, args) => {
-          if (op !== 'openDirectoryAt' || String(args[1]) !== 'sub') return;
-          fs.rmSync(path.join(root, 'data', 'sub'), { recursive: true });
-          fs.symlinkSync(path.join(root, 'elsewhere'), path.join(root, 'data', 'sub'));
+      const { fs: seam, recording } = recordingFs(
+        {
+          before: (op, args) => {
+            if (op !== 'openDirectoryAt' || String(args[1]) !== 'sub') return;
+            fs.rmSync(path.join(root, 'data', 'sub'), { recursive: true });
+            fs.symlinkSync(path.join(root, 'elsewhere'), path.join(root, 'data', 'sub'));
+          },
         },
-      });
+        variant.fs,
+      );
       const result = acquireDirect(root, '/data/**', 'glob', {}, seam);
       assert.deepEqual(result.gaps, [
         {
@@ -416,80 +424,83 @@ describe('adversarial corpus: races on the walk', () => {
   });
 });
 
-describe('adversarial corpus: what an unprivileged reader is denied (run as uid 65534)', () => {
-  let base: string;
-  let root: string;
-  before(() => {
-    base = tempDir();
-    root = path.join(base, 'ws');
-    fs.mkdirSync(root, { mode: 0o755 });
-    buildTree(root, {
-      locked: { dir: { 'x.txt': 'x' } },
-      noexec: { dir: { 'y.txt': 'y' } },
-      'secret.txt': 'root only',
-      'open.txt': 'open',
+describeEachSurfaceFs(
+  'adversarial corpus: what an unprivileged reader is denied (run as uid 65534)',
+  (variant) => {
+    let base: string;
+    let root: string;
+    before(() => {
+      base = tempDir();
+      root = path.join(base, 'ws');
+      fs.mkdirSync(root, { mode: 0o755 });
+      buildTree(root, {
+        locked: { dir: { 'x.txt': 'x' } },
+        noexec: { dir: { 'y.txt': 'y' } },
+        'secret.txt': 'root only',
+        'open.txt': 'open',
+      });
+      fs.chmodSync(path.join(root, 'locked'), 0o700);
+      fs.chmodSync(path.join(root, 'noexec'), 0o744);
+      fs.chmodSync(path.join(root, 'secret.txt'), 0o600);
     });
-    fs.chmodSync(path.join(root, 'locked'), 0o700);
-    fs.chmodSync(path.join(root, 'noexec'), 0o744);
-    fs.chmodSync(path.join(root, 'secret.txt'), 0o600);
-  });
-  after(() => removeDir(base));
+    after(() => removeDir(base));
 
-  const check = (
-    actual: Observation,
-    uri: string,
-    match: 'exact' | 'glob',
-    entries: SurfaceEntry[],
-    gaps: CoverageGap[],
-  ) =>
-    assert.deepEqual(
-      actual,
-      expectedObservation(actual, {
-        root,
-        uri,
-        match,
-        acquisition: gaps.length ? 'partial' : 'complete',
-        entries,
-        gaps,
-      }),
-    );
+    const check = (
+      actual: Observation,
+      uri: string,
+      match: 'exact' | 'glob',
+      entries: SurfaceEntry[],
+      gaps: CoverageGap[],
+    ) =>
+      assert.deepEqual(
+        actual,
+        expectedObservation(actual, {
+          root,
+          uri,
+          match,
+          acquisition: gaps.length ? 'partial' : 'complete',
+          entries,
+          gaps,
+        }),
+      );
 
-  it('an unlistable directory is listing_failed, an unreadable file read_failed, the rest still read', async () => {
-    const observation = await acquireAsNobody(base, root, '/**', 'glob');
-    check(
-      observation,
-      '/**',
-      'glob',
-      [textEntry('/open.txt', 'open')],
-      [
-        { reason: 'listing_failed', uri: '/locked', detail: 'the directory could not be opened (EACCES)' },
-        { reason: 'read_failed', uri: '/noexec/y.txt', detail: 'open failed (EACCES)' },
-        { reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' },
-      ],
-    );
-  });
+    it('an unlistable directory is listing_failed, an unreadable file read_failed, the rest still read', async () => {
+      const observation = await acquireAsNobody(base, root, '/**', 'glob', variant.name);
+      check(
+        observation,
+        '/**',
+        'glob',
+        [textEntry('/open.txt', 'open')],
+        [
+          { reason: 'listing_failed', uri: '/locked', detail: 'the directory could not be opened (EACCES)' },
+          { reason: 'read_failed', uri: '/noexec/y.txt', detail: 'open failed (EACCES)' },
+          { reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' },
+        ],
+      );
+    });
 
-  it('an exact locator under an unsearchable directory is listing_failed, never a proven absence', async () => {
-    const observation = await acquireAsNobody(base, root, '/locked/x.txt', 'exact');
-    check(
-      observation,
-      '/locked/x.txt',
-      'exact',
-      [],
-      [{ reason: 'listing_failed', uri: '/locked/x.txt', detail: '/locked: lookup failed (EACCES)' }],
-    );
-    const missing = await acquireAsNobody(base, root, '/locked/missing.txt', 'exact');
-    assert.equal(missing.acquisition, 'partial');
-  });
+    it('an exact locator under an unsearchable directory is listing_failed, never a proven absence', async () => {
+      const observation = await acquireAsNobody(base, root, '/locked/x.txt', 'exact', variant.name);
+      check(
+        observation,
+        '/locked/x.txt',
+        'exact',
+        [],
+        [{ reason: 'listing_failed', uri: '/locked/x.txt', detail: '/locked: lookup failed (EACCES)' }],
+      );
+      const missing = await acquireAsNobody(base, root, '/locked/missing.txt', 'exact', variant.name);
+      assert.equal(missing.acquisition, 'partial');
+    });
 
-  it('an unreadable exact file is read_failed', async () => {
-    const observation = await acquireAsNobody(base, root, '/secret.txt', 'exact');
-    check(
-      observation,
-      '/secret.txt',
-      'exact',
-      [],
-      [{ reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' }],
-    );
-  });
-});
+    it('an unreadable exact file is read_failed', async () => {
+      const observation = await acquireAsNobody(base, root, '/secret.txt', 'exact', variant.name);
+      check(
+        observation,
+        '/secret.txt',
+        'exact',
+        [],
+        [{ reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' }],
+      );
+    });
+  },
+);

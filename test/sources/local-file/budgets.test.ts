@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import { after, before, it } from 'node:test';
+import type { SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 import { recordingFs } from '../support/recording-fs.js';
+import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
 import {
   acquireDirect,
   buildTree,
@@ -15,7 +16,7 @@ import {
 
 /** The four budgets of one acquisition and what a read keeps (SPEC §5), counted through the seam. */
 
-describe('maxFiles', () => {
+describeEachSurfaceFs('maxFiles', (variant) => {
   let root: string;
   before(() => {
     root = tempDir();
@@ -28,7 +29,7 @@ describe('maxFiles', () => {
   after(() => removeDir(root));
 
   it('stops enumeration at once at candidate maxFiles+1 with file_limit_exceeded', () => {
-    const { fs, recording } = recordingFs();
+    const { fs, recording } = recordingFs({}, variant.fs);
     const result = acquireDirect(root, '/**', 'glob', { maxFiles: 3 }, fs);
     assert.equal(result.acquisition, 'partial');
     assert.deepEqual(result.entries, [
@@ -56,13 +57,13 @@ describe('maxFiles', () => {
   });
 
   it('is complete when exactly maxFiles files match', () => {
-    const result = acquireDirect(root, '/**', 'glob', { maxFiles: 5 });
+    const result = acquireDirect(root, '/**', 'glob', { maxFiles: 5 }, variant.fs);
     assert.equal(result.acquisition, 'complete');
     assert.equal(result.entries.length, 5);
   });
 });
 
-describe('maxListedEntries', () => {
+describeEachSurfaceFs('maxListedEntries', (variant) => {
   let root: string;
   before(() => {
     root = tempDir();
@@ -74,7 +75,7 @@ describe('maxListedEntries', () => {
 
   it('discards the listing that exhausts the budget and reports listing_limit_exceeded', () => {
     // root: 2 entries, a: 2 entries, b: 10 entries; a budget of 8 runs out inside b.
-    const { fs, recording } = recordingFs();
+    const { fs, recording } = recordingFs({}, variant.fs);
     const result = acquireDirect(root, '/**', 'glob', { maxListedEntries: 8 }, fs);
     assert.equal(result.acquisition, 'partial');
     assert.deepEqual(result.entries, [textEntry('/a/1.txt', '1'), textEntry('/a/2.txt', '2')]);
@@ -96,7 +97,7 @@ describe('maxListedEntries', () => {
         b: { dir: { '4.txt': '4' } },
         'z.txt': 'z',
       });
-      const { fs, recording } = recordingFs();
+      const { fs, recording } = recordingFs({}, variant.fs);
       const result = acquireDirect(dir, '/**', 'glob', { maxListedEntries: 5 }, fs);
       assert.equal(result.acquisition, 'partial');
       assert.deepEqual(result.entries, [textEntry('/z.txt', 'z')]);
@@ -115,19 +116,19 @@ describe('maxListedEntries', () => {
   });
 
   it('counts every entry examined, matching or not', () => {
-    const result = acquireDirect(root, '/b/w1.*', 'glob', { maxListedEntries: 9 });
+    const result = acquireDirect(root, '/b/w1.*', 'glob', { maxListedEntries: 9 }, variant.fs);
     assert.deepEqual(
       result.gaps.map((gap) => gap.reason),
       ['listing_limit_exceeded'],
     );
     assert.deepEqual(result.entries, []);
-    const enough = acquireDirect(root, '/b/w1.*', 'glob', { maxListedEntries: 10 });
+    const enough = acquireDirect(root, '/b/w1.*', 'glob', { maxListedEntries: 10 }, variant.fs);
     assert.equal(enough.acquisition, 'complete');
     assert.deepEqual(enough.entries, [textEntry('/b/w1.txt', 'w1')]);
   });
 });
 
-describe('maxReadBytes (shared across files)', () => {
+describeEachSurfaceFs('maxReadBytes (shared across files)', (variant) => {
   let root: string;
   before(() => {
     root = tempDir();
@@ -141,7 +142,7 @@ describe('maxReadBytes (shared across files)', () => {
   after(() => removeDir(root));
 
   it('spends one budget over all files: the file it runs out in has no digest and a truncated prefix', () => {
-    const { fs, recording } = recordingFs();
+    const { fs, recording } = recordingFs({}, variant.fs);
     const result = acquireDirect(root, '/f/*', 'glob', { maxReadBytes: 25 }, fs);
     assert.equal(recording.bytesRead, 25);
     assert.equal(result.stats.bytesRead, 25);
@@ -167,7 +168,7 @@ describe('maxReadBytes (shared across files)', () => {
   });
 
   it('confirms with a 1-byte probe that a file ending exactly at the budget is complete', () => {
-    const { fs, recording } = recordingFs();
+    const { fs, recording } = recordingFs({}, variant.fs);
     const result = acquireDirect(root, '/exact/ten.txt', 'exact', { maxReadBytes: 10 }, fs);
     assert.equal(result.acquisition, 'complete');
     assert.deepEqual(result.entries, [textEntry('/exact/ten.txt', '0123456789')]);
@@ -179,9 +180,9 @@ describe('maxReadBytes (shared across files)', () => {
   it('reports a file longer than its fstat size (the probe finds more) with sizeBytes = bytes read', () => {
     // A file whose size lies (as procfs and some FUSE files do): the seam under-reports the size by 8.
     const lying: SurfaceFs = {
-      ...nodeSurfaceFs,
+      ...variant.fs,
       fstat: (fd) => {
-        const stat = nodeSurfaceFs.fstat(fd);
+        const stat = variant.fs.fstat(fd);
         if (stat.isFile()) stat.size -= 8;
         return stat;
       },
@@ -203,25 +204,25 @@ describe('maxReadBytes (shared across files)', () => {
   });
 
   it('reports sizeBytes as the fstat size when the budget ends first', () => {
-    const result = acquireDirect(root, '/exact/ten.txt', 'exact', { maxReadBytes: 3 });
+    const result = acquireDirect(root, '/exact/ten.txt', 'exact', { maxReadBytes: 3 }, variant.fs);
     assert.equal(result.entries[0]?.sizeBytes, 10);
     assert.equal(result.entries[0]?.sha256, null);
   });
 });
 
-describe('reads', () => {
+describeEachSurfaceFs('reads', (variant) => {
   it('reads a file that fits in one chunk with one read call, and a growing file to its real end', () => {
     const dir = tempDir();
     try {
       buildTree(dir, { 'small.txt': 'hello' });
-      const { fs, recording } = recordingFs();
+      const { fs, recording } = recordingFs({}, variant.fs);
       const result = acquireDirect(dir, '/small.txt', 'exact', {}, fs);
       assert.deepEqual(result.entries, [textEntry('/small.txt', 'hello')]);
       assert.equal(recording.calls.filter((call) => call.op === 'read').length, 1);
       // A seam whose fstat reports more bytes than the file holds: the short read has not reached that size, so reading goes on to the real end.
       const shrunk: SurfaceFs = {
-        ...nodeSurfaceFs,
-        fstat: (fd) => Object.assign(nodeSurfaceFs.fstat(fd), { size: 99 }),
+        ...variant.fs,
+        fstat: (fd) => Object.assign(variant.fs.fstat(fd), { size: 99 }),
       };
       const grown = recordingFs({}, shrunk);
       const again = acquireDirect(dir, '/small.txt', 'exact', {}, grown.fs);
@@ -233,7 +234,7 @@ describe('reads', () => {
   });
 });
 
-describe('maxContentBytes and what a read keeps', () => {
+describeEachSurfaceFs('maxContentBytes and what a read keeps', (variant) => {
   let root: string;
   const binary = Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x41]);
   before(() => {
@@ -260,31 +261,32 @@ describe('maxContentBytes and what a read keeps', () => {
 
   it('keeps a UTF-8 prefix, dropping a character split by the cut (up to 3 bytes)', () => {
     // "h" is 1 byte, "é" 2: a cut at 2 bytes splits é.
-    assert.deepEqual(acquireDirect(root, '/e.txt', 'exact', { maxContentBytes: 2 }).entries, [
+    assert.deepEqual(acquireDirect(root, '/e.txt', 'exact', { maxContentBytes: 2 }, variant.fs).entries, [
       truncated('/e.txt', 'héllo', 'h'),
     ]);
-    assert.deepEqual(acquireDirect(root, '/e.txt', 'exact', { maxContentBytes: 3 }).entries, [
+    assert.deepEqual(acquireDirect(root, '/e.txt', 'exact', { maxContentBytes: 3 }, variant.fs).entries, [
       truncated('/e.txt', 'héllo', 'hé'),
     ]);
     // 😀 is 4 bytes after "a": cuts at 2, 3 and 4 bytes drop 1, 2 and 3 of its bytes.
     for (const limit of [2, 3, 4]) {
-      assert.deepEqual(acquireDirect(root, '/emoji.txt', 'exact', { maxContentBytes: limit }).entries, [
-        truncated('/emoji.txt', 'a😀b', 'a'),
-      ]);
+      assert.deepEqual(
+        acquireDirect(root, '/emoji.txt', 'exact', { maxContentBytes: limit }, variant.fs).entries,
+        [truncated('/emoji.txt', 'a😀b', 'a')],
+      );
     }
-    assert.deepEqual(acquireDirect(root, '/emoji.txt', 'exact', { maxContentBytes: 5 }).entries, [
+    assert.deepEqual(acquireDirect(root, '/emoji.txt', 'exact', { maxContentBytes: 5 }, variant.fs).entries, [
       truncated('/emoji.txt', 'a😀b', 'a😀'),
     ]);
   });
 
   it('keeps the whole text untruncated when the file fits exactly', () => {
-    assert.deepEqual(acquireDirect(root, '/e.txt', 'exact', { maxContentBytes: 6 }).entries, [
+    assert.deepEqual(acquireDirect(root, '/e.txt', 'exact', { maxContentBytes: 6 }, variant.fs).entries, [
       textEntry('/e.txt', 'héllo'),
     ]);
   });
 
   it('reports bytes that are not UTF-8 as content null, still hashed in full', () => {
-    const result = acquireDirect(root, '/*.dat', 'glob');
+    const result = acquireDirect(root, '/*.dat', 'glob', {}, variant.fs);
     assert.equal(result.acquisition, 'complete');
     const late = Buffer.concat([Buffer.from('text first '), binary]);
     assert.deepEqual(result.entries, [
@@ -292,21 +294,26 @@ describe('maxContentBytes and what a read keeps', () => {
       { ...truncated('/late-binary.dat', late, null), contentTruncated: false },
     ]);
     // Binary bytes beyond the retained prefix are never seen by the decoder: the prefix is text.
-    assert.deepEqual(acquireDirect(root, '/late-binary.dat', 'exact', { maxContentBytes: 4 }).entries, [
-      truncated('/late-binary.dat', late, 'text'),
-    ]);
+    assert.deepEqual(
+      acquireDirect(root, '/late-binary.dat', 'exact', { maxContentBytes: 4 }, variant.fs).entries,
+      [truncated('/late-binary.dat', late, 'text')],
+    );
   });
 
   it('keeps a byte-order mark, so the text is the file’s own', () => {
-    assert.deepEqual(acquireDirect(root, '/bom.txt', 'exact').entries, [textEntry('/bom.txt', '\ufeffbom')]);
+    assert.deepEqual(acquireDirect(root, '/bom.txt', 'exact', {}, variant.fs).entries, [
+      textEntry('/bom.txt', '\ufeffbom'),
+    ]);
   });
 
   it('reads an empty file as a complete, hashed, empty entry', () => {
-    assert.deepEqual(acquireDirect(root, '/empty.txt', 'exact').entries, [textEntry('/empty.txt', '')]);
+    assert.deepEqual(acquireDirect(root, '/empty.txt', 'exact', {}, variant.fs).entries, [
+      textEntry('/empty.txt', ''),
+    ]);
   });
 });
 
-describe('entries', () => {
+describeEachSurfaceFs('entries', (variant) => {
   it('are sorted by uri and unique, whatever order the directory lists them in', () => {
     const root = tempDir();
     try {
@@ -314,7 +321,7 @@ describe('entries', () => {
       const tree: Record<string, string> = {};
       for (const name of names) tree[name] = name;
       buildTree(root, { d: { dir: { ...tree, sub: { dir: tree } } } });
-      const result = acquireDirect(root, '/d/**', 'glob');
+      const result = acquireDirect(root, '/d/**', 'glob', {}, variant.fs);
       const uris = result.entries.map((entry) => entry.uri);
       const expected = [...names.map((n) => `/d/${n}`), ...names.map((n) => `/d/sub/${n}`)].sort();
       assert.deepEqual(uris, expected);

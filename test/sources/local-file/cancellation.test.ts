@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS } from '../../../src/sources/local-file/limits.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { runNode, writeChildScript } from '../support/child-process.js';
 import { recordingFs } from '../support/recording-fs.js';
+import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
 import { buildTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
 
 /**
@@ -18,7 +19,7 @@ import { buildTree, openFdCount, removeDir, tempDir } from '../support/trees.js'
 const surface = (uri: string, match: 'exact' | 'glob' = 'exact') =>
   ({ scorableType: 'surface', uri, match }) as const;
 
-describe('cancellation through the seam', () => {
+describeEachSurfaceFs('cancellation through the seam', (variant) => {
   let dir: string;
   before(() => {
     dir = tempDir();
@@ -37,7 +38,7 @@ describe('cancellation through the seam', () => {
   ] as const) {
     it(`stops all I/O at once and closes every handle, whichever call it lands on (${uri})`, () => {
       const request = { root: dir, uri, match, limits: { ...DEFAULT_LIMITS, maxReadBytes: 2048 } };
-      const full = recordingFs();
+      const full = recordingFs({}, variant.fs);
       assert.equal(acquireSync(request, full.fs, () => false).kind, 'done');
       const total = full.recording.calls.filter((call) => call.op !== 'close').length;
       assert.ok(total > 5, `the uncancelled acquisition made ${total} calls`);
@@ -46,11 +47,14 @@ describe('cancellation through the seam', () => {
       for (let cancelAt = 0; cancelAt < total; cancelAt++) {
         let flagged = false;
         let calls = 0;
-        const { fs: seam, recording } = recordingFs({
-          before: (op) => {
-            if (op !== 'close' && calls++ === cancelAt) flagged = true;
+        const { fs: seam, recording } = recordingFs(
+          {
+            before: (op) => {
+              if (op !== 'close' && calls++ === cancelAt) flagged = true;
+            },
           },
-        });
+          variant.fs,
+        );
         const outcome = acquireSync(request, seam, () => flagged);
         if (cancelAt < total - 1) assert.equal(outcome.kind, 'cancelled', `cancelled at call ${cancelAt}`);
         const raisedAt = recording.calls.findIndex(
@@ -73,7 +77,7 @@ function countNonClose(calls: readonly { op: string }[], index: number): number 
   return count;
 }
 
-describe('cancellation through an AbortSignal', () => {
+describeEachSurfaceFs('cancellation through an AbortSignal', (variant) => {
   let dir: string;
   let root: string;
   let source: LocalFileSurfaceSource;
@@ -86,7 +90,7 @@ describe('cancellation through an AbortSignal', () => {
     const big = fs.openSync(path.join(root, 'big.bin'), 'w');
     fs.ftruncateSync(big, 4 * 1024 ** 3);
     fs.closeSync(big);
-    source = new LocalFileSurfaceSource({ root, maxReadBytes: 4 * 1024 ** 3 });
+    source = new LocalFileSurfaceSource({ root, maxReadBytes: 4 * 1024 ** 3, surfaceFs: variant.name });
   });
   after(async () => {
     await source.close();

@@ -15,6 +15,7 @@ import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.j
 import { judgeContentWritten } from '../../../src/verdicts/content-written.js';
 import { globSegmentRegex } from '../../support/glob-regex-oracle.js';
 import { recordingFs } from '../support/recording-fs.js';
+import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
 import { acquireDirect, buildTree, removeDir, type Tree, tempDir } from '../support/trees.js';
 
 /**
@@ -143,7 +144,7 @@ describe('fuzz: glob segments', () => {
   });
 });
 
-describe('fuzz: locators', () => {
+describeEachSurfaceFs('fuzz: locators', (variant) => {
   let base: string;
   let root: string;
   before(() => {
@@ -193,7 +194,7 @@ describe('fuzz: locators', () => {
         fc.array(uriChars, { maxLength: 10 }).map((parts) => parts.join('')),
         fc.constantFrom<MatchKind>('exact', 'glob'),
         (uri, match) => {
-          const { fs: seam, recording } = recordingFs();
+          const { fs: seam, recording } = recordingFs({}, variant.fs);
           let result: AcquireResult;
           try {
             result = acquireDirect(root, uri, match, {}, seam);
@@ -431,7 +432,7 @@ describe('fuzz: observation JSON', () => {
   });
 });
 
-describe('fuzz: random small trees', () => {
+describeEachSurfaceFs('fuzz: random small trees', (variant) => {
   let base: string;
   before(() => {
     base = tempDir('witness-fuzz-');
@@ -487,7 +488,7 @@ describe('fuzz: random small trees', () => {
         fs.mkdirSync(root);
         try {
           buildTree(root, shape);
-          const { fs: seam, recording } = recordingFs();
+          const { fs: seam, recording } = recordingFs({}, variant.fs);
           const result = acquireDirect(root, uri, match, budget, seam);
           assertResultInvariants(result, uri, match, budget);
           assert.ok(
@@ -511,7 +512,12 @@ describe('fuzz: random small trees', () => {
       n0: { dir: { 'a.txt': 'x', link: { symlink: '../../secret.txt' } } },
       'b.md': Buffer.from([0xff, 0x00]),
     });
-    const source = new LocalFileSurfaceSource({ root, maxFiles: 2, maxReadBytes: 3 });
+    const source = new LocalFileSurfaceSource({
+      root,
+      maxFiles: 2,
+      maxReadBytes: 3,
+      surfaceFs: variant.name,
+    });
     try {
       for (const [uri, match] of [
         ['/**', 'glob'],

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { recordingFs } from '../support/recording-fs.js';
+import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
 import { acquireDirect, buildTree, removeDir, tempDir, textEntry } from '../support/trees.js';
 
 /** Glob enumeration (SPEC §5): pattern semantics, static-prefix start, each directory listed once. */
 
-describe('glob semantics', () => {
+describeEachSurfaceFs('glob semantics', (variant) => {
   let root: string;
   before(() => {
     root = tempDir();
@@ -82,7 +83,7 @@ describe('glob semantics', () => {
 
   for (const [uri, expected] of cases) {
     it(`${uri} matches ${expected.length === 0 ? 'nothing, completely' : expected.join(' ')}`, () => {
-      const result = acquireDirect(root, uri, 'glob');
+      const result = acquireDirect(root, uri, 'glob', {}, variant.fs);
       assert.equal(result.acquisition, 'complete');
       assert.deepEqual(result.gaps, []);
       const contents = fs.readFileSync.bind(fs);
@@ -95,13 +96,13 @@ describe('glob semantics', () => {
 
   it('never matches across "/" with *, ? or a class', () => {
     for (const uri of ['/data*', '/dat?/n.txt', '/data/nested?deep', '/dat?']) {
-      const result = acquireDirect(root, uri, 'glob');
+      const result = acquireDirect(root, uri, 'glob', {}, variant.fs);
       assert.deepEqual(result.entries, [], uri);
     }
   });
 
   it('walks from the static prefix only: the root and other directories are never listed', () => {
-    const { fs: seam, recording } = recordingFs();
+    const { fs: seam, recording } = recordingFs({}, variant.fs);
     const result = acquireDirect(root, '/data/nested/*.txt', 'glob', {}, seam);
     assert.deepEqual(result.entries, [textEntry('/data/nested/n.txt', 'n')]);
     assert.deepEqual(recording.listed, [path.join(root, 'data/nested')]);
@@ -115,7 +116,7 @@ describe('glob semantics', () => {
   });
 });
 
-describe('each directory is listed once (SPEC §5 listing test)', () => {
+describeEachSurfaceFs('each directory is listed once (SPEC §5 listing test)', (variant) => {
   let root: string;
   before(() => {
     root = tempDir();
@@ -136,7 +137,7 @@ describe('each directory is listed once (SPEC §5 listing test)', () => {
   ];
   for (const [uri, uris] of patterns) {
     it(`${uri} lists data, data/nested and data/empty exactly once and nothing outside data`, () => {
-      const { fs: seam, recording } = recordingFs();
+      const { fs: seam, recording } = recordingFs({}, variant.fs);
       const result = acquireDirect(root, uri, 'glob', {}, seam);
       assert.equal(result.acquisition, 'complete');
       assert.deepEqual(
@@ -176,7 +177,7 @@ describe('each directory is listed once (SPEC §5 listing test)', () => {
     };
     grow(tree, 1);
     const limits = { maxListedEntries: entries, maxFiles: 2 * directories };
-    const { fs: seam, recording } = recordingFs();
+    const { fs: seam, recording } = recordingFs({}, variant.fs);
     const result = acquireDirect(root, '/tight/**/**/*', 'glob', limits, seam);
     assert.equal(result.acquisition, 'complete', JSON.stringify(result.gaps));
     assert.equal(result.entries.length, 2 * directories);
@@ -184,7 +185,13 @@ describe('each directory is listed once (SPEC §5 listing test)', () => {
     assert.equal(new Set(recording.listed).size, directories);
     assert.equal(result.stats.entriesExamined, entries);
     // One entry less and the budget runs out: the walk cannot have listed anything twice to fit.
-    const short = acquireDirect(root, '/tight/**', 'glob', { ...limits, maxListedEntries: entries - 1 });
+    const short = acquireDirect(
+      root,
+      '/tight/**',
+      'glob',
+      { ...limits, maxListedEntries: entries - 1 },
+      variant.fs,
+    );
     assert.equal(short.acquisition, 'partial');
     assert.deepEqual(
       short.gaps.map((gap) => gap.reason),
@@ -193,7 +200,7 @@ describe('each directory is listed once (SPEC §5 listing test)', () => {
   });
 });
 
-describe('glob matching cost', () => {
+describeEachSurfaceFs('glob matching cost', (variant) => {
   it('attacker-chosen names cannot make a pattern backtrack: 200 names of 255 "a" against *a*a*a*a*a*b', () => {
     // With the locator's RegExp, one such name took 3.5 s at four stars and minutes at five.
     const root = tempDir();
@@ -203,7 +210,7 @@ describe('glob matching cost', () => {
         fs.writeFileSync(path.join(root, 'd', `${'a'.repeat(252)}${String(i).padStart(3, '0')}`), '');
       buildTree(path.join(root, 'd'), { [`${'a'.repeat(200)}b`]: 'match' });
       const started = performance.now();
-      const result = acquireDirect(root, '/d/*a*a*a*a*a*b', 'glob');
+      const result = acquireDirect(root, '/d/*a*a*a*a*a*b', 'glob', {}, variant.fs);
       const elapsedMs = performance.now() - started;
       assert.deepEqual(result.entries, [textEntry(`/d/${'a'.repeat(200)}b`, 'match')]);
       assert.ok(elapsedMs < 10_000, `took ${elapsedMs} ms`); // the RegExp: minutes per name

@@ -5,9 +5,12 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { MatchKind } from '../../../src/models/vocabulary.js';
+import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
+import { openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
 import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { recordingFs } from '../support/recording-fs.js';
+import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
 import { acquireDirect, removeDir, tempDir } from '../support/trees.js';
 
 /**
@@ -151,67 +154,78 @@ describe('swap race: renameat2(RENAME_EXCHANGE) against the confined walk', () =
     ['/**', 'glob'],
   ];
 
-  for (const [scenario, swapOf] of scenarios) {
-    for (const [uri, match] of locators) {
-      it(`${scenario}: ${uri} (${match}) reads and lists nothing outside`, async (t) => {
-        if (binary === undefined) {
-          t.skip('no C compiler (cc) to build the attacker');
-          return;
-        }
-        const arena = buildArena();
-        try {
-          const tally = await race(binary, arena, swapOf(arena), uri, match);
-          console.log(`swap race [${scenario}] ${uri}: ${JSON.stringify(tally)}`);
-          assert.ok(tally.swaps > 1000, `the attacker only swapped ${tally.swaps} times`);
-          assert.ok(tally.attempts > 50, `only ${tally.attempts} acquisitions ran`);
-          assert.equal(tally.outsideBytes, 0, 'outside bytes were read');
-          assert.equal(tally.outsideNames, 0, 'outside names were listed');
-          assert.equal(tally.outsideOpens, 0, 'an outside file was opened for reading');
-          assert.equal(tally.outsideInEvidence, 0, 'outside content reached the evidence');
-          assert.ok(tally.insideReads > 0, 'no inside read succeeded: the walk refused everything');
-        } finally {
-          removeDir(arena.base);
-        }
-      });
-    }
-  }
-
-  it('the observations of the real worker carry nothing from outside under the parent swap', async (t) => {
-    if (binary === undefined) {
-      t.skip('no C compiler (cc) to build the attacker');
-      return;
-    }
-    const arena = buildArena();
-    const source = new LocalFileSurfaceSource({ root: arena.root });
-    const attacker = startAttacker(
-      binary,
-      path.join(arena.root, 'dir'),
-      path.join(arena.root, 'dirlink'),
-      1.2,
-    );
-    let attempts = 0;
-    let insideReads = 0;
-    try {
-      const deadline = performance.now() + 1000;
-      while (performance.now() < deadline) {
-        for (const [uri, match] of locators) {
-          const observation = await source.acquire({ scorableType: 'surface', uri, match });
-          attempts++;
-          const text = JSON.stringify(observation.payload);
-          assert.ok(!text.includes(SECRET) && !text.includes('outside-name'), text);
-          if (observation.payload.entries.some((entry) => entry.content === INSIDE)) insideReads++;
-        }
+  for (const variant of SURFACE_FS_VARIANTS) {
+    for (const [scenario, swapOf] of scenarios) {
+      for (const [uri, match] of locators) {
+        it(`[${variant.name}] ${scenario}: ${uri} (${match}) reads and lists nothing outside`, async (t) => {
+          if (variant.skip !== false) {
+            t.skip(variant.skip);
+            return;
+          }
+          if (binary === undefined) {
+            t.skip('no C compiler (cc) to build the attacker');
+            return;
+          }
+          const arena = buildArena();
+          try {
+            const tally = await race(binary, arena, swapOf(arena), uri, match, variant.fs);
+            console.log(`swap race [${variant.name}] [${scenario}] ${uri}: ${JSON.stringify(tally)}`);
+            assert.ok(tally.swaps > 1000, `the attacker only swapped ${tally.swaps} times`);
+            assert.ok(tally.attempts > 50, `only ${tally.attempts} acquisitions ran`);
+            assert.equal(tally.outsideBytes, 0, 'outside bytes were read');
+            assert.equal(tally.outsideNames, 0, 'outside names were listed');
+            assert.equal(tally.outsideOpens, 0, 'an outside file was opened for reading');
+            assert.equal(tally.outsideInEvidence, 0, 'outside content reached the evidence');
+            assert.ok(tally.insideReads > 0, 'no inside read succeeded: the walk refused everything');
+          } finally {
+            removeDir(arena.base);
+          }
+        });
       }
-    } finally {
-      const swaps = await attacker.done;
-      await source.close();
-      removeDir(arena.base);
-      console.log(
-        `swap race [worker, parent swap]: ${attempts} acquisitions, ${insideReads} with inside reads, ${swaps} swaps`,
-      );
     }
-    assert.ok(insideReads > 0);
-  });
+
+    it(`[${variant.name}] the observations of the real worker carry nothing from outside under the parent swap`, async (t) => {
+      if (variant.skip !== false) {
+        t.skip(variant.skip);
+        return;
+      }
+      if (binary === undefined) {
+        t.skip('no C compiler (cc) to build the attacker');
+        return;
+      }
+      const arena = buildArena();
+      const source = new LocalFileSurfaceSource({ root: arena.root, surfaceFs: variant.name });
+      const attacker = startAttacker(
+        binary,
+        path.join(arena.root, 'dir'),
+        path.join(arena.root, 'dirlink'),
+        1.2,
+      );
+      let attempts = 0;
+      let insideReads = 0;
+      try {
+        const deadline = performance.now() + 1000;
+        while (performance.now() < deadline) {
+          for (const [uri, match] of locators) {
+            const observation = await source.acquire({ scorableType: 'surface', uri, match });
+            attempts++;
+            const text = JSON.stringify(observation.payload);
+            assert.ok(!text.includes(SECRET) && !text.includes('outside-name'), text);
+            assert.equal(observation.metadata.surfaceFs, variant.name);
+            if (observation.payload.entries.some((entry) => entry.content === INSIDE)) insideReads++;
+          }
+        }
+      } finally {
+        const swaps = await attacker.done;
+        await source.close();
+        removeDir(arena.base);
+        console.log(
+          `swap race [${variant.name}] [worker, parent swap]: ${attempts} acquisitions, ${insideReads} with inside reads, ${swaps} swaps`,
+        );
+      }
+      assert.ok(insideReads > 0);
+    });
+  }
 
   it('control: a reader that trusts paths leaks under the same race, so the zero counts above mean something', async (t) => {
     if (binary === undefined) {
@@ -251,6 +265,54 @@ describe('swap race: renameat2(RENAME_EXCHANGE) against the confined walk', () =
         leaked = tally.outsideNames + tally.outsideBytes;
       }
       assert.ok(leaked > 0, 'the naive reader did not leak in six rounds: the race is too weak');
+    } finally {
+      removeDir(arena.base);
+    }
+  });
+
+  it('control [openat2]: the same seam without its resolve flags leaks, so its zero counts mean something', async (t) => {
+    const loaded = loadOpenat2();
+    if (!loaded.available) {
+      t.skip(`openat2 unavailable: ${loaded.reason}`);
+      return;
+    }
+    if (binary === undefined) {
+      t.skip('no C compiler (cc) to build the attacker');
+      return;
+    }
+    const arena = buildArena();
+    // The openat2 seam with RESOLVE_BENEATH / RESOLVE_NO_SYMLINKS stripped and a handle check that
+    // believes every path: only the kernel's resolve flags stood between the walk and the outside.
+    const { binding } = loaded;
+    const stripped = openat2SurfaceFs({
+      ...binding,
+      openat2: (dirFd, p, flags) => binding.openat2(dirFd, p, flags, 0),
+    });
+    const naive: SurfaceFs = {
+      ...stripped,
+      handlePath: (fd) => {
+        const real = nodeSurfaceFs.handlePath(fd);
+        return real.toString().startsWith(arena.root) ? real : Buffer.from(path.join(arena.root, 'trusted'));
+      },
+    };
+    try {
+      let leaked = 0;
+      for (let round = 1; round <= 6 && leaked === 0; round++) {
+        const tally = await race(
+          binary,
+          arena,
+          [path.join(arena.root, 'dir'), path.join(arena.root, 'dirlink')],
+          '/dir/*',
+          'glob',
+          naive,
+          2,
+        );
+        console.log(
+          `swap race [control, openat2 without resolve flags, round ${round}]: ${JSON.stringify(tally)}`,
+        );
+        leaked = tally.outsideNames + tally.outsideBytes;
+      }
+      assert.ok(leaked > 0, 'the unflagged openat2 reader did not leak in six rounds: the race is too weak');
     } finally {
       removeDir(arena.base);
     }

@@ -59,8 +59,8 @@ export function runNode(
 
 const ACQUIRE_SCRIPT = `
 import { LocalFileSurfaceSource } from '{{SOURCE}}';
-const [root, uri, match] = process.argv.slice(2);
-const source = new LocalFileSurfaceSource({ root });
+const [root, uri, match, surfaceFs] = process.argv.slice(2);
+const source = new LocalFileSurfaceSource({ root, surfaceFs });
 const observation = await source.acquire({ scorableType: 'surface', uri, match });
 process.stdout.write(JSON.stringify(observation));
 `;
@@ -71,9 +71,10 @@ export async function acquireAsNobody(
   root: string,
   uri: string,
   match: 'exact' | 'glob',
+  surfaceFs: 'auto' | 'openat2' | 'procfs' = 'auto',
 ): Promise<Observation> {
   const script = writeChildScript(scriptDir, 'acquire-as-nobody.mjs', ACQUIRE_SCRIPT);
-  const result = await runNode(script, [root, uri, match], { uid: NOBODY });
+  const result = await runNode(script, [root, uri, match, surfaceFs], { uid: NOBODY });
   if (result.code !== 0) throw new Error(`child failed (${result.code}): ${result.stderr}`);
   return JSON.parse(result.stdout) as Observation;
 }

@@ -86,6 +86,7 @@ export function recordingFs(
       hook('openPathAt', [dirFd, name], `${pathOf(dirFd)}/${name.toString('latin1')}`);
       return opened(base.openPathAt(dirFd, name));
     },
+    provenInside: (fd) => base.provenInside(fd),
     lstatAt: (dirFd, name) => {
       hook('lstatAt', [dirFd, name], `${pathOf(dirFd)}/${name.toString('latin1')}`);
       return base.lstatAt(dirFd, name);

@@ -156,11 +156,12 @@ export function expectedObservation(
   const gaps = expected.gaps ?? [];
   const metadata: Observation['metadata'] =
     expected.acquisition === 'unavailable'
-      ? { durationMs, stats: zeroStats() }
+      ? { durationMs, stats: zeroStats(), ...surfaceFsOf(actual) }
       : {
           resolvedRoot: expected.resolvedRoot ?? fs.realpathSync(expected.root),
           durationMs,
           stats: expected.stats ?? (actual.metadata.stats as Record<string, number>),
+          ...surfaceFsOf(actual),
         };
   return {
     id: actual.id,
@@ -189,4 +190,12 @@ export function expectedObservation(
 
 function zeroStats(): Record<string, number> {
   return { directoriesListed: 0, entriesExamined: 0, candidates: 0, filesRead: 0, bytesRead: 0 };
+}
+
+/** The implementation the source reports having used, checked against the closed list. */
+function surfaceFsOf(actual: Observation): { surfaceFs?: string } {
+  const used = actual.metadata.surfaceFs;
+  if (used === undefined) return {};
+  if (used !== 'openat2' && used !== 'procfs') throw new Error(`metadata.surfaceFs is ${String(used)}`);
+  return { surfaceFs: used };
 }

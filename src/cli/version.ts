@@ -1,0 +1,7 @@
+/** The CLI's version, in one place: `witness --version` prints it without loading any command. */
+export const WITNESS_VERSION = '0.1.0';
+
+/** True for exactly `witness --version` / `witness -V`, answered before the command tree is loaded. */
+export function isVersionRequest(args: readonly string[]): boolean {
+  return args.length === 1 && (args[0] === '--version' || args[0] === '-V');
+}

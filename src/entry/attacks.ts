@@ -1,0 +1,50 @@
+/**
+ * `witness/attacks`: campaigns — their schema and file loader, the runner, outcomes, reports and
+ * workspaces. Loads the targets (and so the MCP SDK) a campaign can name.
+ */
+
+export type { Attack, Campaign, CampaignInput, Expect } from '../attacks/campaign.js';
+export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from '../attacks/campaign.js';
+export { loadCampaignFile, parseCampaign } from '../attacks/campaign-file.js';
+export { demoCampaign } from '../attacks/demo-campaign.js';
+export type {
+  BaitFinding,
+  Carrier,
+  LibraryAttack,
+  LibraryCatalog,
+  LibraryExpect,
+  LibraryGroup,
+  LibraryRef,
+  MatrixInput,
+  Objective,
+  Strategy,
+} from '../attacks/library/index.js';
+export {
+  BAIT_STATUSES,
+  buildLibraryAttack,
+  CARRIER_IDS,
+  checkAllBait,
+  checkBait,
+  describeLibrary,
+  expandCampaignMatrix,
+  expandMatrix,
+  groupByLibrary,
+  LibraryRefSchema,
+  libraryRefOf,
+  listCarriers,
+  listObjectives,
+  listStrategies,
+  MatrixSchema,
+  OBJECTIVE_IDS,
+  STRATEGY_IDS,
+} from '../attacks/library/index.js';
+export type { AttemptOutcome, OutcomeTotals } from '../attacks/outcome.js';
+export { attemptOutcome, formatSuccessRate, tallyOutcomes } from '../attacks/outcome.js';
+export type { RenderReportOptions, ReportRun } from '../attacks/report-html.js';
+export { renderReportHtml } from '../attacks/report-html.js';
+export type { AttemptRecorder } from '../attacks/run-attempt.js';
+export type { CampaignResult, ProgressEvent, RunCampaignOptions } from '../attacks/run-campaign.js';
+export { runCampaign } from '../attacks/run-campaign.js';
+export { renderAttemptTable, renderTotals } from '../attacks/summary-table.js';
+export type { PlantedFile, Workspace, WorkspaceSpec } from '../attacks/workspace.js';
+export { createWorkspace } from '../attacks/workspace.js';

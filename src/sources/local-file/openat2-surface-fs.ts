@@ -1,0 +1,123 @@
+import {
+  type Openat2Binding,
+  Openat2Error,
+  RESOLVE_BENEATH,
+  RESOLVE_NO_MAGICLINKS,
+  RESOLVE_NO_SYMLINKS,
+} from './openat2.js';
+import {
+  nodeSurfaceFs,
+  O_CLOEXEC,
+  O_DIRECTORY,
+  O_NONBLOCK,
+  O_PATH,
+  O_RDONLY,
+  type SurfaceFs,
+} from './surface-fs.js';
+
+/**
+ * The openat2 implementation of the seam. Directories and candidate files are opened by their path
+ * relative to the ROOT handle with RESOLVE_BENEATH, so the kernel itself refuses, at open time, any
+ * resolution that would leave the root: an absolute symlink, a `..` above the root, a parent directory
+ * swapped for a link to the outside (EXDEV), and every /proc magic link (RESOLVE_NO_MAGICLINKS, ELOOP).
+ * The kernel ends every scoped lookup by checking that the object it found lies under the root, so
+ * there is no window between check and use: what was proven is the object the handle holds.
+ *
+ * - Directories: RESOLVE_NO_SYMLINKS as well, so no component, the last included, is a symlink (the walk
+ *   never descends a directory link; a parent swapped for any link fails with ELOOP).
+ * - Files: symlinks are followed (SPEC §5: a link to a file is a candidate) but only beneath the root,
+ *   as an O_PATH handle (no read intent, no FIFO or driver side effects). A regular file proven this way
+ *   skips the `readlink` of its handle (`provenInside`); the reopen for reading, the type and dev/ino
+ *   checks and both directory placement checks around each listing are unchanged.
+ *
+ * Whenever openat2 fails, for any reason (ENOENT after a rename, EXDEV for an absolute link that points
+ * back inside, ELOOP, EAGAIN from a concurrent rename), the call is repeated through the procfs seam,
+ * whose handle-relative open and `readlink` placement decide exactly as they always have: the fast path
+ * can only replace a success with a kernel-proven success, never turn a refusal into a read.
+ */
+export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
+  const procfs = nodeSurfaceFs;
+  /** Directory handles this seam opened: the root handle they hang from and their path below it. */
+  const directories = new Map<number, { rootFd: number; relative: Buffer }>();
+  /** File handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
+  const proven = new Set<number>();
+  /** Handles opened through koffi, closed through it too. */
+  const native = new Set<number>();
+
+  /** The child's path below the root, or undefined when the fast path does not apply. */
+  const relativeChild = (dirFd: number, name: Buffer) => {
+    const parent = directories.get(dirFd);
+    // An empty name or one holding '/' would build a path with a trailing or extra separator.
+    if (parent === undefined || name.length === 0 || name.includes(0x2f) || name.includes(0))
+      return undefined;
+    if (parent.relative.length === 0) return { rootFd: parent.rootFd, relative: name };
+    return { rootFd: parent.rootFd, relative: Buffer.concat([parent.relative, SLASH, name]) };
+  };
+
+  const openNative = (
+    rootFd: number,
+    relative: Buffer,
+    flags: number,
+    resolve: number,
+  ): number | undefined => {
+    try {
+      const fd = binding.openat2(rootFd, relative, flags | O_CLOEXEC, resolve);
+      native.add(fd);
+      return fd;
+    } catch (error) {
+      if (!(error instanceof Openat2Error)) throw error;
+      return undefined;
+    }
+  };
+
+  return {
+    resolveRoot: procfs.resolveRoot,
+    procIsTrusted: procfs.procIsTrusted,
+    openRoot: (path) => {
+      const fd = procfs.openRoot(path);
+      directories.set(fd, { rootFd: fd, relative: EMPTY });
+      return fd;
+    },
+    openDirectoryAt: (dirFd, name) => {
+      const child = relativeChild(dirFd, name);
+      let fd =
+        child === undefined
+          ? undefined
+          : openNative(
+              child.rootFd,
+              child.relative,
+              O_RDONLY | O_DIRECTORY | O_NONBLOCK,
+              RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+            );
+      fd ??= procfs.openDirectoryAt(dirFd, name);
+      if (child !== undefined) directories.set(fd, child);
+      return fd;
+    },
+    openPathAt: (dirFd, name) => {
+      const child = relativeChild(dirFd, name);
+      const fd =
+        child === undefined
+          ? undefined
+          : openNative(child.rootFd, child.relative, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+      if (fd === undefined) return procfs.openPathAt(dirFd, name);
+      proven.add(fd);
+      return fd;
+    },
+    provenInside: (fd) => proven.has(fd),
+    lstatAt: procfs.lstatAt,
+    handlePath: procfs.handlePath,
+    fstat: procfs.fstat,
+    reopenForRead: procfs.reopenForRead,
+    read: procfs.read,
+    openListing: procfs.openListing,
+    close: (fd) => {
+      directories.delete(fd);
+      proven.delete(fd);
+      if (native.delete(fd)) binding.close(fd);
+      else procfs.close(fd);
+    },
+  };
+}
+
+const SLASH = Buffer.from('/');
+const EMPTY = Buffer.alloc(0);

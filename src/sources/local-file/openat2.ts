@@ -1,0 +1,172 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+
+/**
+ * openat2(2) and a few other handle-relative calls, reached through koffi (a maintained FFI whose npm
+ * package carries prebuilt binaries). Loaded once per thread, on first use, and probed before it is
+ * trusted: a kernel older than 5.6, a seccomp filter that denies the call, or a koffi that cannot load
+ * all leave `loadOpenat2()` returning the reason, and the caller keeps the procfs implementation.
+ *
+ * The calls are exported for other confined code (the sandbox's cleanup can remove entries relative to
+ * a directory handle with {@link Openat2Binding.unlinkat}).
+ */
+
+/** `resolve` flags of `struct open_how` (linux/openat2.h). */
+export const RESOLVE_NO_MAGICLINKS = 0x02;
+export const RESOLVE_NO_SYMLINKS = 0x04;
+export const RESOLVE_BENEATH = 0x08;
+
+/** unlinkat(2) flag: remove a directory (rmdir) instead of a file. */
+export const AT_REMOVEDIR = 0x200;
+
+/** openat2 is 437 in the unified syscall table on every Linux architecture Node runs on. */
+const SYS_OPENAT2 = 437;
+const OPEN_HOW_SIZE = 24;
+const SUPPORTED_ARCHES: readonly string[] = ['x64', 'arm64', 'riscv64', 'ppc64', 's390x', 'loong64'];
+
+const O_PATH = 0o10000000;
+const O_CLOEXEC = 0o2000000;
+const EXDEV = 18;
+
+/** A failed call: the errno as Node names it (`EXDEV`, `ELOOP`, …), so callers share one vocabulary. */
+export class Openat2Error extends Error {
+  readonly code: string;
+  readonly errno: number;
+  constructor(syscall: string, errno: number) {
+    const code = errnoName(errno);
+    super(`${syscall} failed (${code})`);
+    this.name = 'Openat2Error';
+    this.code = code;
+    this.errno = errno;
+  }
+}
+
+export interface Openat2Binding {
+  /** openat2(dirFd, path, { flags, mode: 0, resolve }); `path` is bytes without a NUL. Throws Openat2Error. */
+  openat2(dirFd: number, path: Buffer, flags: number, resolve: number): number;
+  /** unlinkat(dirFd, name, flags): removes `name` in the directory handle, never following a symlink. */
+  unlinkat(dirFd: number, name: Buffer, flags: number): void;
+  /** mkdirat(dirFd, name, mode). */
+  mkdirat(dirFd: number, name: Buffer, mode: number): void;
+  /** close(2) for handles this binding opened (Node's fs.closeSync warns about them in worker threads). */
+  close(fd: number): void;
+}
+
+export type Openat2Availability =
+  | { available: true; binding: Openat2Binding }
+  | { available: false; reason: string };
+
+let cached: Openat2Availability | undefined;
+
+/** The binding, loaded and probed once per thread; never throws. */
+export function loadOpenat2(): Openat2Availability {
+  cached ??= tryLoad();
+  return cached;
+}
+
+function tryLoad(): Openat2Availability {
+  if (os.platform() !== 'linux') return { available: false, reason: 'openat2 exists only on Linux' };
+  if (!SUPPORTED_ARCHES.includes(os.arch())) {
+    return { available: false, reason: `openat2 is not wired for the ${os.arch()} architecture` };
+  }
+  let binding: Openat2Binding;
+  try {
+    binding = bind(createRequire(import.meta.url)('koffi') as Koffi);
+  } catch (error) {
+    return { available: false, reason: `koffi could not be loaded (${messageOf(error)})` };
+  }
+  const problem = probe(binding);
+  return problem === undefined ? { available: true, binding } : { available: false, reason: problem };
+}
+
+/**
+ * Proves the kernel honours RESOLVE_BENEATH before anything relies on it: `..` from `/` must fail with
+ * EXDEV (a kernel or filter that ignored the flag would return `/` itself), and `.` must open.
+ */
+function probe(binding: Openat2Binding): string | undefined {
+  let rootFd: number;
+  try {
+    rootFd = fs.openSync('/', O_PATH | O_CLOEXEC | fs.constants.O_DIRECTORY);
+  } catch (error) {
+    return `'/' could not be opened (${messageOf(error)})`;
+  }
+  try {
+    try {
+      binding.close(binding.openat2(rootFd, Buffer.from('.'), O_PATH | O_CLOEXEC, RESOLVE_BENEATH));
+    } catch (error) {
+      return `openat2 is not usable here (${messageOf(error)})`;
+    }
+    try {
+      const escaped = binding.openat2(rootFd, Buffer.from('..'), O_PATH | O_CLOEXEC, RESOLVE_BENEATH);
+      binding.close(escaped);
+      return 'openat2 ignored RESOLVE_BENEATH';
+    } catch (error) {
+      if ((error as Openat2Error).errno !== EXDEV) return `openat2 probe failed (${messageOf(error)})`;
+    }
+    return undefined;
+  } finally {
+    fs.closeSync(rootFd);
+  }
+}
+
+type KoffiFunction = (...args: unknown[]) => unknown;
+interface Koffi {
+  load(path: string | null): { func(signature: string): KoffiFunction };
+  errno(): number;
+}
+
+function bind(koffi: Koffi): Openat2Binding {
+  const libc = koffi.load(null);
+  // syscall(2) is variadic; declared with fixed integer and pointer arguments, which every supported
+  // ABI passes in the same registers as the variadic form (glibc's syscall never reads va_args).
+  const syscall = libc.func('long syscall(long nr, int dirfd, const uint8_t *path, void *how, size_t size)');
+  const unlinkat = libc.func('int unlinkat(int dirfd, const uint8_t *path, int flags)');
+  const mkdirat = libc.func('int mkdirat(int dirfd, const uint8_t *path, uint32_t mode)');
+  const close = libc.func('int close(int fd)');
+  const how = Buffer.alloc(OPEN_HOW_SIZE);
+  const cString = (path: Buffer): Buffer => {
+    const out = Buffer.allocUnsafe(path.length + 1);
+    path.copy(out, 0);
+    out[path.length] = 0;
+    return out;
+  };
+  return {
+    openat2(dirFd, path, flags, resolve) {
+      // NUL inside a name would silently shorten the path the kernel sees.
+      if (path.includes(0)) throw new Openat2Error('openat2', 22 /* EINVAL */);
+      how.writeBigUInt64LE(BigInt(flags), 0);
+      how.writeBigUInt64LE(0n, 8);
+      how.writeBigUInt64LE(BigInt(resolve), 16);
+      const fd = Number(syscall(SYS_OPENAT2, dirFd, cString(path), how, OPEN_HOW_SIZE));
+      if (fd < 0) throw new Openat2Error('openat2', koffi.errno());
+      return fd;
+    },
+    unlinkat(dirFd, name, flags) {
+      if (name.includes(0)) throw new Openat2Error('unlinkat', 22);
+      if (Number(unlinkat(dirFd, cString(name), flags)) < 0)
+        throw new Openat2Error('unlinkat', koffi.errno());
+    },
+    mkdirat(dirFd, name, mode) {
+      if (name.includes(0)) throw new Openat2Error('mkdirat', 22);
+      if (Number(mkdirat(dirFd, cString(name), mode)) < 0) throw new Openat2Error('mkdirat', koffi.errno());
+    },
+    close(fd) {
+      if (Number(close(fd)) < 0) throw new Openat2Error('close', koffi.errno());
+    },
+  };
+}
+
+/** errno number → name; the first name wins where two share a number (EAGAIN before EWOULDBLOCK). */
+const errnoNames = new Map<number, string>();
+for (const [name, value] of Object.entries(os.constants.errno)) {
+  if (!errnoNames.has(value)) errnoNames.set(value, name);
+}
+
+function errnoName(errno: number): string {
+  return errnoNames.get(errno) ?? `errno ${errno}`;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

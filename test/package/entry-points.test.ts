@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Start-up (issue 14): `import 'witness'` loads models, sources, scorers and verdicts but no database
+ * driver and no MCP SDK; those come with `witness/memory`, `witness/attacks` and `witness/targets`. And
+ * `witness --version` loads no command at all. Each check runs in a fresh child process with a
+ * resolution hook that records every module URL the import really resolved.
+ */
+
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const RECORDER = new URL('./load-recorder.js', import.meta.url).href;
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+const HEAVY = ['better-sqlite3', 'pg', 'pg-boss', 'kysely', '@modelcontextprotocol/sdk', 'koffi'] as const;
+
+const REGISTER = `
+import { register } from 'node:module';
+import { MessageChannel } from 'node:worker_threads';
+const { port1, port2 } = new MessageChannel();
+const loaded = new Set();
+port1.on('message', (url) => loaded.add(url));
+port1.unref();
+register(${JSON.stringify(RECORDER)}, { data: { port: port2 }, transferList: [port2] });
+process.on('exit', () => process.stderr.write('\\nLOADED ' + JSON.stringify([...loaded]) + '\\n'));
+`;
+
+/** Packages (by name) whose modules were resolved while running `args` with the recorder. */
+function loadedPackages(args: readonly string[]): { packages: Set<string>; stdout: string; urls: string[] } {
+  const setup = `data:text/javascript,${encodeURIComponent(REGISTER)}`;
+  const result = spawnSync(process.execPath, ['--import', setup, ...args], {
+    cwd: PACKAGE_ROOT,
+    encoding: 'utf8',
+  });
+  assert.equal(result.status, 0, result.stderr);
+  const line = result.stderr.split('\n').find((text) => text.startsWith('LOADED '));
+  assert.ok(line, `no module list in: ${result.stderr}`);
+  const urls = JSON.parse(line.slice('LOADED '.length)) as string[];
+  const packages = new Set<string>();
+  for (const url of urls) {
+    const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    if (match?.[1] !== undefined) packages.add(match[1]);
+  }
+  return { packages, stdout: result.stdout, urls };
+}
+
+function importing(specifier: string, names: readonly string[]) {
+  const script = `const m = await import(${JSON.stringify(specifier)});
+const missing = ${JSON.stringify(names)}.filter((name) => !(name in m));
+if (missing.length > 0) throw new Error('missing exports: ' + missing.join(', '));`;
+  return loadedPackages(['--input-type=module', '-e', script]);
+}
+
+describe('package entry points', () => {
+  it("import 'witness' loads no database driver, no MCP SDK and no FFI", () => {
+    const { packages } = importing('witness', [
+      'LocalFileSurfaceSource',
+      'FileWriteScorer',
+      'judgeContentWritten',
+      'contentWritten',
+      'contains',
+      'surface',
+      'ObservationSchema',
+      'WitnessError',
+    ]);
+    for (const heavy of HEAVY) assert.ok(!packages.has(heavy), `import 'witness' loaded ${heavy}`);
+    assert.ok(packages.has('zod'), 'the recorder saw the schemas load (it records what it should)');
+  });
+
+  it('witness/memory, witness/attacks and witness/targets carry what moved out of the root', () => {
+    const memory = importing('witness/memory', ['openMemory', 'MEMORY_SCHEMA_VERSION', 'parseArchiveLines']);
+    assert.ok(memory.packages.has('kysely'), 'the recorder sees a driver when one is loaded');
+    const attacks = importing('witness/attacks', ['runCampaign', 'parseCampaign', 'CampaignSchema']);
+    assert.ok(attacks.urls.some((url) => url.endsWith('/src/attacks/run-campaign.js')));
+    importing('witness/targets', ['MockAgentTarget', 'McpTarget', 'createTarget', 'TargetConfigSchema']);
+  });
+
+  it('every subpath in package.json names a built file', () => {
+    const manifest = JSON.parse(fs.readFileSync(`${PACKAGE_ROOT}package.json`, 'utf8')) as {
+      exports: Record<string, string | { types: string; default: string }>;
+    };
+    assert.deepEqual(Object.keys(manifest.exports).sort(), [
+      '.',
+      './attacks',
+      './memory',
+      './package.json',
+      './targets',
+    ]);
+    for (const target of Object.values(manifest.exports)) {
+      const files = typeof target === 'string' ? [target] : [target.default];
+      for (const file of files) assert.ok(fs.existsSync(`${PACKAGE_ROOT}${file}`), file);
+    }
+  });
+
+  it('witness --version prints the version without loading any command or schema', () => {
+    const { packages, stdout, urls } = loadedPackages([CLI, '--version']);
+    assert.equal(stdout, '0.1.0\n');
+    assert.deepEqual([...packages], []);
+    assert.ok(
+      urls.every((url) => !url.includes('/cli/commands/')),
+      urls.join('\n'),
+    );
+  });
+});
