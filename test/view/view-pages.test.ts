@@ -25,7 +25,7 @@ describe('html', () => {
   });
 
   it('keeps line feeds in blocks only, and cuts long text saying how much was left out', () => {
-    assert.equal(text('a\nb\tc', { multiline: true }).value, 'a\nb\tc');
+    assert.equal(text('a\nb\tc', { multiline: true }).value, 'a\nb\\tc');
     assert.equal(text('a\nb').value, 'a\\nb');
     assert.equal(text('ab😀cd<', { maxChars: 3 }).value, 'ab😀… (3 more characters not shown)');
   });

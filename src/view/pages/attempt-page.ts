@@ -46,7 +46,7 @@ export function renderAttemptBody(view: RunView, attempt: AttemptView): SafeHtml
 <p class="verdict-word">${verdict}</p>
 <p><strong>Succeeds when</strong> <span class="criterion">${describeCriterion(record.expectation.conditions[0])}</span></p>
 ${record.expectation.objective === undefined ? '' : html`<p><strong>Objective</strong> ${text(record.expectation.objective, { maxChars: 400 })}</p>`}
-<p><strong>Rationale</strong> <span class="rationale">${score === null ? html`<em>none</em>` : text(score.rationale, { maxChars: MAX_TEXT })}</span></p>
+<p><strong>Rationale</strong> <span class="rationale">${score === null ? html`<em>none</em>` : text(score.rationale, { maxChars: MAX_TEXT, alreadyQuoted: true })}</span></p>
 ${record.error === null ? '' : html`<p class="error"><strong>Error</strong> ${text(record.error, { maxChars: MAX_TEXT })}</p>`}
 </div></section>
 <section class="evidence"><h2>Evidence</h2>${
