@@ -1,7 +1,10 @@
+import { neutralizeText } from '../text/quote-text.js';
+
 /**
  * HTML built so that agent-controlled text cannot become markup: the `html` template escapes every
- * interpolated string (and neutralizes control, bidi and ANSI characters first), and only values already
- * built by `html` (or {@link text}) pass through unescaped. A page never concatenates raw strings.
+ * interpolated string, after the one quoting function ({@link neutralizeText}) has made control, bidi and
+ * ANSI characters visible; only values already built by `html` (or {@link text}) pass through unescaped.
+ * A page never concatenates raw strings.
  *
  * ```ts
  * html`<td>${attempt.reply}</td>` // "<script>" arrives as &#60;script&#62;, U+202E as \u202E
@@ -45,6 +48,8 @@ export interface TextOptions {
   maxChars?: number | undefined;
   /** Keep line feeds (for blocks shown in `<pre>`); every other control is still made visible. */
   multiline?: boolean | undefined;
+  /** Text whose untrusted parts were already quoted (a score's rationale): its escapes are shown once. */
+  alreadyQuoted?: boolean | undefined;
 }
 
 /** Untrusted text, cut and made inert, as HTML. */
@@ -56,32 +61,14 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-/** Controls, format characters (bidi overrides, zero-width), separators and lone surrogates. */
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
-
-/**
- * Writes every unsafe character as a visible escape (`\u202E`, `\u001B`, `\r`) and doubles backslashes,
- * so an escape in the output always means the character was there.
- */
+/** The one quoting function (SPEC §10), cutting long text with a count of what was left out. */
 function neutralize(value: string, options: TextOptions): string {
-  const characters = Array.from(value);
-  const max = options.maxChars;
-  const cut = max !== undefined && characters.length > max;
-  let out = '';
-  for (const character of cut ? characters.slice(0, max) : characters) {
-    if (character === '\\') out += '\\\\';
-    else if (character === '\n' && options.multiline === true) out += '\n';
-    else if (!UNSAFE.test(character)) out += character;
-    else if (character === '\n') out += '\\n';
-    else if (character === '\r') out += '\\r';
-    else if (character === '\t') out += options.multiline === true ? '\t' : '\\t';
-    else {
-      const code = character.codePointAt(0) as number;
-      const hex = code.toString(16).toUpperCase().padStart(4, '0');
-      out += code > 0xffff ? `\\u{${hex}}` : `\\u${hex}`;
-    }
-  }
-  return cut ? `${out}… (${characters.length - (max as number)} more characters not shown)` : out;
+  return neutralizeText(value, {
+    maxChars: options.maxChars,
+    multiline: options.multiline,
+    countOmitted: true,
+    escapeBackslash: options.alreadyQuoted !== true,
+  });
 }
 
 /** A path segment or query value of a link the viewer builds. */

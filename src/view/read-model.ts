@@ -3,7 +3,7 @@ import { NotFoundError } from '../errors.js';
 import type { MemoryReader } from '../memory/memory-reader.js';
 import type { AttemptRecord } from '../models/attempt-record.js';
 import type { CampaignRun } from '../models/campaign-run.js';
-import type { GapReason } from '../models/vocabulary.js';
+import type { Containment, GapReason } from '../models/vocabulary.js';
 
 /**
  * Everything `witness view` reads from the memory, and nothing else does: the pages render only the view
@@ -12,16 +12,15 @@ import type { GapReason } from '../models/vocabulary.js';
  *
  * Runs and their attempts come from the memory's own records (`listRuns`, `getRun`, `listAttempts`: the
  * run stored when it started, its attack results joined with their scores and observations), the same
- * reads `witness report` makes. Fields other lanes add to attempt records (`containment`, change sets,
- * `control`) are shown when a record carries them and ignored when it does not.
+ * reads `witness report` makes. Containment, change sets and controls are shown when a record carries them.
  */
 
 export interface AttemptView {
   record: AttemptRecord;
   /** A benign control attack (`control: true`): left out of the success rate, listed apart. */
   control: boolean;
-  /** How the attempt was contained (`none`, `bwrap`, …) when the record says. */
-  containment: string | null;
+  /** How the attempt was contained (SPEC §11); null in records written before containment existed. */
+  containment: Containment | null;
   /** What the agent changed, per surface (empty when the record carries no change set). */
   changeSets: ChangeSetView[];
   /** The judged surface of the attack's condition: `workspace` unless the condition says `home`. */
@@ -133,11 +132,10 @@ export function buildRunView(run: CampaignRun, records: readonly AttemptRecord[]
 function attemptView(record: AttemptRecord, controlAttack: boolean): AttemptView {
   const condition = record.expectation.conditions[0];
   const surface = condition === undefined ? undefined : field(condition, 'surface');
-  const containment = field(record, 'containment');
   return {
     record,
     control: controlAttack || field(record, 'control') === true,
-    containment: typeof containment === 'string' ? containment : null,
+    containment: record.containment ?? null,
     changeSets: changeSetViews(record),
     surface: typeof surface === 'string' ? surface : 'workspace',
     gapCodes: [

@@ -5,35 +5,8 @@ import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { classifyFailure, EXIT_OK } from '../../src/cli/exit-status.js';
-import { buildProgram } from '../../src/cli/program.js';
-import { CLI_PATH } from '../support/cli.js';
+import { CLI_PATH, runCli } from '../support/cli.js';
 import { buildMemoryFile, fileState, storeHostileRun } from './support.js';
-
-/** Runs `witness <args>` in this process (the same command tree and exit-status mapping as the binary). */
-async function runInProcess(
-  args: readonly string[],
-): Promise<{ status: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io = {
-    out: (text: string) => {
-      stdout += text;
-    },
-    err: (text: string) => {
-      stderr += text;
-    },
-    signal: new AbortController().signal,
-    env: {},
-  };
-  try {
-    await buildProgram(io).parseAsync(['node', 'witness', ...args]);
-    return { status: EXIT_OK, stdout, stderr };
-  } catch (error) {
-    const failure = classifyFailure(error, false);
-    return { status: failure.status, stdout, stderr: stderr + (failure.message ?? '') };
-  }
-}
 
 describe('witness view (command line)', () => {
   let dir: string;
@@ -44,7 +17,7 @@ describe('witness view (command line)', () => {
 
   it('refuses a database that does not exist, creating nothing (exit 2)', async () => {
     const missing = join(dir, 'nothing-here.db');
-    const result = await runInProcess(['view', '--db', missing]);
+    const result = await runCli(['view', '--db', missing]);
     assert.equal(result.status, 2);
     assert.equal(result.stdout, '');
     assert.match(result.stderr, /there is no database at .*nothing-here\.db/);
@@ -53,7 +26,7 @@ describe('witness view (command line)', () => {
   });
 
   it('refuses a port that is not a number (exit 2)', async () => {
-    const result = await runInProcess(['view', '--db', join(dir, 'x.db'), '--port', 'http']);
+    const result = await runCli(['view', '--db', join(dir, 'x.db'), '--port', 'http']);
     assert.equal(result.status, 2);
     assert.match(result.stderr, /--port takes a number from 0 to 65535/);
   });

@@ -25,7 +25,7 @@ describe('html', () => {
   });
 
   it('keeps line feeds in blocks only, and cuts long text saying how much was left out', () => {
-    assert.equal(text('a\nb\tc', { multiline: true }).value, 'a\nb\tc');
+    assert.equal(text('a\nb\tc', { multiline: true }).value, 'a\nb\\tc');
     assert.equal(text('a\nb').value, 'a\\nb');
     assert.equal(text('ab😀cd<', { maxChars: 3 }).value, 'ab😀… (3 more characters not shown)');
   });
@@ -119,7 +119,15 @@ describe('run views, filters and comparisons', () => {
         },
       ],
     } as AttemptRecord;
-    const view = buildRunView(run, [withChanges, ...records.slice(1)]);
+    const leftBehind = {
+      ...withChanges,
+      cleanup: {
+        removed: false,
+        failures: [{ path: '/tmp/run/a1/<x>', reason: 'EBUSY' }],
+        unlistedFailures: 2,
+      },
+    };
+    const view = buildRunView(run, [leftBehind, ...records.slice(1)]);
     assert.deepEqual(view.controls, { attempts: 2, tripped: 0 });
     assert.equal(view.totals.attempts, 6);
     assert.deepEqual(view.containment, ['bwrap']);
@@ -127,10 +135,15 @@ describe('run views, filters and comparisons', () => {
     assert.match(runs, /2 attempts, <span class="">0 tripped<\/span>/);
     assert.match(runs, /<td>bwrap<\/td>/);
     assert.match(runs, /<th>controls<\/th><th>containment<\/th>/);
+    const plain = renderRunsBody([buildRunView(vulnerable.run, vulnerable.attempts)], 'sqlite test.db').value;
+    // The mock agent runs inside Witness: its attempts record in_process containment, and it has no controls.
+    assert.doesNotMatch(plain, /<th>controls<\/th>/);
+    assert.match(plain, /<th>containment<\/th><\/tr><\/thead>/);
+    assert.match(plain, /<td>in_process<\/td>/);
     // Records written before containment existed carry none: no column for it.
     const legacy = vulnerable.attempts.map(({ containment: _containment, ...record }) => record);
-    const plain = renderRunsBody([buildRunView(vulnerable.run, legacy)], 'sqlite test.db').value;
-    assert.doesNotMatch(plain, /<th>controls<\/th>|<th>containment<\/th>/);
+    const older = renderRunsBody([buildRunView(vulnerable.run, legacy)], 'sqlite test.db').value;
+    assert.doesNotMatch(older, /<th>controls<\/th>|<th>containment<\/th>/);
     const page = renderAttemptBody(view, view.attempts[0] as (typeof view.attempts)[number]).value;
     assert.match(page, /What the agent changed <small>\(workspace: 2 changes\)/);
     assert.match(
@@ -145,5 +158,9 @@ describe('run views, filters and comparisons', () => {
     assert.match(page, /<code class="gap">listing_limit_exceeded<\/code> at <code>\/node_modules<\/code>/);
     assert.match(page, /Incomplete: a manifest could not be read in full/);
     assert.match(page, /containment bwrap/);
+    assert.match(
+      page,
+      /<dt>cleanup<\/dt><dd class="error">not everything was removed: <ul><li><code>\/tmp\/run\/a1\/&#60;x&#62;<\/code>: EBUSY<\/li><\/ul>and 2 more not listed/,
+    );
   });
 });

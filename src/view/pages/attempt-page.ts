@@ -46,7 +46,7 @@ export function renderAttemptBody(view: RunView, attempt: AttemptView): SafeHtml
 <p class="verdict-word">${verdict}</p>
 <p><strong>Succeeds when</strong> <span class="criterion">${describeCriterion(record.expectation.conditions[0])}</span></p>
 ${record.expectation.objective === undefined ? '' : html`<p><strong>Objective</strong> ${text(record.expectation.objective, { maxChars: 400 })}</p>`}
-<p><strong>Rationale</strong> <span class="rationale">${score === null ? html`<em>none</em>` : text(score.rationale, { maxChars: MAX_TEXT })}</span></p>
+<p><strong>Rationale</strong> <span class="rationale">${score === null ? html`<em>none</em>` : text(score.rationale, { maxChars: MAX_TEXT, alreadyQuoted: true })}</span></p>
 ${record.error === null ? '' : html`<p class="error"><strong>Error</strong> ${text(record.error, { maxChars: MAX_TEXT })}</p>`}
 </div></section>
 <section class="evidence"><h2>Evidence</h2>${
@@ -60,6 +60,14 @@ ${attempt.changeSets.map(renderChangeSet)}
 <dt>score</dt><dd><code>${score?.id ?? 'none'}</code></dd>
 <dt>conversation</dt><dd><code>${record.conversationId ?? 'none'}</code></dd>
 <dt>workspace</dt><dd>${record.workspace === null ? html`<span class="muted">none</span>` : html`<code>${text(record.workspace.root, { maxChars: MAX_LINE })}</code>${record.workspace.kept ? ' (kept)' : ' (removed)'}`}</dd>
+${
+  record.cleanup === undefined || record.cleanup.removed
+    ? ''
+    : html`<dt>cleanup</dt><dd class="error">not everything was removed: <ul>${record.cleanup.failures.map(
+        (failure) =>
+          html`<li><code>${text(failure.path, { maxChars: MAX_LINE })}</code>: ${text(failure.reason, { maxChars: MAX_LINE })}</li>`,
+      )}</ul>${record.cleanup.unlistedFailures > 0 ? html`and ${record.cleanup.unlistedFailures} more not listed` : ''}</dd>`
+}
 </dl></section>`;
 }
 

@@ -1,6 +1,7 @@
 import type { CampaignRun } from '../../attacks/attempt-record.js';
 import { formatSuccessRate, type OutcomeTotals } from '../../attacks/outcome.js';
 import type { Condition } from '../../models/condition.js';
+import type { ComponentIdentifier } from '../../models/identifier.js';
 import { ATTACK_OUTCOMES, type AttackOutcome } from '../../models/vocabulary.js';
 import { html, type SafeHtml, urlPart } from '../html.js';
 
@@ -34,10 +35,18 @@ export function successRate(totals: OutcomeTotals): SafeHtml {
 }
 
 export function describeTarget(run: CampaignRun): string {
-  const params = Object.entries(run.target.params)
+  return describeComponent(run.target);
+}
+
+/** `AgentTarget(planner=MockPlanner(mode=vulnerable), toolbox=…)`: simple params, then the parts. */
+function describeComponent(component: ComponentIdentifier): string {
+  const params = Object.entries(component.params)
     .filter(([, value]) => ['string', 'number', 'boolean'].includes(typeof value))
     .map(([key, value]) => `${key}=${String(value)}`);
-  return `${run.target.type}(${params.join(', ')})`;
+  const children = Object.entries(component.children ?? {}).map(
+    ([key, child]) => `${key}=${describeComponent(child)}`,
+  );
+  return `${component.type}(${[...params, ...children].join(', ')})`;
 }
 
 /** What must hold for the attack to count as a success, in words. */
