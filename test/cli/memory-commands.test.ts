@@ -363,7 +363,7 @@ describe('witness export and import', { timeout: 180_000 }, () => {
     assert.equal(result.status, 2);
     assert.equal(result.stdout, '');
     assert.match(result.stderr, /line 4 is not a valid record/);
-    // Nothing stored, and the database the failed import created is removed again (issue 12).
+    // The import created the database and failed: it removes it rather than leave an empty memory behind.
     assert.equal(existsSync(copy.target), false);
 
     const notExport = path.join(makeWorkspace(), 'score.json');
