@@ -1,4 +1,5 @@
 import type { ProgressEvent } from '../attacks/run-campaign.js';
+import { neutralizeText } from '../text/quote-text.js';
 import type { CliIo } from './io.js';
 
 /**
@@ -7,9 +8,11 @@ import type { CliIo } from './io.js';
  */
 export function progressReporter(
   io: CliIo,
-  label: string,
+  rawLabel: string,
 ): { update(event: ProgressEvent): void; done(): void } {
   let drawn = false;
+  // The campaign's name comes from a file someone else may have written.
+  const label = neutralizeText(rawLabel, { maxChars: 60 });
   return {
     update(event) {
       const { completed, total, record } = event;
@@ -17,11 +20,13 @@ export function progressReporter(
         const width = 24;
         const filled = Math.round((completed / total) * width);
         io.err(
-          `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${completed}/${total} ${record.attack} ${record.outcome}\x1b[K`,
+          `\r${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${completed}/${total} ${neutralizeText(record.attack, { maxChars: 60 })} ${record.outcome}\x1b[K`,
         );
         drawn = true;
       } else {
-        io.err(`${label}: ${completed}/${total} ${record.attack} #${record.attempt} ${record.outcome}\n`);
+        io.err(
+          `${label}: ${completed}/${total} ${neutralizeText(record.attack, { maxChars: 60 })} #${record.attempt} ${record.outcome}\n`,
+        );
       }
     },
     done() {

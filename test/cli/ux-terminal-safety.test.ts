@@ -89,7 +89,7 @@ describe('every human-facing command neutralizes agent text (SPEC §10)', () => 
     writeFileSync(
       file,
       [
-        'name: hostile',
+        'name: "hostile\\e]0;t\\a\\u202E\\x9b2J"',
         'target: { kind: command, command: /bin/sh, args: ["-c", "cat {campaignDir}/reply.txt; cat {campaignDir}/reply.txt >&2; test {prompt} = ok"] }',
         'attacks:',
         '  - { id: replies, prompt: ok, expect: { uri: /out.txt } }',
