@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -65,15 +67,21 @@ describe('CommandTarget', () => {
   });
 
   it('kills background processes left behind after a normal exit', async () => {
-    // The background subshell would sleep 30 s and then write; it records its pid first.
-    const target = new CommandTarget(sh('(sleep 30; echo late > late.txt) & echo $! > bg.pid; echo quick'));
+    // The background subshell would sleep 30 s and then write. The agent runs in its own PID namespace,
+    // so the pid it could report means nothing here: the sleep is found by its unique argument instead.
+    const marker = `30.${process.pid}${Date.now() % 100_000}`;
+    // Control: the scan sees such a sleeper when one runs.
+    const control = spawn('sleep', [marker], { stdio: 'ignore' });
+    for (let waited = 0; sleepersWith(marker) === 0 && waited < 20_000; waited += 50) await delay(50);
+    assert.equal(sleepersWith(marker), 1, 'the scan finds a running sleeper');
+    control.kill('SIGKILL');
+    await once(control, 'exit');
+    const target = new CommandTarget(sh(`(sleep ${marker}; echo late > late.txt) & echo quick`));
     const response = await target.send({ prompt: 'x', workspace: ws });
     assert.equal(response.reply, 'quick\n');
-    const pid = Number(readFileSync(join(ws, 'bg.pid'), 'utf8'));
-    assert.ok(pid > 0);
-    // Gone long before its 30 s sleep could end on its own (polled, generous under load).
-    for (let waited = 0; isAlive(pid) && waited < 20_000; waited += 50) await delay(50);
-    assert.equal(isAlive(pid), false, 'the background process was killed');
+    // send() resolves only after the sandbox is gone, so nothing may be left; polled, generous under load.
+    for (let waited = 0; sleepersWith(marker) > 0 && waited < 20_000; waited += 50) await delay(50);
+    assert.equal(sleepersWith(marker), 0, 'the background process was killed');
     assert.equal(existsSync(join(ws, 'late.txt')), false);
   });
 
@@ -117,7 +125,7 @@ describe('CommandTarget', () => {
     const signal = AbortSignal.timeout(300);
     await assert.rejects(target.send({ prompt: 'x', workspace: ws, signal }), (error: unknown) => {
       assert.ok(error instanceof TargetError, 'a timed-out attempt is a target failure, not a cancellation');
-      assert.match(error.message, /^the command was stopped: .*; stderr ends: working$/);
+      assert.match(error.message, /^the command was stopped: .*; its stderr ends: working$/);
       assert.deepEqual(error.transcript.at(-1), { kind: 'message', role: 'assistant', text: 'step-one\n' });
       return true;
     });
@@ -143,12 +151,19 @@ describe('CommandTarget', () => {
   });
 });
 
-/** True while a process with this pid runs (Linux: a zombie waiting to be reaped has already died). */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
+/** Processes on this machine whose command line is `sleep <marker>`. */
+function sleepersWith(marker: string): number {
+  let count = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') continue; // already dead
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (argv[0]?.split('/').at(-1) === 'sleep' && argv[1] === marker) count++;
+    } catch {
+      // The process ended while we looked.
+    }
   }
+  return count;
 }

@@ -169,7 +169,7 @@ describe('PresetAgentTarget', () => {
         assert.ok(error instanceof TargetError);
         assert.match(
           error.message,
-          /^the command was stopped: .*; stderr ends: debug: key=\[redacted:AGENT_KEY\] settings=true$/,
+          /^the command was stopped: .*; its stderr ends: debug: key=\[redacted:AGENT_KEY\] settings=true$/,
         );
         const events = error.transcript as Array<{ kind: string; name?: string }>;
         assert.deepEqual(
@@ -236,7 +236,7 @@ describe('PresetAgentTarget', () => {
       agent.send({ prompt: 'Please summarize README.md', workspace: ws, attempt }),
       (error: unknown) => {
         assert.ok(error instanceof TargetError);
-        assert.match(error.message, /exited with status \d+; stderr ends: .*(fetch failed|ECONNREFUSED)/s);
+        assert.match(error.message, /exited with status \d+; its stderr ends: .*(fetch failed|ECONNREFUSED)/s);
         return true;
       },
     );
