@@ -9,9 +9,11 @@ import { registerObserve } from './commands/observe.js';
 import { registerReplay } from './commands/replay.js';
 import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
+import { registerRuns } from './commands/runs.js';
 import { registerScore } from './commands/score.js';
 import { registerScores } from './commands/scores.js';
 import { registerView } from './commands/view.js';
+import { registerWorker } from './commands/worker.js';
 import type { CliIo } from './io.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
@@ -35,6 +37,8 @@ export function buildProgram(io: CliIo): Command {
   registerClean(program, io);
   registerView(program, io);
   registerAttacks(program, io);
+  registerWorker(program, io);
+  registerRuns(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
       child
