@@ -194,11 +194,4 @@ describe('the PostgreSQL queue', { skip: PG_SKIP }, () => {
     assert.equal(await worker.exited, 0, worker.stderr());
     assert.match(worker.stderr(), /cancelled while running/);
   });
-
-  it('--queue with SQLite is a usage error naming the fix', async () => {
-    const file = writeCampaign({ attempts: 1, delayMs: 0 });
-    const result = await runCli(['run', file, '--db', '/tmp/never-created-witness.db', '--queue']);
-    assert.equal(result.status, 2);
-    assert.match(result.stderr, /a queue needs PostgreSQL: pass --db postgres:\/\//);
-  });
 });
