@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -47,6 +47,13 @@ export async function query<T = Record<string, unknown>>(url: string, text: stri
   return withClient(url, async (client) => (await client.query(text, values)).rows as T[]);
 }
 
+const campaignDirs: string[] = [];
+
+/** Removes every campaign directory {@link writeCampaign} made. */
+export function removeCampaigns(): void {
+  for (const dir of campaignDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
 /** A campaign of two attacks × `attempts`: `obey` writes the payload (success), `ignore` does not (failure). */
 export function writeCampaign(options: {
   attempts: number;
@@ -54,6 +61,7 @@ export function writeCampaign(options: {
   attemptTimeoutMs?: number;
 }): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'witness-queue-campaign-'));
+  campaignDirs.push(dir);
   mkdirSync(path.join(dir, 'agents'));
   mkdirSync(path.join(dir, 'template'));
   writeFileSync(path.join(dir, 'template', 'README.md'), '# Project\n');

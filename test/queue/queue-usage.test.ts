@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { runCli } from '../support/cli.js';
-import { writeCampaign } from './queue-fixture.js';
+import { removeCampaigns, writeCampaign } from './queue-fixture.js';
+
+after(removeCampaigns);
 
 /** The queue's usage errors: they need no database, so they run everywhere. */
 describe('queue usage', () => {

@@ -6,6 +6,7 @@ import {
   freshDatabase,
   PG_SKIP,
   query,
+  removeCampaigns,
   startWorker,
   type WorkerProcess,
   waitFor,
@@ -19,6 +20,7 @@ import {
 
 const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
+  removeCampaigns();
   for (const cleanup of cleanups) await cleanup().catch(() => {});
 });
 
