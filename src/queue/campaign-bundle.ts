@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { sql } from 'kysely';
@@ -108,29 +108,35 @@ export async function materializeCampaignFiles(
   parent: string = tmpdir(),
 ): Promise<string> {
   const dir = await mkdtemp(join(parent, 'witness-worker-'));
-  for (const file of manifest.files) {
-    const target = resolve(dir, file.path);
-    if (!target.startsWith(`${dir}${sep}`) || file.path.split('/').includes('..')) {
-      throw new BundleMismatchError(
-        `the run's manifest names ${JSON.stringify(file.path)}, outside the campaign directory`,
-      );
+  try {
+    for (const file of manifest.files) {
+      const target = resolve(dir, file.path);
+      if (!target.startsWith(`${dir}${sep}`) || file.path.split('/').includes('..')) {
+        throw new BundleMismatchError(
+          `the run's manifest names ${JSON.stringify(file.path)}, outside the campaign directory`,
+        );
+      }
+      const { rows } = await sql<{ content: Buffer }>`
+        select content from ${sql.raw(QUEUE_SCHEMA)}.blobs where sha256 = ${file.sha256}`.execute(db);
+      const content = rows[0]?.content;
+      if (content === undefined) {
+        throw new BundleMismatchError(
+          `campaign file ${file.path} (sha256 ${file.sha256}) is not stored in the queue`,
+        );
+      }
+      const actual = sha256Of(content);
+      if (actual !== file.sha256) {
+        throw new BundleMismatchError(
+          `campaign file ${file.path} does not match its hash: the run's manifest says sha256 ${file.sha256}, the stored content hashes to ${actual}; the job is refused (resubmit the run from the original campaign directory)`,
+        );
+      }
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+      await writeFile(target, content, { mode: file.executable ? 0o700 : 0o600 });
     }
-    const { rows } = await sql<{ content: Buffer }>`
-      select content from ${sql.raw(QUEUE_SCHEMA)}.blobs where sha256 = ${file.sha256}`.execute(db);
-    const content = rows[0]?.content;
-    if (content === undefined) {
-      throw new BundleMismatchError(
-        `campaign file ${file.path} (sha256 ${file.sha256}) is not stored in the queue`,
-      );
-    }
-    const actual = sha256Of(content);
-    if (actual !== file.sha256) {
-      throw new BundleMismatchError(
-        `campaign file ${file.path} does not match its hash: the run's manifest says sha256 ${file.sha256}, the stored content hashes to ${actual}; the job is refused (resubmit the run from the original campaign directory)`,
-      );
-    }
-    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
-    await writeFile(target, content, { mode: file.executable ? 0o700 : 0o600 });
+  } catch (error) {
+    // A refused bundle leaves nothing behind.
+    await rm(dir, { recursive: true, force: true });
+    throw error;
   }
   return dir;
 }
