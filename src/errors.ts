@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'target_failed',
   'memory_unavailable',
   'sandbox_unavailable',
+  'bundle_mismatch',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -200,5 +201,13 @@ export class SandboxUnavailableError extends WitnessError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('sandbox_unavailable', message, options);
     this.name = 'SandboxUnavailableError';
+  }
+}
+
+/** A campaign file fetched from the queue does not hash to what its run's manifest says: the job is refused. */
+export class BundleMismatchError extends WitnessError {
+  constructor(message: string) {
+    super('bundle_mismatch', message);
+    this.name = 'BundleMismatchError';
   }
 }

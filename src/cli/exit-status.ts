@@ -34,6 +34,7 @@ const EXIT_BY_CODE: Readonly<Record<WitnessErrorCode, number>> = {
   sandbox_unavailable: EXIT_USAGE,
   undetermined_score: EXIT_FAILURE,
   target_failed: EXIT_FAILURE,
+  bundle_mismatch: EXIT_FAILURE,
 };
 
 export interface Failure {

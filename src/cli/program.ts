@@ -11,9 +11,11 @@ import { registerObserve } from './commands/observe.js';
 import { registerReplay } from './commands/replay.js';
 import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
+import { registerRuns } from './commands/runs.js';
 import { registerScore } from './commands/score.js';
 import { registerScores } from './commands/scores.js';
 import { registerView } from './commands/view.js';
+import { registerWorker } from './commands/worker.js';
 import type { CliIo } from './io.js';
 import { WITNESS_VERSION } from './version.js';
 
@@ -41,6 +43,8 @@ export function buildProgram(io: CliIo): Command {
   registerView(program, io);
   registerAttacks(program, io);
   registerModel(program, io);
+  registerWorker(program, io);
+  registerRuns(program, io);
   const configure = (command: Command): void => {
     for (const child of command.commands) {
       child.exitOverride().configureOutput({ writeOut: (text) => io.out(text), writeErr });

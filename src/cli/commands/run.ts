@@ -10,7 +10,7 @@ export function registerRun(program: Command, io: CliIo): void {
   program
     .command('run')
     .description('run a campaign of attacks against a target, each attempt in a fresh workspace')
-    .argument('<campaign>', 'campaign file (YAML)')
+    .argument('[campaign]', 'campaign file (YAML)')
     .option('--concurrency <n>', 'attempts run at once, each in its own workspace (overrides the campaign)')
     .option(
       '--keep-workspaces',
@@ -19,7 +19,28 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--report <file>', 'also write the HTML report of this run to <file>')
     .option('--json', 'print { run, totals, attempts } as JSON instead of the table')
     .addOption(dbOption())
-    .action(async (file: string, options: Record<string, unknown>) => {
+    .option('--queue', 'enqueue one job per attempt in PostgreSQL for `witness worker`s; print the run id')
+    .option('--wait', 'with --queue: follow the run and print the table when every attempt is settled')
+    .option('--run-id <id>', 'with --queue: (re)submit this run; attempts already queued are not added')
+    .option(
+      '--job-grace <seconds>',
+      'with --queue: how long past attemptTimeoutMs a job may run before retry (120)',
+    )
+    .option('--cancel <run>', 'stop handing out the attempts of a queued run')
+    .action(async (file: string | undefined, options: Record<string, unknown>) => {
+      if (typeof options.cancel === 'string') {
+        const { cancelQueuedRun } = await import('./run-queue.js');
+        return cancelQueuedRun(options.cancel, options, io);
+      }
+      if (file === undefined) throw new UsageError('witness run needs a campaign file (or --cancel RUN)');
+      if (options.queue === true) {
+        const { submitQueuedRun } = await import('./run-queue.js');
+        return submitQueuedRun(file, options, io);
+      }
+      for (const flag of ['wait', 'runId', 'jobGrace'] as const) {
+        if (options[flag] !== undefined)
+          throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --queue`);
+      }
       // Loaded when the command runs, not when the CLI starts: targets pull in the MCP SDK and friends.
       const [
         { loadCampaignFile },

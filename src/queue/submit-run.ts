@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { basename, dirname, resolve } from 'node:path';
+import { sql } from 'kysely';
+import { attackExpectation, type Campaign } from '../attacks/campaign.js';
+import type { SecretRedactor } from '../attacks/secret-redactor.js';
+import { InvalidOptionError } from '../errors.js';
+import type { Memory } from '../memory/memory.js';
+import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
+import type { ComponentIdentifier } from '../models/identifier.js';
+import { attemptJobId, attemptKey, expireSecondsFor } from './attempt-job.js';
+import { startBoss } from './boss.js';
+import { collectCampaignFiles, storeCampaignFiles } from './campaign-bundle.js';
+import { ATTEMPT_QUEUE, openQueueDb, QUEUE_SCHEMA } from './queue-store.js';
+
+/**
+ * `witness run --queue`: stores the run, its campaign files and one job per attempt, and returns at once.
+ *
+ * Idempotent: submitting the same run again (`runId`) adds nothing — attempt rows are keyed by
+ * (run, attack, attempt) and jobs by an id derived from the same triple — so a submitter that crashed
+ * half-way is simply run again. A resubmission must be of the same campaign (same name, same attacks).
+ */
+
+export interface SubmitRunOptions {
+  url: string;
+  memory: Pick<Memory, 'saveRun'>;
+  /** The campaign file; every file under its directory travels with the run. */
+  campaignFile: string;
+  campaign: Campaign;
+  target: ComponentIdentifier;
+  redactor?: SecretRedactor | undefined;
+  /** Resubmits (or names) this run instead of starting a new one. */
+  runId?: string | undefined;
+  /** Seconds a job may stay active beyond the attempt timeout before it is retried (default 120). */
+  graceSeconds?: number | undefined;
+  /** Retries of an attempt whose worker vanished (default 3). */
+  retryLimit?: number | undefined;
+}
+
+export interface SubmittedRun {
+  run: CampaignRun;
+  /** Attempts enqueued by this call; 0 when the run was already queued. */
+  enqueued: number;
+  total: number;
+}
+
+export const DEFAULT_GRACE_SECONDS = 120;
+
+export function newRunId(now = new Date()): string {
+  return `${now.toISOString().replace(/[-:.]/g, '').slice(0, 15)}Z-${randomUUID().slice(0, 8)}`;
+}
+
+export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun> {
+  const { campaign } = options;
+  const grace = options.graceSeconds ?? DEFAULT_GRACE_SECONDS;
+  if (!Number.isSafeInteger(grace) || grace < 0) {
+    throw new InvalidOptionError(`the job grace must be a whole number of seconds, got ${String(grace)}`);
+  }
+  const files = await collectCampaignFiles(dirname(resolve(options.campaignFile)));
+  const fresh: CampaignRun = {
+    schemaVersion: 1,
+    runId: options.runId ?? newRunId(),
+    campaign: campaign.name,
+    description: campaign.description ?? null,
+    target: options.target,
+    attacks: campaign.attacks.map((attack) => ({
+      id: attack.id,
+      prompt: attack.prompt,
+      attempts: attack.attempts ?? campaign.attempts,
+      expectation: attackExpectation(attack),
+    })),
+    startedAt: new Date().toISOString(),
+  };
+  const candidate = options.redactor?.redactValue(fresh) ?? fresh;
+  const queue = await openQueueDb(options.url);
+  const boss = await startBoss(options.url, { supervise: false, retryLimit: options.retryLimit });
+  try {
+    const manifest = await storeCampaignFiles(queue.db, files);
+    const expireSeconds = expireSecondsFor(campaign.attemptTimeoutMs, grace);
+    await sql`insert into ${sql.raw(QUEUE_SCHEMA)}.runs (run_id, run_json, campaign_file, manifest, expire_seconds)
+              values (${candidate.runId}, ${JSON.stringify(candidate)}, ${basename(options.campaignFile)},
+                      ${JSON.stringify(manifest)}, ${expireSeconds})
+              on conflict (run_id) do nothing`.execute(queue.db);
+    // A resubmission keeps the run as first stored (its start time), so saving it again is a no-op.
+    const { rows } = await sql<{ run_json: unknown }>`
+      select run_json from ${sql.raw(QUEUE_SCHEMA)}.runs where run_id = ${candidate.runId}`.execute(queue.db);
+    const run = CampaignRunSchema.parse(rows[0]?.run_json);
+    if (
+      JSON.stringify(run.attacks) !== JSON.stringify(candidate.attacks) ||
+      run.campaign !== candidate.campaign
+    ) {
+      throw new InvalidOptionError(
+        `run ${run.runId} is already queued with a different campaign (${run.campaign}); resubmit it from the same campaign file, or leave out --run-id to start a new run`,
+      );
+    }
+    await options.memory.saveRun(run);
+    const jobs = run.attacks.flatMap((attack) =>
+      Array.from({ length: attack.attempts }, (_, i) => ({
+        runId: run.runId,
+        attack: attack.id,
+        attempt: i + 1,
+      })),
+    );
+    let enqueued = 0;
+    for (const [seq, job] of jobs.entries()) {
+      const jobId = attemptJobId(job);
+      const inserted =
+        await sql`insert into ${sql.raw(QUEUE_SCHEMA)}.attempts (run_id, attack, attempt, seq, job_id)
+                values (${job.runId}, ${job.attack}, ${job.attempt}, ${seq}, ${jobId})
+                on conflict do nothing`.execute(queue.db);
+      if (Number(inserted.numAffectedRows ?? 0n) > 0) enqueued++;
+    }
+    // Job ids are derived from the attempt: a job already inserted (by an earlier submission) is skipped.
+    for (let i = 0; i < jobs.length; i += 500) {
+      await boss.insert(
+        jobs.slice(i, i + 500).map((job) => ({
+          id: attemptJobId(job),
+          name: ATTEMPT_QUEUE,
+          data: job,
+          singletonKey: attemptKey(job),
+          expireInSeconds: expireSeconds,
+          retryLimit: options.retryLimit ?? 3,
+        })),
+      );
+    }
+    return { run, enqueued, total: jobs.length };
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
+    await queue.close();
+  }
+}
