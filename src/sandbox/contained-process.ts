@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
@@ -92,7 +93,9 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
       { path: options.home.path, childFd: HOME_FD },
     ],
     hiddenDirectories: options.hiddenDirectories ?? [],
-    hiddenFiles: options.hiddenFiles ?? [],
+    // Only files that exist now: bwrap cannot create a mount point on the read-only host (a memory in WAL
+    // mode never has the `-journal` it would then fail on). A side file created later is visible read-only.
+    hiddenFiles: (options.hiddenFiles ?? []).filter((file) => existsSync(file)),
     exposedReadOnly: options.exposedReadOnly ?? [],
     network: options.network ?? 'host',
     infoFd: INFO_FD,
