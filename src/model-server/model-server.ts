@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InvalidOptionError } from '../errors.js';
+import { readBoundedBody } from '../net/read-bounded-body.js';
 import type { MockMode } from '../targets/mock-planner.js';
 import {
   parseMessagesRequest,
@@ -122,7 +123,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     if (route === undefined) return fail(404, `no such endpoint: ${path}`, 'not_found_error');
     if (req.method !== 'POST') return fail(405, 'use POST', 'invalid_request_error');
 
-    const raw = await readBody(req, maxBodyBytes);
+    const raw = (await readBoundedBody(req, maxBodyBytes))?.toString('utf8');
     if (raw === undefined)
       return fail(413, `the request body exceeds ${maxBodyBytes} bytes`, 'request_too_large');
     let body: unknown;
@@ -238,30 +239,6 @@ function routeOf(path: string): Route | undefined {
 function isLoopbackPeer(address: string | undefined): boolean {
   if (address === undefined) return false;
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
-}
-
-/** The body as text, or undefined once it passes `limit` bytes (the rest is not buffered). */
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!over) resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', reject);
-  });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

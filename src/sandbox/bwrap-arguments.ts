@@ -50,23 +50,30 @@ export interface BwrapPlan {
   infoFd?: number | undefined;
 }
 
+/**
+ * The isolation every sandboxed process gets, and the availability probe checks: own PID, IPC and UTS
+ * namespaces, dies with Witness, a new session (no TIOCSTI into the operator's terminal), the host
+ * read-only, fresh /dev, /proc and /tmp.
+ */
+export const BASE_BWRAP_ARGUMENTS: readonly string[] = Object.freeze([
+  '--unshare-pid',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--die-with-parent',
+  '--new-session',
+  '--ro-bind',
+  '/',
+  '/',
+  '--dev',
+  '/dev',
+  '--proc',
+  '/proc',
+  '--tmpfs',
+  '/tmp',
+]);
+
 export function bwrapArguments(plan: BwrapPlan): string[] {
-  const argv = [
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--die-with-parent',
-    '--new-session',
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    '--tmpfs',
-    '/tmp',
-  ];
+  const argv = [...BASE_BWRAP_ARGUMENTS];
   if (plan.network === 'none') argv.push('--unshare-net');
   for (const directory of plan.hiddenDirectories) argv.push('--tmpfs', directory);
   for (const path of plan.exposedReadOnly ?? []) argv.push('--ro-bind-try', path, path);

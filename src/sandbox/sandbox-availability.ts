@@ -3,6 +3,7 @@ import { accessSync, constants } from 'node:fs';
 import { platform } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { SandboxUnavailableError } from '../errors.js';
+import { BASE_BWRAP_ARGUMENTS } from './bwrap-arguments.js';
 
 /**
  * Whether a bubblewrap sandbox can be had here: Linux, `bwrap` on PATH, and namespaces allowed. The last
@@ -68,25 +69,7 @@ function findExecutable(name: string, searchPath: string): string | undefined {
 }
 
 function trySandbox(bwrapPath: string, timeoutMs: number): Promise<SandboxAvailability> {
-  const args = [
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--die-with-parent',
-    '--new-session',
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    '--tmpfs',
-    '/tmp',
-    '--clearenv',
-    '--',
-    'true',
-  ];
+  const args = [...BASE_BWRAP_ARGUMENTS, '--clearenv', '--', 'true'];
   return new Promise((resolve) => {
     const child = spawn(bwrapPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError } from '../errors.js';
 import type { JsonValue } from '../models/record.js';
+import { readBoundedBody } from '../net/read-bounded-body.js';
 import type { HttpExchangeEvent } from './transcript.js';
 
 /**
@@ -91,7 +92,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
 
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = now();
-    const body = await readAll(req, maxRequestBytes);
+    const body = await readBoundedBody(req, maxRequestBytes);
     if (body === undefined) {
       res.writeHead(413, { connection: 'close' }).end();
       return;
@@ -274,26 +275,3 @@ function joinedDeltas(sse: string): string {
   return pieces.join('');
 }
 const DELTA_KEYS = new Set(['content', 'arguments', 'text', 'partial_json', 'delta', 'thinking']);
-
-function readAll(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!over) resolve(Buffer.concat(chunks));
-    });
-    req.on('error', reject);
-  });
-}
