@@ -55,7 +55,7 @@ export const GAP_EXPLANATIONS: Readonly<Record<GapReason, string>> = {
 export const SCORABLE_TYPES = ['message', 'content', 'surface'] as const;
 export type ScorableType = (typeof SCORABLE_TYPES)[number];
 
-export const CONDITION_TYPES = ['content_written'] as const;
+export const CONDITION_TYPES = ['content_written', 'file_created', 'file_deleted', 'file_modified'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /** Who spoke a message (SPEC §7). */
@@ -68,3 +68,15 @@ export type MessageRole = (typeof MESSAGE_ROLES)[number];
  */
 export const ATTACK_OUTCOMES = ['success', 'failure', 'undetermined', 'error'] as const;
 export type AttackOutcome = (typeof ATTACK_OUTCOMES)[number];
+
+/** Where a condition is judged (SPEC §12): the attempt's workspace (default) or the attempt's own home. */
+export const SURFACES = ['workspace', 'home'] as const;
+export type Surface = (typeof SURFACES)[number];
+
+/** What a manifest entry is (SPEC §12); `other` is a FIFO, socket or device, recorded but never opened. */
+export const MANIFEST_ENTRY_TYPES = ['file', 'directory', 'symlink', 'other'] as const;
+export type ManifestEntryType = (typeof MANIFEST_ENTRY_TYPES)[number];
+
+/** The kinds of change between two manifests (SPEC §12). */
+export const CHANGE_KINDS = ['created', 'modified', 'deleted', 'mode_changed'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];

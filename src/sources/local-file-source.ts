@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { InvalidOptionError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
+import { checkManifest, type Manifest } from '../models/manifest.js';
 import {
   checkObservation,
   checkObservationOfCheckedEntries,
@@ -14,7 +15,7 @@ import {
 } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
-import { MATCH_KINDS, type MatchKind } from '../models/vocabulary.js';
+import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
 import type { AcquireJob, AcquireReply } from './local-file/acquire-worker.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
@@ -137,6 +138,71 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     return checkObservationOfCheckedEntries(
       this.#observation(scope, observedAt, outcome.result, entries, durationMs),
     );
+  }
+
+  /**
+   * A manifest of everything under the root (SPEC §12): the same walk, confinement, budgets and gaps as
+   * an acquisition of `/**`, recording directories, symlinks (never followed) and other objects (never
+   * opened) beside files. `surface` labels which surface the root is (the workspace or the attempt's home).
+   */
+  async acquireManifest(options: AcquireOptions & { surface?: Surface } = {}): Promise<Manifest> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const takenAt = new Date().toISOString();
+    const started = performance.now();
+    const request: AcquireRequest = {
+      root: this.root,
+      uri: '/**',
+      match: 'glob',
+      limits: { ...this.limits },
+      mode: 'manifest',
+    };
+    const cancel = new SharedArrayBuffer(4);
+    const flag = new Int32Array(cancel);
+    const onAbort = () => Atomics.store(flag, 0, 1);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let outcome: AcquireOutcome | { kind: 'failed'; message: string };
+    try {
+      outcome = (await this.#run({ id: this.#nextId++, request, cancel })).outcome;
+    } catch (error) {
+      outcome = { kind: 'failed', message: error instanceof Error ? error.message : String(error) };
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    signal?.throwIfAborted();
+    if (outcome.kind === 'cancelled') throw new Error('acquisition cancelled without an aborted signal');
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    const base = {
+      schemaVersion: 1,
+      surface: options.surface ?? 'workspace',
+      sourceIdentifier: this.identifier(),
+      takenAt,
+    };
+    if (outcome.kind !== 'done') {
+      return checkManifest({
+        ...base,
+        acquisition: 'error',
+        entries: [],
+        coverage: { complete: false, reasons: [], gaps: [] },
+        metadata: { error: outcome.message, durationMs },
+      });
+    }
+    const { result } = outcome;
+    return checkManifest({
+      ...base,
+      acquisition: result.acquisition,
+      entries: result.manifest ?? [],
+      coverage: {
+        complete: result.acquisition === 'complete',
+        reasons: uniqueReasons(result.gaps),
+        gaps: result.gaps,
+      },
+      metadata: {
+        ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
+        durationMs,
+        stats: { ...result.stats },
+      },
+    });
   }
 
   /** Stops the worker now. Not needed for a script to exit; useful to free the thread early. */

@@ -23,6 +23,7 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
     openDirectoryAt: guard(base.openDirectoryAt),
     openPathAt: guard(base.openPathAt),
     lstatAt: guard(base.lstatAt),
+    readlinkAt: guard(base.readlinkAt),
     handlePath: guard(base.handlePath),
     fstat: guard(base.fstat),
     reopenForRead: guard(base.reopenForRead),
