@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { Memory } from '../../memory/memory.js';
-import { contentWritten } from '../../models/condition.js';
+import { conditionMatcher, contentWritten } from '../../models/condition.js';
 import { expectation } from '../../models/expectation.js';
 import type { Matcher } from '../../models/matcher.js';
 import { type Observation, ObservationSchema } from '../../models/observation.js';
@@ -92,7 +92,7 @@ async function readStoredEvidence(memory: Memory, options: Record<string, unknow
   const condition = score.scoredExpectation.conditions[0];
   return {
     observation,
-    matcher: condition?.matcher,
+    matcher: conditionMatcher(condition),
     scorable: score.scorable,
     objective: score.scoredExpectation.objective,
   };
@@ -126,7 +126,7 @@ async function readReplayFile(file: string): Promise<ReplayInput> {
     if (!result.success)
       throw new UsageError(`${file} is not a valid score output: ${describeIssues(result.error).join('; ')}`);
     const condition = result.data.score.scoredExpectation.conditions[0];
-    return { observation: result.data.observation, matcher: condition?.matcher };
+    return { observation: result.data.observation, matcher: conditionMatcher(condition) };
   }
   const result = ObservationSchema.safeParse(json);
   if (!result.success)
