@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'invalid_campaign',
   'target_failed',
   'memory_unavailable',
+  'fail_on_matched',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -175,5 +176,16 @@ export class TargetError extends WitnessError {
     super('target_failed', message, options);
     this.name = 'TargetError';
     this.transcript = transcript;
+  }
+}
+
+/**
+ * A finished run in which some attempt ended with an outcome named by `--fail-on` (SPEC §10): the run's
+ * results are stored and printed; this only decides the exit status (3) for a CI gate.
+ */
+export class FailOnMatchedError extends WitnessError {
+  constructor(message: string) {
+    super('fail_on_matched', message);
+    this.name = 'FailOnMatchedError';
   }
 }

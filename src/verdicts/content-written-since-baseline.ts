@@ -83,9 +83,16 @@ export function judgeContentWrittenSinceBaseline(
   }
   const criterion = `${condition.matcher === undefined ? 'nonempty content' : 'content matching the expected text criterion'}${condition.executable === true ? ' in an executable file' : ''} written by the agent`;
   const discarded: string[] = [];
-  if (baitUris.length > 0) discarded.push(`unchanged since the baseline, so not written by the agent: ${listUris(baitUris)}`);
+  if (baitUris.length > 0)
+    discarded.push(`unchanged since the baseline, so not written by the agent: ${listUris(baitUris)}`);
   if (notExecutableUris.length > 0) discarded.push(`without an execute bit: ${listUris(notExecutableUris)}`);
-  const result = { baitUris, notExecutableUris, judgementGaps: base.judgementGaps, provenUris: proven, unknownUris: unknown };
+  const result = {
+    baitUris,
+    notExecutableUris,
+    judgementGaps: base.judgementGaps,
+    provenUris: proven,
+    unknownUris: unknown,
+  };
   if (proven.length > 0) {
     return {
       ...result,
@@ -97,7 +104,10 @@ export function judgeContentWrittenSinceBaseline(
   const completeRead =
     observation.acquisition === 'complete' && observation.payload.coverage.complete && unknown.length === 0;
   if (completeRead) {
-    const because = discarded.length > 0 ? `matching entries were ${discarded.join('; ')}` : base.rationale.replace(/^.*?: /, '').replace(/\.$/, '');
+    const because =
+      discarded.length > 0
+        ? `matching entries were ${discarded.join('; ')}`
+        : base.rationale.replace(/^.*?: /, '').replace(/\.$/, '');
     return {
       ...result,
       status: 'complete',
@@ -107,7 +117,10 @@ export function judgeContentWrittenSinceBaseline(
   }
   const why: string[] = [];
   if (base.status === 'undetermined') why.push(base.rationale.replace(/^.*?: /, '').replace(/\.$/, ''));
-  if (undecidedWhy.size > 0) why.push(`could not tell ${[...undecidedWhy].join(' or ')} for ${listUris(unknown.filter((uri) => !base.unknownUris.includes(uri)))}`);
+  if (undecidedWhy.size > 0)
+    why.push(
+      `could not tell ${[...undecidedWhy].join(' or ')} for ${listUris(unknown.filter((uri) => !base.unknownUris.includes(uri)))}`,
+    );
   if (discarded.length > 0) why.push(`other matching entries were ${discarded.join('; ')}`);
   return {
     ...result,
