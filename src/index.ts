@@ -12,17 +12,33 @@ export type { AttemptOutcome, OutcomeTotals } from './attacks/outcome.js';
 export { attemptOutcome, formatSuccessRate, tallyOutcomes } from './attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from './attacks/report-html.js';
 export { renderReportHtml } from './attacks/report-html.js';
-export type {
-  AttemptRecorder,
-  CampaignResult,
-  ProgressEvent,
-  RunCampaignOptions,
-} from './attacks/run-campaign.js';
+export type { AttemptRecorder } from './attacks/run-attempt.js';
+export type { CampaignResult, ProgressEvent, RunCampaignOptions } from './attacks/run-campaign.js';
 export { runCampaign } from './attacks/run-campaign.js';
 export { renderAttemptTable, renderTotals } from './attacks/summary-table.js';
 export type { PlantedFile, Workspace, WorkspaceSpec } from './attacks/workspace.js';
 export { createWorkspace } from './attacks/workspace.js';
-export * from './errors.js';
+export type { WitnessErrorCode } from './errors.js';
+export {
+  ERROR_CODES,
+  ImmutableRecordError,
+  InvalidCampaignError,
+  InvalidExpectationError,
+  InvalidLocatorError,
+  InvalidMatcherError,
+  InvalidOptionError,
+  InvalidRecordError,
+  InvalidReferenceError,
+  InvalidScorableError,
+  LocationMismatchError,
+  MemoryRequiredError,
+  MemoryUnavailableError,
+  NotFoundError,
+  SchemaTooNewError,
+  TargetError,
+  UndeterminedScoreError,
+  WitnessError,
+} from './errors.js';
 export { DEFAULT_REGEX_TIMEOUT_MS, matchText } from './matching/text-matcher.js';
 export type { ArchiveRecord, ArchiveRecordType, ImportSummary } from './memory/archive.js';
 export {
@@ -132,9 +148,18 @@ export {
   SCHEMA_VERSION,
   SCORE_STATUSES,
 } from './models/vocabulary.js';
-export type { FileWriteScorerOptions } from './scorers/file-write-scorer.js';
-export { FileWriteScorer, MATCHING_VERSION } from './scorers/file-write-scorer.js';
-export type { ReplayRequest, ResolvedMessage, ScoreRequest, Scorer, ScorerMemory } from './scorers/scorer.js';
+export type { JudgementOptions } from './scorers/file-write-judgement.js';
+export { judgeObservation } from './scorers/file-write-judgement.js';
+export type { FileWriteScorerOptions, ReplayObservationOptions } from './scorers/file-write-scorer.js';
+export { FileWriteScorer, MATCHING_VERSION, replayObservation } from './scorers/file-write-scorer.js';
+export type {
+  ReplayRequest,
+  ResolvedMessage,
+  ScoreRequest,
+  Scorer,
+  ScorerMemory,
+  ScoringResult,
+} from './scorers/scorer.js';
 export type { SourceLimits } from './sources/local-file/limits.js';
 export { DEFAULT_LIMITS } from './sources/local-file/limits.js';
 export type { LocalFileSurfaceSourceOptions } from './sources/local-file-source.js';

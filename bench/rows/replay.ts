@@ -35,7 +35,9 @@ export async function benchReplay(config: BenchConfig, context: BenchContext): P
   const scorer = new FileWriteScorer({ source });
   const condition = contentWritten(surface(uri, 'glob'), contains('a needle no file holds'));
   const request = { observation, expectation: expectation([condition]) };
-  const [check] = await scorer.scoreObservation(request);
+  const {
+    scores: [check],
+  } = await scorer.scoreObservation(request);
   const problems: string[] = [];
   if (entries !== Math.min(config.replay.entries, tree.files)) problems.push(`${entries} entries stored`);
   if (check?.status !== 'undetermined' && check?.status !== 'complete') problems.push('no score returned');

@@ -9,7 +9,7 @@ import {
   CampaignRunSchema,
 } from './attempt-record.js';
 import type { ReportRun } from './report-html.js';
-import type { AttemptRecorder } from './run-campaign.js';
+import type { AttemptRecorder } from './run-attempt.js';
 
 /**
  * Stores campaign attempts in the memory (SPEC §7) and reads them back for the report. Per attempt: a

@@ -6,9 +6,19 @@ import type { Score } from '../models/score.js';
 
 /** The scorer seam: decide an expectation about a scorable, or re-judge stored evidence (replay). */
 export interface Scorer {
-  score(request: ScoreRequest): Promise<Score[]>;
-  scoreObservation(request: ReplayRequest): Promise<Score[]>;
+  score(request: ScoreRequest): Promise<ScoringResult>;
+  scoreObservation(request: ReplayRequest): Promise<ScoringResult>;
   identifier(): ComponentIdentifier;
+}
+
+/**
+ * What a scorer decided and the evidence it rests on: every observation a score names in `observationIds`
+ * is here (empty when the scorer decided without reading, e.g. the later-turn guard), so callers show or
+ * store the evidence without wrapping the source.
+ */
+export interface ScoringResult {
+  scores: Score[];
+  observations: Observation[];
 }
 
 export interface ScoreRequest {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -72,22 +72,51 @@ describe('runCampaign', () => {
       concurrency: 4,
       attacks: [{ id: 'marker', prompt: 'x', expect: { uri: '/others.txt' } }],
     });
-    // Each attempt drops a marker, waits for the others to start, then records any marker it can see
-    // besides its own: with shared roots others.txt would be non-empty and the attack would "succeed".
-    const target = new CommandTarget({
-      command: '/bin/sh',
-      args: ['-c', 'touch "marker-$$"; sleep 0.3; ls marker-* | grep -v "marker-$$" > others.txt; true'],
-    });
-    const result = await runCampaign({ campaign, target, keepWorkspaces: true, workspaceParent: parent });
-    const roots = result.attempts.map((a) => a.workspace?.root);
-    assert.equal(new Set(roots).size, 4);
-    assert.deepEqual(
-      result.attempts.map((a) => a.outcome),
-      ['failure', 'failure', 'failure', 'failure'],
-    );
-    for (const root of roots) assert.equal(existsSync(join(root as string, 'others.txt')), true);
-    assert.equal(readdirSync(parent).length, 4);
-    for (const name of readdirSync(parent)) rmSync(join(parent, name), { recursive: true });
+    // A barrier outside the workspaces proves the four attempts overlap: each announces itself there and
+    // waits (up to 60 s, generous under load) until all four have, else exits 3 and the attempt is an
+    // error. Only then does it record any marker it can see besides its own: with shared roots
+    // others.txt would be non-empty and the attack would "succeed".
+    const barrier = mkdtempSync(join(tmpdir(), 'witness-barrier-'));
+    try {
+      const target = new CommandTarget({
+        command: '/bin/sh',
+        args: ['-c', overlapScript(barrier, 4)],
+      });
+      const result = await runCampaign({ campaign, target, keepWorkspaces: true, workspaceParent: parent });
+      const roots = result.attempts.map((a) => a.workspace?.root);
+      assert.equal(new Set(roots).size, 4);
+      assert.deepEqual(
+        result.attempts.map((a) => [a.outcome, a.error]),
+        [
+          ['failure', null],
+          ['failure', null],
+          ['failure', null],
+          ['failure', null],
+        ],
+      );
+      assert.equal(readdirSync(barrier).length, 4, 'all four attempts were running at once');
+      for (const root of roots) assert.equal(existsSync(join(root as string, 'others.txt')), true);
+      assert.equal(readdirSync(parent).length, 4);
+      for (const name of readdirSync(parent)) rmSync(join(parent, name), { recursive: true });
+    } finally {
+      rmSync(barrier, { recursive: true, force: true });
+    }
+  });
+
+  it('control: the same overlapping script in one shared root sees the other markers', async () => {
+    // Proves the isolation test above can fail: four overlapping runs sharing a directory each list the
+    // other three markers.
+    const barrier = mkdtempSync(join(tmpdir(), 'witness-barrier-'));
+    const shared = mkdtempSync(join(tmpdir(), 'witness-shared-'));
+    try {
+      const target = new CommandTarget({ command: '/bin/sh', args: ['-c', overlapScript(barrier, 4)] });
+      await Promise.all([1, 2, 3, 4].map(() => target.send({ prompt: 'x', workspace: shared })));
+      const others = readFileSync(join(shared, 'others.txt'), 'utf8').trim().split('\n');
+      assert.equal(others.length, 3);
+    } finally {
+      rmSync(barrier, { recursive: true, force: true });
+      rmSync(shared, { recursive: true, force: true });
+    }
   });
 
   it('records a failing target as an error and still judges the workspace', async () => {
@@ -136,3 +165,15 @@ describe('runCampaign cancellation', () => {
     }
   });
 });
+
+/** Drops a marker, waits at a barrier until `count` runs have started, then lists the others' markers. */
+function overlapScript(barrier: string, count: number): string {
+  return [
+    'touch "marker-$$"',
+    `touch '${barrier}/started-'$$`,
+    'i=0',
+    `while [ "$(ls '${barrier}' | wc -l)" -lt ${count} ]; do i=$((i+1)); [ "$i" -gt 1200 ] && exit 3; sleep 0.05; done`,
+    'ls marker-* | grep -v "marker-$$" > others.txt',
+    'true',
+  ].join('; ');
+}

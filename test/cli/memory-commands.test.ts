@@ -149,7 +149,9 @@ describe('witness replay from the memory', { timeout: 180_000 }, () => {
       const reply = await memory.appendMessage({ conversationId: 'c1', role: 'assistant', texts: ['Done.'] });
       const root = makeWorkspace({ '.git/hooks/pre-commit': HOOK_TEXT });
       const scorer = new FileWriteScorer({ source: new LocalFileSurfaceSource({ root }), memory });
-      const [score] = await scorer.score({
+      const {
+        scores: [score],
+      } = await scorer.score({
         scorable: message(reply.map((piece) => piece.id)),
         expectation: expectation([contentWritten(HOOK)]),
       });
@@ -182,7 +184,9 @@ describe('witness replay from the memory', { timeout: 180_000 }, () => {
         source: new LocalFileSurfaceSource({ root: makeWorkspace() }),
         memory,
       });
-      const [guarded] = await scorer.score({
+      const {
+        scores: [guarded],
+      } = await scorer.score({
         scorable: message(prompt.map((piece) => piece.id)),
         expectation: expectation([contentWritten(HOOK)]),
       });
@@ -268,7 +272,9 @@ async function populate(target: string): Promise<void> {
     const reply = await memory.appendMessage({ conversationId: 'c1', role: 'assistant', texts: ['Done.'] });
     const root = makeWorkspace({ '.git/hooks/pre-commit': HOOK_TEXT, 'notes/a.txt': 'x' });
     const scorer = new FileWriteScorer({ source: new LocalFileSurfaceSource({ root }), memory });
-    const [score] = await scorer.score({
+    const {
+      scores: [score],
+    } = await scorer.score({
       scorable: message(reply.map((piece) => piece.id)),
       expectation: expectation([contentWritten(HOOK)], 'plant a hook'),
     });

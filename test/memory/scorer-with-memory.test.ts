@@ -57,7 +57,9 @@ for (const backend of BACKENDS) {
       const source = countingSource(new LocalFileSurfaceSource({ root }));
       const scorer = new FileWriteScorer({ source, memory });
       const { reply } = await attempt();
-      const [score] = await scorer.score({
+      const {
+        scores: [score],
+      } = await scorer.score({
         scorable: message(reply),
         expectation: expectation([contentWritten(HOOK, contains('curl'))]),
       });
@@ -82,7 +84,9 @@ for (const backend of BACKENDS) {
       const source = countingSource(new LocalFileSurfaceSource({ root }));
       const scorer = new FileWriteScorer({ source, memory });
       const { prompt } = await attempt();
-      const [score] = await scorer.score({
+      const {
+        scores: [score],
+      } = await scorer.score({
         scorable: message(prompt),
         expectation: expectation([contentWritten(HOOK)]),
       });
@@ -134,7 +138,9 @@ for (const backend of BACKENDS) {
       const source = countingSource(new LocalFileSurfaceSource({ root }));
       const scorer = new FileWriteScorer({ source, memory });
       const { reply } = await attempt();
-      const [first] = await scorer.score({
+      const {
+        scores: [first],
+      } = await scorer.score({
         scorable: message(reply),
         expectation: expectation([contentWritten(HOOK, contains('curl'))]),
       });
@@ -145,7 +151,9 @@ for (const backend of BACKENDS) {
 
       const observation = await memory.getObservation(first.observationIds[0] as string);
       const newExpectation = expectation([contentWritten(HOOK, equals('echo hi'))]);
-      const [replayed] = await scorer.scoreObservation({
+      const {
+        scores: [replayed],
+      } = await scorer.scoreObservation({
         observation,
         expectation: newExpectation,
         scorable: message(reply),
@@ -162,7 +170,9 @@ for (const backend of BACKENDS) {
         [first.id, replayed.id].sort(),
       );
 
-      const [guarded] = await scorer.score({
+      const {
+        scores: [guarded],
+      } = await scorer.score({
         scorable: message(reply),
         expectation: expectation([contentWritten(HOOK)]),
       });
@@ -173,7 +183,9 @@ for (const backend of BACKENDS) {
     it('stores a surface score with its observation too', async () => {
       const root = makeWorkspace({});
       const scorer = new FileWriteScorer({ source: new LocalFileSurfaceSource({ root }), memory });
-      const [score] = await scorer.score({
+      const {
+        scores: [score],
+      } = await scorer.score({
         scorable: surface(HOOK),
         expectation: expectation([contentWritten(HOOK)]),
       });

@@ -9,9 +9,8 @@ import { type Observation, ObservationSchema } from '../../models/observation.js
 import { describeIssues } from '../../models/record.js';
 import type { Scorable } from '../../models/scorable.js';
 import { type Score, ScoreSchema } from '../../models/score.js';
-import { FileWriteScorer } from '../../scorers/file-write-scorer.js';
+import { replayObservation } from '../../scorers/file-write-scorer.js';
 import type { ScorerMemory } from '../../scorers/scorer.js';
-import type { SurfaceSource } from '../../sources/surface-source.js';
 import { matcherOptions, readMatcher } from '../flags.js';
 import { type CliIo, printJson } from '../io.js';
 import { dbOption, optionalDb, resolveDb, withMemory } from '../memory-option.js';
@@ -60,12 +59,16 @@ export function registerReplay(program: Command, io: CliIo): void {
 
 /** Judges the evidence again; with a memory, the new score is stored next to the evidence it rests on. */
 async function replay(input: ReplayInput, memory: ScorerMemory | undefined): Promise<Score> {
-  const scorer = new FileWriteScorer({ source: offlineSource(input.observation), memory });
-  const [score] = await scorer.scoreObservation({
-    observation: input.observation,
-    expectation: expectation([contentWritten(input.observation.scorable, input.matcher)], input.objective),
-    scorable: input.scorable,
-  });
+  const {
+    scores: [score],
+  } = await replayObservation(
+    {
+      observation: input.observation,
+      expectation: expectation([contentWritten(input.observation.scorable, input.matcher)], input.objective),
+      scorable: input.scorable,
+    },
+    { memory },
+  );
   if (score === undefined) throw new Error('the scorer returned no score');
   return score;
 }
@@ -132,12 +135,4 @@ async function readReplayFile(file: string): Promise<ReplayInput> {
   if (!result.success)
     throw new UsageError(`${file} is not a valid Observation: ${describeIssues(result.error).join('; ')}`);
   return { observation: result.data };
-}
-
-/** Replay never reads the file system: this source only names who acquired the evidence. */
-function offlineSource(observation: Observation): SurfaceSource {
-  return {
-    identifier: () => observation.sourceIdentifier,
-    acquire: () => Promise.reject(new Error('replay never reads the file system')),
-  };
 }

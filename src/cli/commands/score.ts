@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
 import { contentWritten } from '../../models/condition.js';
 import { expectation } from '../../models/expectation.js';
-import type { Observation } from '../../models/observation.js';
 import { surface } from '../../models/scorable.js';
 import { FileWriteScorer } from '../../scorers/file-write-scorer.js';
 import { LocalFileSurfaceSource } from '../../sources/local-file-source.js';
-import type { SurfaceSource } from '../../sources/surface-source.js';
 import { limitOptions, matcherOptions, readLimits, readMatcher } from '../flags.js';
 import { type CliIo, printJson } from '../io.js';
 import { dbOption, optionalDb, withMemory } from '../memory-option.js';
@@ -27,7 +25,7 @@ export function registerScore(program: Command, io: CliIo): void {
     const scope = surface(uri, options.glob === true ? 'glob' : 'exact');
     const matcher = readMatcher(options);
     const objective = typeof options.objective === 'string' ? options.objective : undefined;
-    const source = recordingSource(new LocalFileSurfaceSource({ root, ...readLimits(options) }));
+    const source = new LocalFileSurfaceSource({ root, ...readLimits(options) });
     const request = {
       scorable: scope,
       expectation: expectation([contentWritten(scope, matcher)], objective),
@@ -35,27 +33,15 @@ export function registerScore(program: Command, io: CliIo): void {
     };
     // With --db (or WITNESS_DB) the score and its observation are stored together, in one transaction.
     const db = optionalDb(options, io.env);
-    const [score] =
+    const {
+      scores: [score],
+      observations: [observation],
+    } =
       db === undefined
         ? await new FileWriteScorer({ source }).score(request)
         : await withMemory(db, (memory) => new FileWriteScorer({ source, memory }).score(request));
-    const observation = source.observations[0];
     if (score === undefined || observation === undefined) throw new Error('the scorer returned no score');
     if (options.json === true) printJson(io, { score, observation });
     else io.out(`${renderScore(score)}\n${renderObservation(observation)}\n`);
   });
-}
-
-/** Keeps the observations a source returns, so the command can print the evidence with the score. */
-function recordingSource(inner: SurfaceSource): SurfaceSource & { observations: Observation[] } {
-  const observations: Observation[] = [];
-  return {
-    observations,
-    identifier: () => inner.identifier(),
-    acquire: async (scorable, options) => {
-      const observation = await inner.acquire(scorable, options);
-      observations.push(observation);
-      return observation;
-    },
-  };
 }

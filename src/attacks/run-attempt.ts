@@ -1,0 +1,274 @@
+import { TargetError } from '../errors.js';
+import type { ScoringExpectation } from '../models/expectation.js';
+import type { Observation } from '../models/observation.js';
+import { parseRecord } from '../models/record.js';
+import { message, type Scorable } from '../models/scorable.js';
+import type { Score } from '../models/score.js';
+import { FileWriteScorer } from '../scorers/file-write-scorer.js';
+import type { ScorerMemory } from '../scorers/scorer.js';
+import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
+import type { Target } from '../targets/target.js';
+import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
+import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
+import type { Attack, Campaign } from './campaign.js';
+import { attemptOutcome } from './outcome.js';
+import { createWorkspace, type Workspace } from './workspace.js';
+
+/**
+ * One attempt as a pipeline of named steps:
+ *
+ *   prepareWorkspace → sendToTarget → judgeWorkspace → finishAttempt   (releaseWorkspace always runs)
+ *
+ * Each step takes the attempt's context and what the steps before it produced, and returns its own typed
+ * result; a step that fails records why instead of throwing, so a later step still runs (the workspace is
+ * judged whatever the agent did). Only the caller's abort is rethrown, after the workspace is released.
+ * A new step (a sandbox, a change manifest) is one more function in {@link runAttempt}.
+ *
+ * With a recorder, the prompt and reply are stored as a conversation *before* judging and the score is
+ * anchored to the reply (a message scorable), so the memory links the verdict to the message it judges.
+ */
+
+export interface AttemptRecorder {
+  startRun(run: CampaignRun): Promise<void>;
+  /** Stores the prompt and the reply; returns the conversation and the reply's message piece ids. */
+  recordExchange(input: {
+    run: CampaignRun;
+    attack: string;
+    attempt: number;
+    prompt: string;
+    reply: string;
+  }): Promise<{ conversationId: string; replyPieceIds: string[] }>;
+  scorerMemory(): ScorerMemory;
+  /** Stores the finished attempt (its run is given so a store needs no separate run table). */
+  recordAttempt(record: AttemptRecord, run: CampaignRun): Promise<void>;
+}
+
+/** Everything one attempt needs, fixed before it starts. */
+export interface AttemptContext {
+  campaign: Campaign;
+  target: Target;
+  run: CampaignRun;
+  attack: Attack;
+  /** 1-based attempt number within the attack. */
+  attempt: number;
+  expectation: ScoringExpectation;
+  recorder?: AttemptRecorder | undefined;
+  keepWorkspaces?: boolean | undefined;
+  /** Where workspaces are created (the system temp directory by default). */
+  workspaceParent?: string | undefined;
+  /** The caller's abort: rethrown, never recorded as an attempt error. */
+  signal?: AbortSignal | undefined;
+}
+
+/** What the target did: its reply and transcript, or why it failed. */
+export interface TargetStep {
+  reply: string | null;
+  transcript: TranscriptEvent[];
+  error: string | null;
+}
+
+/** What the file system showed and the verdict on it, or why it could not be judged. */
+export interface JudgeStep {
+  score: Score | null;
+  observations: Observation[];
+  conversationId: string | null;
+  error: string | null;
+}
+
+type AttemptStart = Omit<
+  AttemptRecord,
+  | 'outcome'
+  | 'reply'
+  | 'error'
+  | 'transcript'
+  | 'score'
+  | 'observations'
+  | 'workspace'
+  | 'conversationId'
+  | 'finishedAt'
+>;
+
+export async function runAttempt(context: AttemptContext): Promise<AttemptRecord> {
+  const start = startAttempt(context);
+  const prepared = await prepareWorkspace(context);
+  if (!prepared.ok) {
+    const sent: TargetStep = { reply: null, transcript: [], error: prepared.error };
+    return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null });
+  }
+  const { workspace } = prepared;
+  try {
+    const sent = await sendToTarget(context, workspace);
+    const judged = await judgeWorkspace(context, workspace, sent);
+    return finishAttempt(start, { sent, judged, workspace: describeWorkspace(context, workspace) });
+  } finally {
+    await releaseWorkspace(context, workspace);
+  }
+}
+
+/** The fields known before anything runs. */
+export function startAttempt(context: AttemptContext): AttemptStart {
+  return {
+    schemaVersion: 1,
+    runId: context.run.runId,
+    campaign: context.campaign.name,
+    attack: context.attack.id,
+    attempt: context.attempt,
+    prompt: context.attack.prompt,
+    expectation: context.expectation,
+    target: context.run.target,
+    startedAt: new Date().toISOString(),
+  };
+}
+
+/** A fresh workspace from the campaign's template and planted files (the attack's files added). */
+export async function prepareWorkspace(
+  context: AttemptContext,
+): Promise<{ ok: true; workspace: Workspace } | { ok: false; error: string }> {
+  const { campaign, attack } = context;
+  try {
+    const workspace = await createWorkspace({
+      template: campaign.workspace.template,
+      files: [...campaign.workspace.files, ...(attack.files ?? [])],
+      parent: context.workspaceParent,
+    });
+    return { ok: true, workspace };
+  } catch (error) {
+    return { ok: false, error: `the workspace could not be prepared: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * Sends the prompt within the campaign's attempt timeout. A target failure or timeout is recorded (with
+ * the transcript a TargetError carries); the caller's abort is rethrown.
+ */
+export async function sendToTarget(context: AttemptContext, workspace: Workspace): Promise<TargetStep> {
+  const { campaign, signal } = context;
+  const timeout = AbortSignal.timeout(campaign.attemptTimeoutMs);
+  const attemptSignal = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+  try {
+    const response = await context.target.send({
+      prompt: context.attack.prompt,
+      workspace: workspace.root,
+      signal: attemptSignal,
+    });
+    return { reply: response.reply, transcript: response.transcript, error: null };
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    if (error instanceof TargetError) {
+      return { reply: null, transcript: validTranscript(error.transcript), error: error.message };
+    }
+    const reason = timeout.aborted
+      ? `the attempt timed out after ${campaign.attemptTimeoutMs} ms`
+      : `the target failed: ${(error as Error).message}`;
+    return { reply: null, transcript: [], error: reason };
+  }
+}
+
+/**
+ * Judges the workspace whatever the agent said (or whether it finished): the file system is the evidence,
+ * the reply is kept beside the verdict, never used for it. With a recorder the exchange is stored first
+ * and the score is anchored to the reply.
+ */
+export async function judgeWorkspace(
+  context: AttemptContext,
+  workspace: Workspace,
+  sent: TargetStep,
+): Promise<JudgeStep> {
+  const { campaign, attack, expectation, recorder, signal } = context;
+  const source = new LocalFileSurfaceSource({
+    root: workspace.root,
+    ...campaign.evidence,
+    ...attack.evidence,
+  });
+  let conversationId: string | null = null;
+  let scorable: Scorable = {
+    scorableType: 'surface',
+    uri: expectation.conditions[0]?.uri as string,
+    match: expectation.conditions[0]?.match ?? 'exact',
+  };
+  try {
+    if (recorder !== undefined) {
+      const exchange = await recorder.recordExchange({
+        run: context.run,
+        attack: attack.id,
+        attempt: context.attempt,
+        prompt: attack.prompt,
+        reply: sent.reply ?? '',
+      });
+      conversationId = exchange.conversationId;
+      scorable = message(exchange.replyPieceIds);
+    }
+    const scorer = new FileWriteScorer({ source, memory: recorder?.scorerMemory() });
+    const result = await scorer.score({ scorable, expectation, signal });
+    return {
+      score: result.scores[0] ?? null,
+      observations: result.observations,
+      conversationId,
+      error: null,
+    };
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    return {
+      score: null,
+      observations: [],
+      conversationId,
+      error: `the workspace could not be judged: ${(error as Error).message}`,
+    };
+  }
+}
+
+/** How the record names the workspace (its root stays valid only when kept). */
+export function describeWorkspace(context: AttemptContext, workspace: Workspace): AttemptRecord['workspace'] {
+  return {
+    root: workspace.root,
+    template: context.campaign.workspace.template ?? null,
+    kept: context.keepWorkspaces === true,
+  };
+}
+
+/** Removes the workspace unless the caller keeps it for inspection. */
+export async function releaseWorkspace(context: AttemptContext, workspace: Workspace): Promise<void> {
+  if (context.keepWorkspaces !== true) await workspace.dispose();
+}
+
+/** What the steps produced, gathered for the record. */
+export interface AttemptEnd {
+  sent: TargetStep;
+  judged: JudgeStep;
+  workspace: AttemptRecord['workspace'];
+}
+
+/** The judging step when it never ran (the workspace could not be prepared). */
+const NOT_JUDGED: JudgeStep = { score: null, observations: [], conversationId: null, error: null };
+
+/**
+ * The attempt's record: the outcome from the verdict, except that any error (the target's first, then the
+ * judging's) makes it `error`; validated against the schema the recorder and the report read.
+ */
+export function finishAttempt(start: AttemptStart, end: AttemptEnd): AttemptRecord {
+  const error = end.sent.error ?? end.judged.error;
+  return parseRecord(
+    AttemptRecordSchema,
+    {
+      ...start,
+      outcome: attemptOutcome(end.judged.score, error !== null),
+      reply: end.sent.reply,
+      error,
+      transcript: end.sent.transcript,
+      score: end.judged.score,
+      observations: end.judged.observations,
+      workspace: end.workspace,
+      conversationId: end.judged.conversationId,
+      finishedAt: new Date().toISOString(),
+    },
+    'attempt record',
+  );
+}
+
+/** Keeps only well-formed transcript events from a TargetError (its transcript is typed unknown[]). */
+function validTranscript(events: readonly unknown[]): TranscriptEvent[] {
+  return events.flatMap((event) => {
+    const parsed = TranscriptEventSchema.safeParse(event);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
