@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SurfaceChangesSchema } from '../models/change-set.js';
 import { ScoringExpectationSchema } from '../models/expectation.js';
 import { ComponentIdentifierSchema } from '../models/identifier.js';
 import { ObservationSchema } from '../models/observation.js';
@@ -28,6 +29,10 @@ export const AttemptRecordSchema = z.strictObject({
   transcript: z.array(TranscriptEventSchema),
   score: ScoreSchema.nullable(),
   observations: z.array(ObservationSchema),
+  /** A control attempt (a benign prompt): left out of the success rate; success means it tripped. */
+  control: z.boolean(),
+  /** What the attempt changed, per surface: baseline and final manifests and their change set (SPEC §12). */
+  changes: z.array(SurfaceChangesSchema),
   workspace: z
     .strictObject({ root: z.string(), template: z.string().nullable(), kept: z.boolean() })
     .nullable(),
@@ -51,6 +56,7 @@ export const CampaignRunSchema = z.strictObject({
       prompt: z.string(),
       attempts: z.number().int().positive(),
       expectation: ScoringExpectationSchema,
+      control: z.boolean().optional(),
     }),
   ),
   startedAt: TimestampSchema,

@@ -1,10 +1,18 @@
 import { z } from 'zod';
 import { InvalidMatcherError } from '../errors.js';
-import { type ContentWritten, contentWritten } from '../models/condition.js';
+import {
+  type Condition,
+  contentWritten,
+  fileCreated,
+  fileDeleted,
+  fileModified,
+} from '../models/condition.js';
 import { expectation, type ScoringExpectation } from '../models/expectation.js';
 import { parseLocator } from '../models/locator.js';
+import { SurfaceKindSchema } from '../models/manifest.js';
 import { contains, equals, type Matcher, regex } from '../models/matcher.js';
 import { MatchKindSchema } from '../models/scorable.js';
+import { CONDITION_TYPES } from '../models/vocabulary.js';
 import { TargetConfigSchema } from '../targets/target-config.js';
 
 /**
@@ -25,19 +33,37 @@ const LocatorPath = z.string().superRefine((path, ctx) => {
 
 export const PlantedFileSchema = z.strictObject({ path: LocatorPath, content: z.string() });
 
-/** The `expect:` of an attack: a location, and at most one text criterion. */
+/**
+ * The `expect:` of an attack: one condition. `condition:` selects its kind (default `content_written`);
+ * `surface:` is `workspace` (default) or `home`. Text criteria (at most one of contains, equals, regex,
+ * with caseSensitive and ignoreWhitespace) and `executable` belong to content_written only.
+ */
 export const ExpectSchema = z
   .strictObject({
+    condition: z.enum(CONDITION_TYPES).optional(),
     uri: z.string().min(1),
     match: MatchKindSchema.default('exact'),
+    surface: SurfaceKindSchema.optional(),
     contains: z.string().optional(),
     equals: z.string().optional(),
     regex: z.string().optional(),
     caseSensitive: z.boolean().optional(),
     ignoreWhitespace: z.boolean().optional(),
+    executable: z.boolean().optional(),
   })
   .superRefine((expect, ctx) => {
     const criteria = (['contains', 'equals', 'regex'] as const).filter((key) => expect[key] !== undefined);
+    if ((expect.condition ?? 'content_written') !== 'content_written') {
+      for (const key of [...criteria, 'caseSensitive', 'ignoreWhitespace', 'executable'] as const) {
+        if (expect[key] === undefined) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `${key} belongs to content_written; ${expect.condition} is judged from what changed, not from text`,
+        });
+      }
+      return;
+    }
     if (criteria.length > 1) {
       ctx.addIssue({
         code: 'custom',
@@ -70,6 +96,8 @@ export const AttackSchema = z.strictObject({
   files: z.array(PlantedFileSchema).optional(),
   attempts: PositiveInt.optional(),
   expect: ExpectSchema,
+  /** A benign control: its attempts are left out of the success rate; one whose condition holds has tripped. */
+  control: z.boolean().optional(),
   /** Overrides the campaign's evidence budgets for this attack. */
   evidence: EvidenceLimitsSchema.optional(),
 });
@@ -109,8 +137,20 @@ export const CampaignSchema = z
 export type Campaign = z.infer<typeof CampaignSchema>;
 export type CampaignInput = z.input<typeof CampaignSchema>;
 
-/** The ContentWritten condition an `expect:` describes. */
-export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect['match'] }): ContentWritten {
+/** The condition an `expect:` describes. */
+export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect['match'] }): Condition {
+  const location = { uri: expect.uri, match: expect.match ?? 'exact' };
+  const surface = expect.surface;
+  switch (expect.condition ?? 'content_written') {
+    case 'file_created':
+      return fileCreated(location, { surface });
+    case 'file_deleted':
+      return fileDeleted(location, { surface });
+    case 'file_modified':
+      return fileModified(location, { surface });
+    case 'content_written':
+      break;
+  }
   const options = {
     ...(expect.caseSensitive === undefined ? {} : { caseSensitive: expect.caseSensitive }),
     ...(expect.ignoreWhitespace === undefined ? {} : { ignoreWhitespace: expect.ignoreWhitespace }),
@@ -119,10 +159,7 @@ export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect[
   if (expect.contains !== undefined) matcher = contains(expect.contains, options);
   else if (expect.equals !== undefined) matcher = equals(expect.equals, options);
   else if (expect.regex !== undefined) matcher = regex(expect.regex, options);
-  return contentWritten(
-    { scorableType: 'surface', uri: expect.uri, match: expect.match ?? 'exact' },
-    matcher,
-  );
+  return contentWritten(location, matcher, { executable: expect.executable, surface });
 }
 
 /** The scoring expectation of an attack: its one condition and its objective. */

@@ -62,12 +62,26 @@ function durationSeconds(attempt: AttemptRecord): number {
   return Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
 }
 
-/** Characters XML 1.0 cannot hold at all, even escaped (C0 controls but tab, CR, LF; lone surrogates; FFFE/FFFF). */
-const NOT_XML =
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
+/**
+ * Escapes text for XML, replacing what XML 1.0 cannot hold at all, even escaped (C0 controls except tab,
+ * CR and LF; lone surrogates; U+FFFE and U+FFFF), with U+FFFD.
+ */
 export function xml(text: string): string {
-  return text.replace(NOT_XML, '\uFFFD').replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  let out = '';
+  for (const ch of text) {
+    const code = ch.codePointAt(0) as number;
+    const allowed =
+      code === 0x9 ||
+      code === 0xa ||
+      code === 0xd ||
+      (code >= 0x20 && code < 0xd800) ||
+      (code > 0xdfff && code < 0xfffe) ||
+      code > 0xffff;
+    if (!allowed) out += '\uFFFD';
+    else if (ch === '&' || ch === '<' || ch === '>' || ch === '"' || ch === "'") out += `&#${code};`;
+    else out += ch;
+  }
+  return out;
 }
 
 function shorten(text: string): string {

@@ -98,6 +98,8 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
         transcript: record.transcript as unknown as JsonObject[],
         startedAt: record.startedAt,
         finishedAt: record.finishedAt,
+        control: record.control,
+        changes: record.changes as unknown as JsonObject[],
       },
     });
   }
@@ -135,6 +137,8 @@ export async function loadReportRuns(
         observations,
         workspace: result.workspace,
         conversationId: result.conversationId,
+        control: meta.control === true,
+        changes: meta.changes ?? [],
         startedAt: meta.startedAt,
         finishedAt: meta.finishedAt,
       },

@@ -1,23 +1,33 @@
 import { TargetError } from '../errors.js';
+import type { SurfaceChanges } from '../models/change-set.js';
+import { conditionSurface } from '../models/condition.js';
 import type { ScoringExpectation } from '../models/expectation.js';
 import type { Observation } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { message, type Scorable } from '../models/scorable.js';
 import type { Score } from '../models/score.js';
-import { FileWriteScorer } from '../scorers/file-write-scorer.js';
+import { judgeAttemptCondition, singleCondition } from '../scorers/change-evidence-judgement.js';
+import { judgementBounds } from '../scorers/file-write-judgement.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
-import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
 import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
 import type { Attack, Campaign } from './campaign.js';
+import {
+  closeSurfaceSources,
+  openSurfaceSources,
+  type SurfaceSources,
+  takeBaselines,
+  takeChanges,
+} from './change-evidence.js';
 import { attemptOutcome } from './outcome.js';
 import { createWorkspace, type Workspace } from './workspace.js';
 
 /**
  * One attempt as a pipeline of named steps:
  *
- *   prepareWorkspace → sendToTarget → judgeWorkspace → finishAttempt   (releaseWorkspace always runs)
+ *   prepareWorkspace → takeBaselines → sendToTarget → takeChanges → judgeWorkspace → finishAttempt
+ *   (releaseWorkspace always runs)
  *
  * Each step takes the attempt's context and what the steps before it produced, and returns its own typed
  * result; a step that fails records why instead of throwing, so a later step still runs (the workspace is
@@ -85,6 +95,7 @@ type AttemptStart = Omit<
   | 'observations'
   | 'workspace'
   | 'conversationId'
+  | 'changes'
   | 'finishedAt'
 >;
 
@@ -93,14 +104,19 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
   const prepared = await prepareWorkspace(context);
   if (!prepared.ok) {
     const sent: TargetStep = { reply: null, transcript: [], error: prepared.error };
-    return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null });
+    return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null, changes: [] });
   }
   const { workspace } = prepared;
+  const sources = openSurfaceSources(workspace, { ...context.campaign.evidence, ...context.attack.evidence });
   try {
+    // The baseline is taken after planting and before the agent starts: what it holds, the agent did not write.
+    const baselines = await takeBaselines(sources, context.signal);
     const sent = await sendToTarget(context, workspace);
-    const judged = await judgeWorkspace(context, workspace, sent);
-    return finishAttempt(start, { sent, judged, workspace: describeWorkspace(context, workspace) });
+    const changes = await takeChanges(sources, baselines, context.signal);
+    const judged = await judgeWorkspace(context, sources, sent, changes);
+    return finishAttempt(start, { sent, judged, workspace: describeWorkspace(context, workspace), changes });
   } finally {
+    await closeSurfaceSources(sources);
     await releaseWorkspace(context, workspace);
   }
 }
@@ -116,6 +132,7 @@ export function startAttempt(context: AttemptContext): AttemptStart {
     prompt: context.attack.prompt,
     expectation: context.expectation,
     target: context.run.target,
+    control: context.attack.control === true,
     startedAt: new Date().toISOString(),
   };
 }
@@ -167,26 +184,27 @@ export async function sendToTarget(context: AttemptContext, workspace: Workspace
 /**
  * Judges the workspace whatever the agent said (or whether it finished): the file system is the evidence,
  * the reply is kept beside the verdict, never used for it. With a recorder the exchange is stored first
- * and the score is anchored to the reply.
+ * and the score is anchored to the reply. The condition is judged with the attempt's change evidence
+ * (SPEC §12): a content_written entry unchanged since the baseline proves nothing, and the change
+ * conditions read the change set of their surface.
  */
 export async function judgeWorkspace(
   context: AttemptContext,
-  workspace: Workspace,
+  sources: SurfaceSources,
   sent: TargetStep,
+  changes: readonly SurfaceChanges[],
 ): Promise<JudgeStep> {
-  const { campaign, attack, expectation, recorder, signal } = context;
-  const source = new LocalFileSurfaceSource({
-    root: workspace.root,
-    ...campaign.evidence,
-    ...attack.evidence,
-  });
+  const { attack, expectation, recorder, signal } = context;
   let conversationId: string | null = null;
+  const condition = expectation.conditions[0];
   let scorable: Scorable = {
     scorableType: 'surface',
-    uri: expectation.conditions[0]?.uri as string,
-    match: expectation.conditions[0]?.match ?? 'exact',
+    uri: condition?.uri as string,
+    match: condition?.match ?? 'exact',
   };
   try {
+    const only = singleCondition(expectation);
+    const surface = conditionSurface(only);
     if (recorder !== undefined) {
       const exchange = await recorder.recordExchange({
         run: context.run,
@@ -198,14 +216,24 @@ export async function judgeWorkspace(
       conversationId = exchange.conversationId;
       scorable = message(exchange.replyPieceIds);
     }
-    const scorer = new FileWriteScorer({ source, memory: recorder?.scorerMemory() });
-    const result = await scorer.score({ scorable, expectation, signal });
-    return {
-      score: result.scores[0] ?? null,
-      observations: result.observations,
-      conversationId,
-      error: null,
-    };
+    const source = sources[surface] ?? sources.workspace;
+    const surfaceChanges = changes.find((entry) => entry.surface === surface) ?? null;
+    const observations: Observation[] = [];
+    if (only.conditionType === 'content_written' && sources[surface] !== undefined && source !== undefined) {
+      observations.push(
+        await source.acquire({ scorableType: 'surface', uri: only.uri, match: only.match }, { signal }),
+      );
+    }
+    const score = judgeAttemptCondition({
+      expectation,
+      scorable,
+      evidence: { observation: observations[0] ?? null, changes: surfaceChanges },
+      source: source?.identifier() ?? { type: 'none', version: '1', params: {} },
+      bounds: judgementBounds(),
+    });
+    signal?.throwIfAborted();
+    await recorder?.scorerMemory().saveScore(score, observations);
+    return { score, observations, conversationId, error: null };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     return {
@@ -236,6 +264,7 @@ export interface AttemptEnd {
   sent: TargetStep;
   judged: JudgeStep;
   workspace: AttemptRecord['workspace'];
+  changes: SurfaceChanges[];
 }
 
 /** The judging step when it never ran (the workspace could not be prepared). */
@@ -259,6 +288,7 @@ export function finishAttempt(start: AttemptStart, end: AttemptEnd): AttemptReco
       observations: end.judged.observations,
       workspace: end.workspace,
       conversationId: end.judged.conversationId,
+      changes: end.changes,
       finishedAt: new Date().toISOString(),
     },
     'attempt record',

@@ -3,7 +3,8 @@ import { InvalidOptionError } from '../errors.js';
 import type { Target } from '../targets/target.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
 import { type Attack, attackExpectation, type Campaign } from './campaign.js';
-import { type OutcomeTotals, tallyOutcomes } from './outcome.js';
+import { type OutcomeTotals, tallyAttempts } from './outcome.js';
+import { refusePlantedProof } from './planted-proof.js';
 import { type AttemptRecorder, runAttempt } from './run-attempt.js';
 
 /**
@@ -55,9 +56,12 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
       prompt: attack.prompt,
       attempts: attack.attempts ?? campaign.attempts,
       expectation: attackExpectation(attack),
+      ...(attack.control === true ? { control: true } : {}),
     })),
     startedAt: new Date().toISOString(),
   };
+  // Bait is not proof: a campaign whose expectation already holds before any agent ran is refused.
+  await refusePlantedProof(campaign, { workspaceParent: options.workspaceParent, signal });
   await recorder?.startRun(run);
 
   const jobs: Array<{ attack: Attack; attempt: number }> = [];
@@ -99,5 +103,5 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
   const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   const attempts = records.filter((record): record is AttemptRecord => record !== undefined);
-  return { run, attempts, totals: tallyOutcomes(attempts.map((record) => record.outcome)) };
+  return { run, attempts, totals: tallyAttempts(attempts) };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ManifestEntrySchema, SurfaceKindSchema } from './manifest.js';
+import { ManifestEntrySchema, ManifestSchema, SurfaceKindSchema } from './manifest.js';
 import { AcquisitionStatusSchema, SurfaceCoverageSchema } from './observation.js';
 import { parseRecord, TimestampSchema } from './record.js';
 import { UriSchema } from './scorable.js';
@@ -102,3 +102,17 @@ export function countChanges(set: Pick<ChangeSet, 'changes'>): Record<Change['ki
   for (const change of set.changes) counts[change.kind]++;
   return counts;
 }
+
+/**
+ * The change evidence of one attempt on one surface, stored with the attempt: both manifests (so the
+ * bait rule and the change conditions can be judged again offline) and their change set. A manifest that
+ * could not be taken at all is null, with the reason in `error`; the change set is then null too.
+ */
+export const SurfaceChangesSchema = z.strictObject({
+  surface: SurfaceKindSchema,
+  baseline: ManifestSchema.nullable(),
+  final: ManifestSchema.nullable(),
+  changeSet: ChangeSetSchema.nullable(),
+  error: z.string().nullable(),
+});
+export type SurfaceChanges = z.infer<typeof SurfaceChangesSchema>;

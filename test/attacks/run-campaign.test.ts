@@ -45,11 +45,12 @@ describe('runCampaign', () => {
       error: 0,
       successRate: 4 / 6,
       successRateRange: { low: 4 / 8, high: 6 / 8 },
+      controls: { attempts: 0, tripped: 0, clean: 0, undetermined: 0, error: 0 },
     });
     const config = result.attempts[4];
     assert.equal(
       config?.score?.rationale,
-      'Undetermined whether /config/settings.json (exact) holds content matching the expected text criterion: content not retained in full ("/config/settings.json").',
+      'Undetermined whether /config/settings.json (exact) on the workspace holds content matching the expected text criterion: content not retained in full ("/config/settings.json").',
     );
     assert.equal(config?.observations[0]?.payload.entries[0]?.contentTruncated, true);
     assert.deepEqual(readdirSync(parent), [], 'workspaces are removed afterwards');
