@@ -22,10 +22,14 @@ const problems = [];
 for (const name of Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).sort()) {
   let manifest;
   try {
-    manifest = JSON.parse(readFileSync(require.resolve(`${name}/package.json`, { paths: [process.cwd()] }), 'utf8'));
+    manifest = JSON.parse(
+      readFileSync(require.resolve(`${name}/package.json`, { paths: [process.cwd()] }), 'utf8'),
+    );
   } catch {
     // Packages whose exports hide package.json: read it from node_modules directly.
-    manifest = JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8'));
+    manifest = JSON.parse(
+      readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8'),
+    );
   }
   const theirs = manifest.engines?.node;
   if (theirs === undefined) continue;
@@ -37,7 +41,9 @@ for (const name of Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).
 }
 if (problems.length > 0) {
   for (const problem of problems) console.error(`check-engines: ${problem}`);
-  console.error('check-engines: pin a version that supports every tested Node.js line, or change what is tested.');
+  console.error(
+    'check-engines: pin a version that supports every tested Node.js line, or change what is tested.',
+  );
   process.exit(1);
 }
 console.error(`check-engines: every dependency supports node ${ours}`);
