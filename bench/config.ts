@@ -21,6 +21,8 @@ export interface BenchConfig {
   entriesTree: { directories: number; filesPerDirectory: number };
   /** Budgets of row 6; empty keeps the defaults (the full run), smaller trees need smaller budgets. */
   memoryLimits: Partial<SourceLimits>;
+  /** Tree of row 7 (change evidence, issue 11): files spread over directories. Default 10,000 / 100. */
+  changeTree?: { files: number; directories: number };
 }
 
 export const FULL_CONFIG: BenchConfig = {
@@ -32,6 +34,7 @@ export const FULL_CONFIG: BenchConfig = {
   replay: { entries: 1_000, replays: 300 },
   entriesTree: { directories: 1_000, filesPerDirectory: 1_000 },
   memoryLimits: {},
+  changeTree: { files: 10_000, directories: 100 },
 };
 
 export const QUICK_CONFIG: BenchConfig = {
@@ -43,4 +46,5 @@ export const QUICK_CONFIG: BenchConfig = {
   replay: { entries: 500, replays: 50 },
   entriesTree: { directories: 40, filesPerDirectory: 500 },
   memoryLimits: { maxListedEntries: 2_000 },
+  changeTree: { files: 2_000, directories: 40 },
 };

@@ -1,4 +1,5 @@
 import type { BenchConfig } from './config.js';
+import { benchChangeEvidence } from './rows/change-evidence.js';
 import { benchExactLatency } from './rows/exact-latency.js';
 import { benchGlobAll } from './rows/glob-all.js';
 import { benchHashing } from './rows/hashing.js';
@@ -15,6 +16,7 @@ export const BENCHMARKS = {
   4: benchExactLatency,
   5: benchReplay,
   6: benchMemory,
+  7: benchChangeEvidence,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;

@@ -18,6 +18,7 @@ const TINY_CONFIG: BenchConfig = {
   replay: { entries: 50, replays: 2 },
   entriesTree: { directories: 5, filesPerDirectory: 50 },
   memoryLimits: { maxListedEntries: 100, maxFiles: 20 },
+  changeTree: { files: 100, directories: 5 },
 };
 
 describe('npm run bench (on tiny trees)', () => {
@@ -34,7 +35,7 @@ describe('npm run bench (on tiny trees)', () => {
   it('builds every row of issue 6, in order', () => {
     assert.deepEqual(
       rows.map((row) => row.id),
-      ['1a', '1b', '1c', '2a', '2b', '3a', '3b', '4a', '4b', '4c', '5a', '5b', '6a', '6b'],
+      ['1a', '1b', '1c', '2a', '2b', '3a', '3b', '4a', '4b', '4c', '5a', '5b', '6a', '6b', '7a', '7b'],
     );
   });
 
