@@ -76,8 +76,8 @@ export async function benchChangeEvidence(config: BenchConfig, context: BenchCon
 
 /** `directories` directories of `files / directories` small files each, generated once and reused. */
 function ensureChangeTree(base: string, files: number, directories: number): string {
-  const root = path.join(base, `changes-${files}-${directories}`);
-  const done = path.join(base, `changes-${files}-${directories}.done`);
+  const root = path.join(base, `changes-${files}f-${directories}d-v1`);
+  const done = `${root}.json`;
   if (fs.existsSync(done)) return root;
   fs.rmSync(root, { recursive: true, force: true });
   const perDirectory = Math.ceil(files / directories);
@@ -89,6 +89,6 @@ function ensureChangeTree(base: string, files: number, directories: number): str
       fs.writeFileSync(path.join(dir, `f${f}.txt`), `file ${made}: ${'x'.repeat(made % 200)}\n`);
     }
   }
-  fs.writeFileSync(done, '');
+  fs.writeFileSync(done, `${JSON.stringify({ files, directories })}\n`);
   return root;
 }

@@ -56,6 +56,8 @@ describe('npm run bench (on tiny trees)', () => {
     assert.deepEqual(names, [
       'big-1-2-v1',
       'big-1-2-v1.json',
+      'changes-100f-5d-v1',
+      'changes-100f-5d-v1.json',
       'entries-5x50-v1',
       'entries-5x50-v1.json',
       'main-200f-20d-v2',
