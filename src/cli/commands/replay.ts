@@ -50,6 +50,19 @@ export function registerReplay(program: Command, io: CliIo): void {
       return;
     }
     await withMemory(resolveDb(options, io.env), async (memory) => {
+      if (typeof options.score === 'string') {
+        // A score `witness run` decided with change evidence is replayed with it (bait rule included).
+        const { replayAttemptScore } = await import('../../attacks/replay-attempt.js');
+        const stored = await memory.getScore(options.score);
+        const replayed = await replayAttemptScore(memory, stored, flagMatcher);
+        if (replayed !== null) {
+          const [observation] = await memory.observationsForScore(options.score);
+          if (options.json === true) printJson(io, { score: replayed });
+          else if (observation === undefined) io.out(`${renderScore(replayed)}\n`);
+          else print(io, options, replayed, observation);
+          return;
+        }
+      }
       const input = await readStoredEvidence(memory, options);
       const score = await replay({ ...input, matcher: flagMatcher ?? input.matcher }, memory);
       print(io, options, score, input.observation);
