@@ -8,8 +8,16 @@ export type { Attack, Campaign, CampaignInput, Expect } from './attacks/campaign
 export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from './attacks/campaign.js';
 export { loadCampaignFile, parseCampaign } from './attacks/campaign-file.js';
 export { demoCampaign } from './attacks/demo-campaign.js';
-export type { AttemptOutcome, OutcomeTotals } from './attacks/outcome.js';
-export { attemptOutcome, formatSuccessRate, tallyOutcomes } from './attacks/outcome.js';
+export type { AttemptOutcome, ControlTotals, FailOnOutcome, OutcomeTotals } from './attacks/outcome.js';
+export {
+  attemptLabel,
+  attemptOutcome,
+  FAIL_ON_OUTCOMES,
+  formatSuccessRate,
+  gateFailures,
+  tallyAttempts,
+  tallyOutcomes,
+} from './attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from './attacks/report-html.js';
 export { renderReportHtml } from './attacks/report-html.js';
 export type { AttemptRecorder } from './attacks/run-attempt.js';
@@ -66,8 +74,26 @@ export {
   AttemptWorkspaceSchema,
   outcomeOf,
 } from './models/attack-result.js';
-export type { Condition, ContentWritten } from './models/condition.js';
-export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
+export type { Change, ChangeSet, SurfaceChanges } from './models/change-set.js';
+export { ChangeSchema, ChangeSetSchema, countChanges, SurfaceChangesSchema } from './models/change-set.js';
+export type {
+  Condition,
+  ContentWritten,
+  FileCreated,
+  FileDeleted,
+  FileModified,
+} from './models/condition.js';
+export {
+  ConditionSchema,
+  ContentWrittenSchema,
+  contentWritten,
+  FileCreatedSchema,
+  FileDeletedSchema,
+  FileModifiedSchema,
+  fileCreated,
+  fileDeleted,
+  fileModified,
+} from './models/condition.js';
 export type { Conversation, Labels, MessagePiece } from './models/conversation.js';
 export {
   ConversationSchema,
@@ -81,6 +107,8 @@ export type { ComponentIdentifier } from './models/identifier.js';
 export { ComponentIdentifierSchema, identifierHash } from './models/identifier.js';
 export type { ParsedLocator } from './models/locator.js';
 export { parseLocator } from './models/locator.js';
+export type { Manifest, ManifestEntry } from './models/manifest.js';
+export { checkManifest, ManifestEntrySchema, ManifestSchema } from './models/manifest.js';
 export type {
   ContainsMatcher,
   EqualsMatcher,
@@ -189,3 +217,10 @@ export type { FileResult, WorkspaceFilesOptions } from './targets/workspace-file
 export { WorkspaceFiles } from './targets/workspace-files.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';
 export { judgeContentWritten } from './verdicts/content-written.js';
+export type { ChangeEvidence, SinceBaselineJudgement } from './verdicts/content-written-since-baseline.js';
+export { judgeContentWrittenSinceBaseline } from './verdicts/content-written-since-baseline.js';
+export { diffManifests } from './verdicts/diff-manifests.js';
+export type { ChangeJudgement } from './verdicts/file-change-rule.js';
+export { judgeFileCreated } from './verdicts/file-created.js';
+export { judgeFileDeleted } from './verdicts/file-deleted.js';
+export { judgeFileModified } from './verdicts/file-modified.js';
