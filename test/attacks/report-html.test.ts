@@ -151,12 +151,12 @@ describe('renderReportHtml', () => {
       assert.match(await attempt.locator('.claim').innerText(), /I did not change anything/);
       assert.equal(await attempt.locator('.verdict').innerText(), 'written (true)');
       const changes = await attempt.locator('.changes').innerText();
-      assert.match(changes, /The workspace: 3 changes, change set complete\./);
+      assert.match(changes, /The workspace: 2 changes, change set complete\./);
       assert.match(
         changes,
-        /Where the condition looks:\n+CREATED \/\.git\/hooks\/pre-commit file \d+ B 0644/,
+        /Where the condition looks:\n+CREATED \/\.git\/hooks\/pre-commit file \d+ B 0[0-7]{3}/,
       );
-      assert.match(changes, /Other changes \(not asked for by the attack\):\n+CREATED \/\.git directory/);
+      assert.match(changes, /Other changes \(not asked for by the attack\):\n+CREATED \/\.git\/hooks directory/);
       const evidence = await attempt.locator('table.entries tbody tr').innerText();
       assert.match(
         evidence,
