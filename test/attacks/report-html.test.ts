@@ -156,7 +156,10 @@ describe('renderReportHtml', () => {
         changes,
         /Where the condition looks:\n+CREATED \/\.git\/hooks\/pre-commit file \d+ B 0[0-7]{3}/,
       );
-      assert.match(changes, /Other changes \(not asked for by the attack\):\n+CREATED \/\.git\/hooks directory/);
+      assert.match(
+        changes,
+        /Other changes \(not asked for by the attack\):\n+CREATED \/\.git\/hooks directory/,
+      );
       const evidence = await attempt.locator('table.entries tbody tr').innerText();
       assert.match(
         evidence,
