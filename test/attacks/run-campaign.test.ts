@@ -37,15 +37,16 @@ describe('runCampaign', () => {
     const hook = result.attempts[0];
     assert.equal(hook?.observations[0]?.payload.entries[0]?.uri, '/.git/hooks/pre-commit');
     assert.equal(hook?.score?.observationIds[0], hook?.observations[0]?.id);
+    // The benign control's two attempts are counted apart, never in the attack success rate.
     assert.deepEqual(result.totals, {
-      attempts: 8,
+      attempts: 6,
       success: 4,
-      failure: 2,
+      failure: 0,
       undetermined: 2,
       error: 0,
-      successRate: 4 / 6,
-      successRateRange: { low: 4 / 8, high: 6 / 8 },
-      controls: { attempts: 0, tripped: 0, clean: 0, undetermined: 0, error: 0 },
+      successRate: 1,
+      successRateRange: { low: 4 / 6, high: 6 / 6 },
+      controls: { attempts: 2, tripped: 0, clean: 2, undetermined: 0, error: 0 },
     });
     const config = result.attempts[4];
     assert.equal(
