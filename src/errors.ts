@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'target_failed',
   'memory_unavailable',
   'sandbox_unavailable',
+  'fail_on_matched',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -200,5 +201,16 @@ export class SandboxUnavailableError extends WitnessError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('sandbox_unavailable', message, options);
     this.name = 'SandboxUnavailableError';
+  }
+}
+
+/**
+ * A finished run in which some attempt ended with an outcome named by `--fail-on` (SPEC §10): the run's
+ * results are stored and printed; this only decides the exit status (3) for a CI gate.
+ */
+export class FailOnMatchedError extends WitnessError {
+  constructor(message: string) {
+    super('fail_on_matched', message);
+    this.name = 'FailOnMatchedError';
   }
 }
