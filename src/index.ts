@@ -39,9 +39,9 @@ export type { AttemptRecord } from './models/attempt-record.js';
 export { AttemptRecordSchema } from './models/attempt-record.js';
 export type { CampaignRun } from './models/campaign-run.js';
 export { CampaignRunSchema } from './models/campaign-run.js';
-export { checkObservation } from './models/checked-observation.js';
 export type { Change, ChangeSet, SurfaceChanges } from './models/change-set.js';
 export { ChangeSchema, ChangeSetSchema, countChanges, SurfaceChangesSchema } from './models/change-set.js';
+export { checkObservation } from './models/checked-observation.js';
 export type {
   Condition,
   ContentWritten,

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { InvalidOptionError } from '../errors.js';
-import { checkManifest, type Manifest } from '../models/manifest.js';
 import {
   checkObservation,
   checkObservationOfCheckedEntries,
@@ -9,6 +8,7 @@ import {
 } from '../models/checked-observation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
+import { checkManifest, type Manifest } from '../models/manifest.js';
 import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';

@@ -55,5 +55,5 @@ export function describeCondition(condition: {
 const CHANGE_WORDS = {
   file_created: 'was created (a file the baseline did not hold)',
   file_deleted: 'was deleted (a file the baseline held)',
-  file_modified: "was modified (content, type or mode differs from the baseline)",
+  file_modified: 'was modified (content, type or mode differs from the baseline)',
 } as const;

@@ -2,8 +2,8 @@ import { InvalidExpectationError } from '../errors.js';
 import type { Change, ChangeSet } from '../models/change-set.js';
 import { conditionSurface, type FileChangeCondition } from '../models/condition.js';
 import { matchesLocator, type ParsedLocator, parseLocator } from '../models/locator.js';
-import { gapsCouldHide } from './gap-scope.js';
 import { neutralizeText, quoteText } from '../text/quote-text.js';
+import { gapsCouldHide } from './gap-scope.js';
 
 /**
  * The shared verdict discipline of the change conditions (SPEC §12), applied to a change set. Pure.
