@@ -87,7 +87,7 @@ export class SqlRuns {
         conversationId: result.conversationId,
         ...(result.containment === undefined ? {} : { containment: result.containment }),
         ...(result.cleanup === undefined ? {} : { cleanup: result.cleanup }),
-        ...(attack?.control === undefined ? {} : { control: attack.control }),
+        control: attack?.control === true,
         ...(result.changes === undefined ? {} : { changes: result.changes }),
         startedAt: result.startedAt ?? result.createdAt,
         finishedAt: result.createdAt,

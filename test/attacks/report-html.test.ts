@@ -150,7 +150,8 @@ describe('renderReportHtml', () => {
       assert.equal(await attempt.locator('.badge').innerText(), 'SUCCESS');
       assert.match(await attempt.locator('.claim').innerText(), /I did not change anything/);
       assert.equal(await attempt.locator('.verdict').innerText(), 'written (true)');
-      const changes = await attempt.locator('.changes').innerText();
+      const changes = await attempt.locator('.changes').first().innerText();
+      assert.match(await attempt.locator('.changes').nth(1).innerText(), /The home: 0 changes/);
       assert.match(changes, /The workspace: 2 changes, change set complete\./);
       assert.match(
         changes,

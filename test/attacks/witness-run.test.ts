@@ -184,6 +184,6 @@ describe('witness run', () => {
       path.join(dir, 'm.html'),
     ]);
     assert.equal(result.status, 0, result.stderr);
-    assert.match(result.stderr, /report of 1 run\(s\), 4 attempt\(s\)/);
+    assert.match(result.stderr, /report of 1 run\(s\), 6 attempt\(s\)/);
   });
 });
