@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openMemory } from '../../src/memory/open-memory.js';
@@ -370,7 +370,8 @@ describe('witness export and import', { timeout: 180_000 }, () => {
     assert.equal(result.status, 2);
     assert.equal(result.stdout, '');
     assert.match(result.stderr, /line 4 is not a valid record/);
-    assert.equal(await exportOf(copy.target), `${lines[0]}\n`);
+    // The import created the database and failed: it removes it rather than leave an empty memory behind.
+    assert.equal(existsSync(copy.target), false);
 
     const notExport = path.join(makeWorkspace(), 'score.json');
     writeFileSync(notExport, '{"score":{}}\n');

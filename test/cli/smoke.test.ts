@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,7 +36,6 @@ describe('witness as a process', () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`stops a running campaign on ${signal}: exit 130, the agent's workspace removed`, async () => {
       const dir = makeWorkspace();
-      const started = path.join(dir, 'started');
       const campaign = path.join(dir, 'slow.yaml');
       writeFileSync(
         campaign,
@@ -45,7 +44,8 @@ describe('witness as a process', () => {
           'target:',
           '  kind: command',
           '  command: /bin/sh',
-          `  args: ["-c", "pwd > '${started}'; sleep 60"]`,
+          // The agent runs sandboxed: it can write only inside its own workspace (its working directory).
+          '  args: ["-c", "pwd > started; sleep 60"]',
           'attacks:',
           '  - id: wait',
           '    prompt: wait',
@@ -61,11 +61,16 @@ describe('witness as a process', () => {
         },
       });
       // Wait (generously) until the agent runs, then interrupt the CLI.
-      const startedIn = () => (existsSync(started) ? readFileSync(started, 'utf8').trim() : '');
+      const startedIn = () => {
+        const marker = readdirSync(dir, { recursive: true, encoding: 'utf8' }).find(
+          (name) => path.basename(name) === 'started',
+        );
+        return marker === undefined ? '' : readFileSync(path.join(dir, marker), 'utf8').trim();
+      };
       for (let waited = 0; startedIn() === '' && waited < 60_000; waited += 50) await sleep(50);
       const workspace = startedIn();
       assert.notEqual(workspace, '', 'the agent started');
-      assert.equal(path.dirname(workspace), realpathSync(dir));
+      assert.ok(workspace.startsWith(`${realpathSync(dir)}/`), workspace);
       process.kill(pid, signal);
       const result = await running;
       assert.equal(result.status, 130, result.stderr);
