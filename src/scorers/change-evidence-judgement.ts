@@ -34,7 +34,7 @@ export const CHANGE_RULES_VERSION = 1;
 export interface AttemptEvidence {
   /** The observation of a content_written condition's locator; null when it could not be made. */
   observation: Observation | null;
-  /** The change evidence of the condition's surface; null when the surface has none (no home yet). */
+  /** The change evidence of the condition's surface; null when no manifest of it was taken. */
   changes: SurfaceChanges | null;
 }
 
