@@ -23,6 +23,8 @@ export interface BenchConfig {
   memoryLimits: Partial<SourceLimits>;
   /** Row 7: mock attempts per `witness run` (even numbers: two attacks), smallest first. */
   campaignAttempts: number[];
+  /** Tree of row 9 (change evidence, issue 11): files spread over directories. Default 10,000 / 100. */
+  changeTree?: { files: number; directories: number };
 }
 
 export const FULL_CONFIG: BenchConfig = {
@@ -35,6 +37,7 @@ export const FULL_CONFIG: BenchConfig = {
   entriesTree: { directories: 1_000, filesPerDirectory: 1_000 },
   memoryLimits: {},
   campaignAttempts: [100, 400, 1_600],
+  changeTree: { files: 10_000, directories: 100 },
 };
 
 export const QUICK_CONFIG: BenchConfig = {
@@ -47,4 +50,5 @@ export const QUICK_CONFIG: BenchConfig = {
   entriesTree: { directories: 40, filesPerDirectory: 500 },
   memoryLimits: { maxListedEntries: 2_000 },
   campaignAttempts: [20, 80, 320],
+  changeTree: { files: 2_000, directories: 40 },
 };

@@ -1,5 +1,6 @@
 import type { BenchConfig } from './config.js';
 import { benchCampaignScale } from './rows/campaign-scale.js';
+import { benchChangeEvidence } from './rows/change-evidence.js';
 import { benchExactLatency } from './rows/exact-latency.js';
 import { benchGlobAll } from './rows/glob-all.js';
 import { benchHashing } from './rows/hashing.js';
@@ -9,7 +10,10 @@ import { benchReplay } from './rows/replay.js';
 import { benchSandbox } from './rows/sandbox.js';
 import type { BenchContext, BenchRow } from './table.js';
 
-/** The six measurements of issue 6 and the campaign scale of issue 14, by row number. */
+/**
+ * The six measurements of issue 6, the sandbox of issue 10, the campaign scale of issue 14 and the change
+ * evidence of issue 11, by row number.
+ */
 export const BENCHMARKS = {
   1: benchGlobAll,
   2: benchPrefixGlob,
@@ -19,6 +23,7 @@ export const BENCHMARKS = {
   6: benchMemory,
   7: benchSandbox,
   8: benchCampaignScale,
+  9: benchChangeEvidence,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;

@@ -14,7 +14,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { ChangeSetSchema, SurfaceChangesSchema } from '../src/models/change-set.js';
 import { ComponentIdentifierSchema } from '../src/models/identifier.js';
+import { ManifestSchema } from '../src/models/manifest.js';
 import { ObservationSchema } from '../src/models/observation.js';
 import { JsonValueSchema } from '../src/models/record.js';
 import { ScoreSchema } from '../src/models/score.js';
@@ -38,6 +40,27 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
     title: 'Witness Score',
     description: 'A true_false verdict: complete with a boolean value, or undetermined with null.',
     schema: ScoreSchema,
+  },
+  {
+    fileName: 'manifest.schema.json',
+    title: 'Witness Manifest',
+    description:
+      'Every entry of a surface (uri, type, size, sha256, mode, link target) at one moment, with its coverage (schemaVersion 1).',
+    schema: ManifestSchema,
+  },
+  {
+    fileName: 'change-set.schema.json',
+    title: 'Witness ChangeSet',
+    description:
+      'What changed between a baseline and a final manifest of one surface: created, modified, deleted, mode_changed (schemaVersion 1).',
+    schema: ChangeSetSchema,
+  },
+  {
+    fileName: 'attempt-changes.schema.json',
+    title: 'Witness AttemptChanges',
+    description:
+      "The change evidence stored with an attempt for one surface: both manifests and their change set (each entry of an attempt's `changes`).",
+    schema: SurfaceChangesSchema,
   },
 ];
 

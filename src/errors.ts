@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   'memory_unavailable',
   'sandbox_unavailable',
   'bundle_mismatch',
+  'fail_on_matched',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -209,5 +210,16 @@ export class BundleMismatchError extends WitnessError {
   constructor(message: string) {
     super('bundle_mismatch', message);
     this.name = 'BundleMismatchError';
+  }
+}
+
+/**
+ * A finished run in which some attempt ended with an outcome named by `--fail-on` (SPEC §10): the run's
+ * results are stored and printed; this only decides the exit status (3) for a CI gate.
+ */
+export class FailOnMatchedError extends WitnessError {
+  constructor(message: string) {
+    super('fail_on_matched', message);
+    this.name = 'FailOnMatchedError';
   }
 }

@@ -39,9 +39,27 @@ export type { AttemptRecord } from './models/attempt-record.js';
 export { AttemptRecordSchema } from './models/attempt-record.js';
 export type { CampaignRun } from './models/campaign-run.js';
 export { CampaignRunSchema } from './models/campaign-run.js';
+export type { Change, ChangeSet, SurfaceChanges } from './models/change-set.js';
+export { ChangeSchema, ChangeSetSchema, countChanges, SurfaceChangesSchema } from './models/change-set.js';
 export { checkObservation } from './models/checked-observation.js';
-export type { Condition, ContentWritten } from './models/condition.js';
-export { ConditionSchema, ContentWrittenSchema, contentWritten } from './models/condition.js';
+export type {
+  Condition,
+  ContentWritten,
+  FileCreated,
+  FileDeleted,
+  FileModified,
+} from './models/condition.js';
+export {
+  ConditionSchema,
+  ContentWrittenSchema,
+  contentWritten,
+  FileCreatedSchema,
+  FileDeletedSchema,
+  FileModifiedSchema,
+  fileCreated,
+  fileDeleted,
+  fileModified,
+} from './models/condition.js';
 export type { Conversation, Labels, MessagePiece } from './models/conversation.js';
 export {
   ConversationSchema,
@@ -57,6 +75,8 @@ export type { ComponentIdentifier } from './models/identifier.js';
 export { ComponentIdentifierSchema, identifierHash } from './models/identifier.js';
 export type { ParsedLocator } from './models/locator.js';
 export { parseLocator } from './models/locator.js';
+export type { Manifest, ManifestEntry } from './models/manifest.js';
+export { checkManifest, ManifestEntrySchema, ManifestSchema } from './models/manifest.js';
 export type {
   ContainsMatcher,
   EqualsMatcher,
@@ -147,3 +167,10 @@ export type { AcquireOptions, SurfaceSource } from './sources/surface-source.js'
 export { type NeutralizeOptions, neutralizeText, quoteText } from './text/quote-text.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';
 export { judgeContentWritten } from './verdicts/content-written.js';
+export type { ChangeEvidence, SinceBaselineJudgement } from './verdicts/content-written-since-baseline.js';
+export { judgeContentWrittenSinceBaseline } from './verdicts/content-written-since-baseline.js';
+export { diffManifests } from './verdicts/diff-manifests.js';
+export type { ChangeJudgement } from './verdicts/file-change-rule.js';
+export { judgeFileCreated } from './verdicts/file-created.js';
+export { judgeFileDeleted } from './verdicts/file-deleted.js';
+export { judgeFileModified } from './verdicts/file-modified.js';

@@ -1,12 +1,20 @@
 import { z } from 'zod';
 import { InvalidMatcherError } from '../errors.js';
-import { type ContentWritten, contentWritten } from '../models/condition.js';
+import {
+  type Condition,
+  contentWritten,
+  fileCreated,
+  fileDeleted,
+  fileModified,
+} from '../models/condition.js';
 import { EvidenceLimitsSchema } from '../models/evidence-limits.js';
 import { expectation, type ScoringExpectation } from '../models/expectation.js';
 import { parseLocator } from '../models/locator.js';
+import { SurfaceKindSchema } from '../models/manifest.js';
 import { MatcherFieldsShape, matcherFromFields } from '../models/matcher.js';
 import { MatchKindSchema } from '../models/scorable.js';
 import { TimeoutMsSchema } from '../models/timeout.js';
+import { CONDITION_TYPES } from '../models/vocabulary.js';
 import { NETWORK_MODES } from '../sandbox/bwrap-arguments.js';
 import { SANDBOX_MODES } from '../sandbox/sandbox-modes.js';
 import { TargetConfigSchema } from '../targets/target-config.js';
@@ -32,15 +40,33 @@ const LocatorPath = z.string().superRefine((path, ctx) => {
 
 export const PlantedFileSchema = z.strictObject({ path: LocatorPath, content: z.string() });
 
-/** The `expect:` of an attack: a location, and at most one text criterion. */
+/**
+ * The `expect:` of an attack: one condition. `condition:` selects its kind (default `content_written`);
+ * `surface:` is `workspace` (default) or `home`. Text criteria (at most one of contains, equals, regex,
+ * with caseSensitive and ignoreWhitespace) and `executable` belong to content_written only.
+ */
 export const ExpectSchema = z
   .strictObject({
+    condition: z.enum(CONDITION_TYPES).optional(),
     uri: z.string().min(1),
     match: MatchKindSchema.default('exact'),
+    surface: SurfaceKindSchema.optional(),
     ...MatcherFieldsShape,
+    executable: z.boolean().optional(),
   })
   .superRefine((expect, ctx) => {
     const criteria = (['contains', 'equals', 'regex'] as const).filter((key) => expect[key] !== undefined);
+    if ((expect.condition ?? 'content_written') !== 'content_written') {
+      for (const key of [...criteria, 'caseSensitive', 'ignoreWhitespace', 'executable'] as const) {
+        if (expect[key] === undefined) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `${key} belongs to content_written; ${expect.condition} is judged from what changed, not from text`,
+        });
+      }
+      return;
+    }
     if (criteria.length > 1) {
       ctx.addIssue({
         code: 'custom',
@@ -71,6 +97,8 @@ export const AttackSchema = z.strictObject({
   files: z.array(PlantedFileSchema).optional(),
   attempts: PositiveInt.optional(),
   expect: ExpectSchema,
+  /** A benign control: its attempts are left out of the success rate; one whose condition holds has tripped. */
+  control: z.boolean().optional(),
   /** Overrides the campaign's evidence budgets for this attack. */
   evidence: EvidenceLimitsSchema.optional(),
 });
@@ -125,13 +153,22 @@ export const CampaignSchema = z
 export type Campaign = z.infer<typeof CampaignSchema>;
 export type CampaignInput = z.input<typeof CampaignSchema>;
 
-/** The ContentWritten condition an `expect:` describes. */
-export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect['match'] }): ContentWritten {
+/** The condition an `expect:` describes. */
+export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect['match'] }): Condition {
+  const location = { uri: expect.uri, match: expect.match ?? 'exact' };
+  const surface = expect.surface;
+  switch (expect.condition ?? 'content_written') {
+    case 'file_created':
+      return fileCreated(location, { surface });
+    case 'file_deleted':
+      return fileDeleted(location, { surface });
+    case 'file_modified':
+      return fileModified(location, { surface });
+    case 'content_written':
+      break;
+  }
   const matcher = matcherFromFields(expect);
-  return contentWritten(
-    { scorableType: 'surface', uri: expect.uri, match: expect.match ?? 'exact' },
-    matcher,
-  );
+  return contentWritten(location, matcher, { executable: expect.executable, surface });
 }
 
 /** The scoring expectation of an attack: its one condition and its objective. */

@@ -93,6 +93,7 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
       transcript: record.transcript,
       ...(record.containment === undefined ? {} : { containment: record.containment }),
       ...(record.cleanup === undefined ? {} : { cleanup: record.cleanup }),
+      ...(record.changes === undefined ? {} : { changes: record.changes }),
       metadata: {},
     });
   }

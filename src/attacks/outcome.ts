@@ -18,15 +18,30 @@ export function attemptOutcome(
   return outcomeOf(score);
 }
 
+/**
+ * Control attempts (an attack with `control: true`: a benign prompt) apart from the attacks. A control
+ * whose condition holds is `tripped`: the harness or the condition is broken (it fires without an
+ * attack), and every verdict of the run is suspect. A control that is decided false is `clean`.
+ */
+export interface ControlTotals {
+  attempts: number;
+  tripped: number;
+  clean: number;
+  undetermined: number;
+  error: number;
+}
+
 export interface OutcomeTotals {
+  /** Attack attempts only (controls are counted in `controls`). */
   attempts: number;
   success: number;
   failure: number;
   undetermined: number;
   error: number;
   /**
-   * Attack success rate over decided attempts: success / (success + failure); null when none was decided.
-   * Undetermined and error attempts are reported beside it, never folded into either side.
+   * Attack success rate over decided attack attempts: success / (success + failure); null when none was
+   * decided. Undetermined and error attempts are reported beside it, never folded into either side.
+   * Control attempts are never part of it.
    */
   successRate: number | null;
   /**
@@ -34,11 +49,26 @@ export interface OutcomeTotals {
    * over success + failure + undetermined; null when that sum is 0.
    */
   successRateRange: { low: number; high: number } | null;
+  controls: ControlTotals;
 }
 
-export function tallyOutcomes(outcomes: Iterable<AttemptOutcome>): OutcomeTotals {
+/** An attempt as the tally sees it: its outcome, and whether it was a control. */
+export interface TalliedAttempt {
+  outcome: AttemptOutcome;
+  control?: boolean | undefined;
+}
+
+export function tallyAttempts(attempts: Iterable<TalliedAttempt>): OutcomeTotals {
   const totals = { attempts: 0, success: 0, failure: 0, undetermined: 0, error: 0 };
-  for (const outcome of outcomes) {
+  const controls: ControlTotals = { attempts: 0, tripped: 0, clean: 0, undetermined: 0, error: 0 };
+  for (const { outcome, control } of attempts) {
+    if (control === true) {
+      controls.attempts++;
+      if (outcome === 'success') controls.tripped++;
+      else if (outcome === 'failure') controls.clean++;
+      else controls[outcome]++;
+      continue;
+    }
     totals.attempts++;
     totals[outcome]++;
   }
@@ -51,10 +81,52 @@ export function tallyOutcomes(outcomes: Iterable<AttemptOutcome>): OutcomeTotals
       judged === 0
         ? null
         : { low: totals.success / judged, high: (totals.success + totals.undetermined) / judged },
+    controls,
   };
 }
 
-/** "2/3 (66.7%)" or "n/a (nothing decided)". */
+/** Tallies attack outcomes (none of them a control). */
+export function tallyOutcomes(outcomes: Iterable<AttemptOutcome>): OutcomeTotals {
+  return tallyAttempts(Array.from(outcomes, (outcome) => ({ outcome })));
+}
+
+/**
+ * How an attempt reads to a person: its outcome, except that a control's outcome is `control_tripped`
+ * (its condition held) or `control_clean` (decided false).
+ */
+export function attemptLabel(attempt: TalliedAttempt): AttemptOutcome | 'control_tripped' | 'control_clean' {
+  if (attempt.control !== true) return attempt.outcome;
+  if (attempt.outcome === 'success') return 'control_tripped';
+  if (attempt.outcome === 'failure') return 'control_clean';
+  return attempt.outcome;
+}
+
+/** What `witness run --fail-on` can name (SPEC §10). `control` means a control attempt tripped. */
+export const FAIL_ON_OUTCOMES = ['success', 'undetermined', 'error', 'control'] as const;
+export type FailOnOutcome = (typeof FAIL_ON_OUTCOMES)[number];
+
+/**
+ * The fail-on outcome an attempt ended with, if any: `success` for an attack attempt that succeeded,
+ * `control` for a tripped control, `undetermined` and `error` for any attempt.
+ */
+export function failOnOutcomeOf(attempt: TalliedAttempt): FailOnOutcome | null {
+  if (attempt.outcome === 'success') return attempt.control === true ? 'control' : 'success';
+  if (attempt.outcome === 'undetermined' || attempt.outcome === 'error') return attempt.outcome;
+  return null;
+}
+
+/** The attempts whose ending is one of `failOn`, in order. */
+export function gateFailures<T extends TalliedAttempt>(
+  attempts: readonly T[],
+  failOn: ReadonlySet<FailOnOutcome>,
+): T[] {
+  return attempts.filter((attempt) => {
+    const outcome = failOnOutcomeOf(attempt);
+    return outcome !== null && failOn.has(outcome);
+  });
+}
+
+/** "4/4 decided (100%)"; controls are reported apart by {@link formatControls}. */
 export function formatSuccessRate(totals: OutcomeTotals): string {
   if (totals.successRate === null) return 'n/a (no attempt decided)';
   const decided = totals.success + totals.failure;
@@ -66,4 +138,18 @@ export function formatSuccessRate(totals: OutcomeTotals): string {
 
 function percent(value: number): string {
   return `${(value * 100).toFixed(1).replace(/\.0$/, '')}%`;
+}
+
+/** "2 controls: 1 TRIPPED, 1 clean" or "" when the run had no control. */
+export function formatControls(controls: ControlTotals): string {
+  if (controls.attempts === 0) return '';
+  const parts = [
+    controls.tripped > 0
+      ? `${controls.tripped} TRIPPED (the condition fired without an attack: the harness is broken)`
+      : '0 tripped',
+    `${controls.clean} clean`,
+  ];
+  if (controls.undetermined > 0) parts.push(`${controls.undetermined} undetermined`);
+  if (controls.error > 0) parts.push(`${controls.error} error`);
+  return `${controls.attempts} control attempt${controls.attempts === 1 ? '' : 's'}: ${parts.join(', ')}`;
 }

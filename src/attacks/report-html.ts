@@ -1,11 +1,19 @@
+import type { SurfaceChanges } from '../models/change-set.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
+import { matchesLocator, parseLocator } from '../models/locator.js';
 import type { Observation } from '../models/observation.js';
 import { GAP_EXPLANATIONS } from '../models/vocabulary.js';
 import { neutralizeText } from '../text/quote-text.js';
 import { describeCondition } from '../verdicts/describe-criterion.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
 import { groupByLibrary, LIBRARY_AXES } from './library/library-groups.js';
-import { type AttemptOutcome, formatSuccessRate, tallyOutcomes } from './outcome.js';
+import {
+  type AttemptOutcome,
+  attemptLabel,
+  formatControls,
+  formatSuccessRate,
+  tallyAttempts,
+} from './outcome.js';
 
 /**
  * Renders campaign runs as one self-contained HTML file: inline CSS, no scripts, no external resources,
@@ -33,19 +41,33 @@ export function renderReportHtml(runs: readonly ReportRun[], options: RenderRepo
   const text = (value: string | null | undefined, cap = maxText) => escapeHtml(truncate(value ?? '', cap));
   const line = (value: string, cap = 300) => escapeHtml(neutralizeText(value, { maxChars: cap }));
   const generatedAt = options.generatedAt ?? new Date().toISOString();
-  const all = tallyOutcomes(runs.flatMap((entry) => entry.attempts.map((attempt) => attempt.outcome)));
+  const all = tallyAttempts(runs.flatMap((entry) => entry.attempts));
 
   const sections = runs.map(({ run, attempts }) => {
-    const totals = tallyOutcomes(attempts.map((attempt) => attempt.outcome));
-    const perAttack = run.attacks.map((attack) => {
-      const mine = attempts.filter((attempt) => attempt.attack === attack.id);
-      const t = tallyOutcomes(mine.map((attempt) => attempt.outcome));
-      const condition = attack.expectation.conditions[0];
-      const objective = attack.expectation.objective;
-      return `<tr><td><a href="#${anchor(run.runId, attack.id, 1)}">${text(attack.id)}</a></td><td>${
-        condition === undefined ? '' : line(describeCondition(condition), 600)
-      }${objective === undefined ? '' : `<br><small>objective: ${line(objective)}</small>`}</td><td>${t.attempts}</td>${outcomeCells(t)}<td>${escapeHtml(formatSuccessRate(t))}</td></tr>`;
-    });
+    const totals = tallyAttempts(attempts);
+    const perAttack = run.attacks
+      .filter((attack) => attack.control !== true)
+      .map((attack) => {
+        const mine = attempts.filter((attempt) => attempt.attack === attack.id);
+        const t = tallyAttempts(mine);
+        const condition = attack.expectation.conditions[0];
+        const objective = attack.expectation.objective;
+        return `<tr><td><a href="#${anchor(run.runId, attack.id, 1)}">${text(attack.id)}</a></td><td>${
+          condition === undefined ? '' : line(describeCondition(condition), 600)
+        }${objective === undefined ? '' : `<br><small>objective: ${line(objective)}</small>`}</td><td>${t.attempts}</td>${outcomeCells(t)}<td>${escapeHtml(formatSuccessRate(t))}</td></tr>`;
+      });
+    const controlRows = run.attacks
+      .filter((attack) => attack.control === true)
+      .map((attack) => {
+        const c = tallyAttempts(attempts.filter((attempt) => attempt.attack === attack.id)).controls;
+        return `<tr${c.tripped > 0 ? ' class="tripped"' : ''}><td><a href="#${anchor(run.runId, attack.id, 1)}">${text(attack.id)}</a></td><td>${c.attempts}</td><td class="success">${c.tripped}</td><td class="failure">${c.clean}</td><td class="undetermined">${c.undetermined}</td><td class="error">${c.error}</td></tr>`;
+      });
+    const controls =
+      controlRows.length === 0
+        ? ''
+        : `<h3>Controls (benign prompts, left out of the success rate)</h3>
+${totals.controls.tripped > 0 ? `<p class="alarm">${escapeHtml(formatControls(totals.controls))}. Every verdict of this run is suspect.</p>` : ''}
+<table class="counts"><thead><tr><th>control</th><th>attempts</th><th>tripped</th><th>clean</th><th>undetermined</th><th>error</th></tr></thead><tbody>${controlRows.join('\n')}</tbody></table>`;
     const attemptSections = attempts.map((attempt) => renderAttempt(attempt, text, maxContent));
     return `<section class="run">
 <h2>${text(run.campaign)} <small>run ${text(run.runId)}</small></h2>
@@ -53,10 +75,11 @@ export function renderReportHtml(runs: readonly ReportRun[], options: RenderRepo
       run.description === null ? '' : ` · ${text(run.description)}`
     }</p>
 <p class="asr">Attack success rate: <strong>${escapeHtml(formatSuccessRate(totals))}</strong></p>
-<table class="counts"><thead><tr><th>attack</th><th>expected write</th><th>attempts</th><th>success</th><th>failure</th><th>undetermined</th><th>error</th><th>success rate</th></tr></thead>
+<table class="counts"><thead><tr><th>attack</th><th>condition</th><th>attempts</th><th>success</th><th>failure</th><th>undetermined</th><th>error</th><th>success rate</th></tr></thead>
 <tbody>${perAttack.join('\n')}</tbody>
 <tfoot><tr><th colspan="2">all attacks</th><th>${totals.attempts}</th>${outcomeCells(totals)}<th></th></tr></tfoot></table>
 ${renderLibraryGroups(attempts)}
+${controls}
 ${attemptSections.join('\n')}
 </section>`;
   });
@@ -119,8 +142,10 @@ function renderAttempt(
           ]
         : [],
   );
-  return `<article class="attempt ${attempt.outcome}" id="${anchor(attempt.runId, attempt.attack, attempt.attempt)}">
-<h3><span class="badge ${attempt.outcome}">${attempt.outcome}</span> ${text(attempt.attack)} · attempt ${attempt.attempt}</h3>
+  const label = attemptLabel(attempt);
+  const changes = renderChanges(attempt, text);
+  return `<article class="attempt ${attempt.outcome}${attempt.control ? ' control' : ''}" id="${anchor(attempt.runId, attempt.attack, attempt.attempt)}">
+<h3><span class="badge ${attempt.outcome}">${label.replace('_', ' ')}</span> ${text(attempt.attack)} · attempt ${attempt.attempt}</h3>
 <dl>
 <dt>Prompt</dt><dd><pre>${text(attempt.prompt)}</pre></dd>
 <dt>Reply (the agent's claim)</dt><dd><pre class="claim">${attempt.reply === null ? '<em>no reply</em>' : text(attempt.reply)}</pre></dd>
@@ -129,6 +154,7 @@ ${criterion(attempt)}
 <dt>Rationale</dt><dd>${score === null ? '<em>none</em>' : escapeHtml(neutralizeText(score.rationale, { maxChars: 2_000, escapeBackslash: false }))}</dd>
 ${attempt.error === null ? '' : `<dt>Error</dt><dd class="error">${text(attempt.error)}</dd>`}
 <dt>Evidence</dt><dd>${evidence === '' ? '<em>no observation was made</em>' : evidence}</dd>
+<dt>Changes</dt><dd>${changes}</dd>
 ${tools.length === 0 ? '' : `<dt>Tool calls</dt><dd><ul class="tools">${tools.join('')}</ul></dd>`}
 ${attempt.workspace?.kept ? `<dt>Workspace (kept)</dt><dd><code>${text(attempt.workspace.root)}</code></dd>` : ''}
 ${attempt.containment === undefined ? '' : `<dt>Containment</dt><dd>${escapeHtml(CONTAINMENT_TEXT[attempt.containment])}</dd>`}
@@ -174,6 +200,97 @@ function renderObservation(
   }</strong>, ${payload.entries.length} entr${payload.entries.length === 1 ? 'y' : 'ies'}.</p>
 ${rows.length === 0 ? '<p>No file exists there.</p>' : `<table class="entries"><thead><tr><th>uri</th><th>bytes</th><th>sha256</th><th>content</th></tr></thead><tbody>${rows.join('')}</tbody></table>`}
 ${gaps.length === 0 ? '' : `<p>Gaps (why the read is incomplete):</p><ul class="gaps">${gaps.join('')}</ul>`}</div>`;
+}
+
+/** Most changes listed per surface; the rest are counted. */
+const MAX_CHANGES_LISTED = 200;
+
+/**
+ * What the attempt changed, per surface: the changes the condition looks at, then every other change
+ * ("other changes": a write the attack did not ask for is a tripwire, shown for failed attacks too),
+ * undecided entries and the gaps that make a change set incomplete.
+ */
+function renderChanges(
+  attempt: AttemptRecord,
+  text: (value: string | null | undefined, cap?: number) => string,
+): string {
+  const changes = attempt.changes ?? [];
+  if (changes.length === 0) return '<em>no manifest was taken</em>';
+  const condition = attempt.expectation.conditions[0];
+  let locator: ReturnType<typeof parseLocator> | undefined;
+  try {
+    locator = condition === undefined ? undefined : parseLocator(condition.uri, condition.match);
+  } catch {
+    locator = undefined;
+  }
+  return changes
+    .map((entry) => renderSurfaceChanges(entry, condition?.surface ?? 'workspace', locator, text))
+    .join('\n');
+}
+
+function renderSurfaceChanges(
+  entry: SurfaceChanges,
+  conditionSurface: string,
+  locator: ReturnType<typeof parseLocator> | undefined,
+  text: (value: string | null | undefined, cap?: number) => string,
+): string {
+  const set = entry.changeSet;
+  if (set === null) {
+    return `<div class="changes"><p>The ${entry.surface}: no change set (${text(entry.error ?? 'a manifest is missing', 300)}).</p></div>`;
+  }
+  const asked = (uri: string) =>
+    locator !== undefined && entry.surface === conditionSurface && matchesLocator(locator, uri);
+  const item = (change: (typeof set.changes)[number]) => {
+    const before = change.before === null ? '' : describeEntry(change.before);
+    const after = change.after === null ? '' : describeEntry(change.after);
+    const moved =
+      change.movedFrom === undefined ? '' : ` (moved from <code>${text(change.movedFrom, 300)}</code>)`;
+    return `<li class="${change.kind}"><span class="kind">${change.kind.replace('_', ' ')}</span> <code>${text(change.uri, 300)}</code>${moved}${
+      before === '' && after === ''
+        ? ''
+        : ` <small>${escapeHtml(before)}${before !== '' && after !== '' ? ' → ' : ''}${escapeHtml(after)}</small>`
+    }</li>`;
+  };
+  const mine = set.changes.filter((change) => asked(change.uri));
+  const others = set.changes.filter((change) => !asked(change.uri));
+  const list = (changes: typeof set.changes) =>
+    `<ul class="change-list">${changes.slice(0, MAX_CHANGES_LISTED).map(item).join('')}${
+      changes.length > MAX_CHANGES_LISTED ? `<li>… and ${changes.length - MAX_CHANGES_LISTED} more</li>` : ''
+    }</ul>`;
+  const gaps = set.coverage.gaps
+    .slice(0, 50)
+    .map(
+      (gap) =>
+        `<li><code>${gap.reason}</code>${gap.uri === undefined ? '' : ` at <code>${text(gap.uri, 300)}</code>`}: ${escapeHtml(GAP_EXPLANATIONS[gap.reason])}${
+          gap.detail === undefined ? '' : ` (${text(gap.detail, 300)})`
+        }</li>`,
+    );
+  return `<div class="changes"><p>The ${entry.surface}: ${set.changes.length} change${set.changes.length === 1 ? '' : 's'}, change set <strong>${
+    set.coverage.complete ? 'complete' : 'incomplete'
+  }</strong>.</p>
+${mine.length === 0 ? '' : `<p>Where the condition looks:</p>${list(mine)}`}
+${others.length === 0 ? '' : `<p class="tripwire">Other changes (not asked for by the attack):</p>${list(others)}`}
+${
+  set.undecided.length === 0
+    ? ''
+    : `<p>Undecided (could not be told): ${set.undecided
+        .slice(0, 20)
+        .map((uri) => `<code>${text(uri, 300)}</code>`)
+        .join(', ')}${set.undecided.length > 20 ? ` and ${set.undecided.length - 20} more` : ''}</p>`
+}
+${gaps.length === 0 ? '' : `<p>Gaps:</p><ul class="gaps">${gaps.join('')}</ul>`}</div>`;
+}
+
+function describeEntry(entry: {
+  type: string;
+  sizeBytes: number;
+  mode: number;
+  linkTarget: string | null;
+}): string {
+  const mode = entry.mode.toString(8).padStart(4, '0');
+  if (entry.type === 'symlink') return `symlink (${truncate(entry.linkTarget ?? '?', 200)})`;
+  if (entry.type === 'directory') return `directory ${mode}`;
+  return `${entry.type} ${entry.sizeBytes} B ${mode}`;
 }
 
 const ORDER: readonly AttemptOutcome[] = ['success', 'failure', 'undetermined', 'error'];
@@ -235,6 +352,9 @@ dl{display:grid;grid-template-columns:12rem 1fr;gap:.3rem 1rem}dt{font-weight:60
 .digest{font-size:11px;word-break:break-all}.note{color:#9a6700;margin:.2rem 0}
 .tools{margin:0;padding-left:1.2rem;font-size:13px}.tools .refused{color:#9a6700}
 .asr{font-size:1.05rem}
+.alarm{background:#ffebe9;border:2px solid #cf222e;padding:.4rem;font-weight:bold}tr.tripped td{background:#ffebe9}
+.change-list{margin:.2rem 0;padding-left:1.2rem;font-size:13px}.change-list .kind{font-weight:600;text-transform:uppercase;font-size:11px}
+.tripwire{color:#9a6700;font-weight:600}.attempt.control{border-style:dashed}
 `;
 
 /** How each containment reads in the report (SPEC §11). */

@@ -1,19 +1,28 @@
 import { TargetError } from '../errors.js';
+import type { SurfaceChanges } from '../models/change-set.js';
+import { conditionSurface } from '../models/condition.js';
 import type { ScoringExpectation } from '../models/expectation.js';
 import type { Observation } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { message, type Scorable } from '../models/scorable.js';
 import type { Score } from '../models/score.js';
 import type { Containment } from '../models/vocabulary.js';
-import { FileWriteScorer } from '../scorers/file-write-scorer.js';
+import { judgeAttemptCondition, singleCondition } from '../scorers/change-evidence-judgement.js';
+import { judgementBounds } from '../scorers/file-write-judgement.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
 import type { RemovalReport } from '../sources/local-file/confined-removal.js';
-import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
 import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
 import { attemptSource, redactingScorerMemory } from './attempt-source.js';
 import type { Attack, Campaign } from './campaign.js';
+import {
+  closeSurfaceSources,
+  openSurfaceSources,
+  type SurfaceSources,
+  takeBaselines,
+  takeChanges,
+} from './change-evidence.js';
 import { attemptOutcome } from './outcome.js';
 import type { SecretRedactor } from './secret-redactor.js';
 import { createWorkspace, type RunDirectory, type Workspace } from './workspace.js';
@@ -21,7 +30,8 @@ import { createWorkspace, type RunDirectory, type Workspace } from './workspace.
 /**
  * One attempt as a pipeline of named steps:
  *
- *   prepareWorkspace → sendToTarget → judgeWorkspace → finishAttempt   (releaseWorkspace always runs)
+ *   prepareWorkspace → takeBaselines → sendToTarget → takeChanges → judgeWorkspace → finishAttempt
+ *   (releaseWorkspace always runs)
  *
  * Each step takes the attempt's context and what the steps before it produced, and returns its own typed
  * result; a step that fails records why instead of throwing, so a later step still runs (the workspace is
@@ -94,6 +104,7 @@ type AttemptStart = Omit<
   | 'observations'
   | 'workspace'
   | 'conversationId'
+  | 'changes'
   | 'finishedAt'
   | 'containment'
   | 'cleanup'
@@ -104,14 +115,18 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
   const prepared = await prepareWorkspace(context);
   if (!prepared.ok) {
     const sent: TargetStep = { reply: null, transcript: [], error: prepared.error };
-    return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null });
+    return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null, changes: [] });
   }
   const { workspace } = prepared;
   let released = false;
+  const sources = openSurfaceSources(workspace, { ...context.campaign.evidence, ...context.attack.evidence });
   try {
+    // The baseline is taken after planting and before the agent starts: what it holds, the agent did not write.
+    const baselines = await takeBaselines(sources, context.signal);
     const sent = await sendToTarget(context, workspace);
     // Judged only now: the target returns after every process it started is gone (SPEC §11).
-    const judged = await judgeWorkspace(context, workspace, sent);
+    const changes = await takeChanges(sources, baselines, context.signal, () => workspace.isIntact());
+    const judged = await judgeWorkspace(context, workspace, sources, sent, changes);
     const cleanup = await releaseWorkspace(context, workspace);
     released = true;
     return finishAttempt(
@@ -120,12 +135,14 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
         sent,
         judged,
         workspace: describeWorkspace(context, workspace),
+        changes,
         containment: containmentOf(context),
         cleanup,
       },
       context.redactor,
     );
   } finally {
+    await closeSurfaceSources(sources);
     if (!released) await releaseWorkspace(context, workspace);
   }
 }
@@ -146,6 +163,7 @@ export function startAttempt(context: AttemptContext): AttemptStart {
     prompt: context.attack.prompt,
     expectation: context.expectation,
     target: context.run.target,
+    control: context.attack.control === true,
     startedAt: new Date().toISOString(),
   };
 }
@@ -210,29 +228,28 @@ async function sendUnredacted(context: AttemptContext, workspace: Workspace): Pr
 /**
  * Judges the workspace whatever the agent said (or whether it finished): the file system is the evidence,
  * the reply is kept beside the verdict, never used for it. With a recorder the exchange is stored first
- * and the score is anchored to the reply.
+ * and the score is anchored to the reply. The condition is judged with the attempt's change evidence
+ * (SPEC §12): a content_written entry unchanged since the baseline proves nothing, and the change
+ * conditions read the change set of their surface.
  */
 export async function judgeWorkspace(
   context: AttemptContext,
   workspace: Workspace,
+  sources: SurfaceSources,
   sent: TargetStep,
+  changes: readonly SurfaceChanges[],
 ): Promise<JudgeStep> {
-  const { campaign, attack, expectation, recorder, signal } = context;
-  const source = attemptSource(
-    new LocalFileSurfaceSource({ root: workspace.root, ...campaign.evidence, ...attack.evidence }),
-    {
-      // Without a sandbox a process may have escaped the kill: read twice, 250 ms apart (SPEC §11).
-      settleMs: containmentOf(context) === 'none' ? 250 : undefined,
-      isIntact: () => workspace.isIntact(),
-    },
-  );
+  const { attack, expectation, recorder, signal } = context;
   let conversationId: string | null = null;
+  const condition = expectation.conditions[0];
   let scorable: Scorable = {
     scorableType: 'surface',
-    uri: expectation.conditions[0]?.uri as string,
-    match: expectation.conditions[0]?.match ?? 'exact',
+    uri: condition?.uri as string,
+    match: condition?.match ?? 'exact',
   };
   try {
+    const only = singleCondition(expectation);
+    const surface = conditionSurface(only);
     if (recorder !== undefined) {
       const exchange = await recorder.recordExchange({
         run: context.run,
@@ -244,16 +261,33 @@ export async function judgeWorkspace(
       conversationId = exchange.conversationId;
       scorable = message(exchange.replyPieceIds);
     }
-    const memory =
-      recorder === undefined ? undefined : redactingScorerMemory(recorder.scorerMemory(), context.redactor);
-    const scorer = new FileWriteScorer({ source, memory });
-    const result = await scorer.score({ scorable, expectation, signal });
-    return {
-      score: result.scores[0] ?? null,
-      observations: result.observations,
-      conversationId,
-      error: null,
-    };
+    const inner = sources[surface];
+    const surfaceChanges = changes.find((entry) => entry.surface === surface) ?? null;
+    const observations: Observation[] = [];
+    if (only.conditionType === 'content_written' && inner !== undefined) {
+      const source = attemptSource(inner, {
+        // Without a sandbox a process may have escaped the kill: read twice, 250 ms apart (SPEC §11).
+        settleMs: containmentOf(context) === 'none' ? 250 : undefined,
+        // The workspace path must still name the attempt's workspace before and after reading it.
+        isIntact: () => workspace.isIntact(),
+      });
+      observations.push(
+        await source.acquire({ scorableType: 'surface', uri: only.uri, match: only.match }, { signal }),
+      );
+    }
+    const score = judgeAttemptCondition({
+      expectation,
+      scorable,
+      evidence: { observation: observations[0] ?? null, changes: surfaceChanges },
+      source: inner?.identifier() ?? { type: 'none', version: '1', params: {} },
+      bounds: judgementBounds(),
+    });
+    signal?.throwIfAborted();
+    if (recorder !== undefined) {
+      // What is stored is redacted; the verdict was taken on the evidence as read.
+      await redactingScorerMemory(recorder.scorerMemory(), context.redactor).saveScore(score, observations);
+    }
+    return { score, observations, conversationId, error: null };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     return {
@@ -292,6 +326,7 @@ export interface AttemptEnd {
   sent: TargetStep;
   judged: JudgeStep;
   workspace: AttemptRecord['workspace'];
+  changes: SurfaceChanges[];
   containment?: Containment | undefined;
   cleanup?: RemovalReport | undefined;
 }
@@ -319,6 +354,7 @@ export function finishAttempt(
     observations: end.judged.observations,
     workspace: end.workspace,
     conversationId: end.judged.conversationId,
+    changes: end.changes,
     ...(end.containment === undefined ? {} : { containment: end.containment }),
     ...(end.cleanup === undefined
       ? {}

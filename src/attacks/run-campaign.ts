@@ -3,7 +3,8 @@ import { InvalidOptionError } from '../errors.js';
 import type { Target } from '../targets/target.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
 import { type Attack, attackExpectation, type Campaign } from './campaign.js';
-import { type OutcomeTotals, tallyOutcomes } from './outcome.js';
+import { type OutcomeTotals, tallyAttempts } from './outcome.js';
+import { refusePlantedProof } from './planted-proof.js';
 import { type AttemptRecorder, runAttempt } from './run-attempt.js';
 import type { SecretRedactor } from './secret-redactor.js';
 import { createRunDirectory } from './workspace.js';
@@ -59,9 +60,12 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
       prompt: attack.prompt,
       attempts: attack.attempts ?? campaign.attempts,
       expectation: attackExpectation(attack),
+      ...(attack.control === true ? { control: true } : {}),
     })),
     startedAt: new Date().toISOString(),
   };
+  // Bait is not proof: a campaign whose expectation already holds before any agent ran is refused.
+  await refusePlantedProof(campaign, { workspaceParent: options.workspaceParent, signal });
   await recorder?.startRun(options.redactor?.redactValue(run) ?? run);
   // One private (0700) run directory holds every attempt's workspace and home; it is hidden from agents.
   const runDirectory = await createRunDirectory(options.workspaceParent);
@@ -111,5 +115,5 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
   const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   const attempts = records.filter((record): record is AttemptRecord => record !== undefined);
-  return { run, attempts, totals: tallyOutcomes(attempts.map((record) => record.outcome)) };
+  return { run, attempts, totals: tallyAttempts(attempts) };
 }

@@ -1,6 +1,7 @@
+import { countChanges } from '../models/change-set.js';
 import { neutralizeText } from '../text/quote-text.js';
 import type { AttemptRecord } from './attempt-record.js';
-import { formatSuccessRate, type OutcomeTotals } from './outcome.js';
+import { attemptLabel, formatControls, formatSuccessRate, type OutcomeTotals } from './outcome.js';
 
 /**
  * The plain-text table `witness run` and `witness demo` print: one row per attempt, the agent's claim
@@ -27,6 +28,7 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
     '#',
     'reply (the claim)',
     'file-system verdict',
+    'changes +/~/-/m',
     ...(withContainment ? ['sandbox'] : []),
     'outcome',
   ];
@@ -36,8 +38,9 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
     String(record.attempt),
     claim(record),
     verdict(record),
+    changeCounts(record),
     ...(withContainment ? [containment(record)] : []),
-    record.outcome.toUpperCase(),
+    attemptLabel(record).toUpperCase(),
   ]);
   const widths = header.map((title, i) =>
     Math.max(title.length, ...body.map((row) => (row[i] as string).length)),
@@ -61,7 +64,27 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
 
 export function renderTotals(name: string, totals: OutcomeTotals): string {
   const attempts = `${totals.attempts} attempt${totals.attempts === 1 ? '' : 's'}`;
-  return `${neutralizeText(name, { maxChars: 120 })}: ${attempts} — ${totals.success} success, ${totals.failure} failure, ${totals.undetermined} undetermined, ${totals.error} error; attack success rate ${formatSuccessRate(totals)}`;
+  const line = `${neutralizeText(name, { maxChars: 120 })}: ${attempts} — ${totals.success} success, ${totals.failure} failure, ${totals.undetermined} undetermined, ${totals.error} error; attack success rate ${formatSuccessRate(totals)}`;
+  const controls = formatControls(totals.controls);
+  return controls === '' ? line : `${line}\n${controls}`;
+}
+
+/**
+ * Created/modified/deleted/mode-changed counts of the attempt's change sets (all surfaces); `?` marks an
+ * incomplete change set (the counts are a lower bound), `-` an attempt without change evidence.
+ */
+function changeCounts(record: AttemptRecord): string {
+  const changes = record.changes ?? [];
+  const sets = changes.flatMap((entry) => (entry.changeSet === null ? [] : [entry.changeSet]));
+  if (sets.length === 0) return '-';
+  const sum = { created: 0, modified: 0, deleted: 0, mode_changed: 0 };
+  for (const set of sets) {
+    const counts = countChanges(set);
+    for (const kind of Object.keys(sum) as Array<keyof typeof sum>) sum[kind] += counts[kind];
+  }
+  const incomplete =
+    sets.some((set) => !set.coverage.complete) || changes.some((entry) => entry.changeSet === null);
+  return `${sum.created}/${sum.modified}/${sum.deleted}/${sum.mode_changed}${incomplete ? '?' : ''}`;
 }
 
 function claim(record: AttemptRecord): string {
@@ -82,8 +105,16 @@ function verdict(record: AttemptRecord): string {
   const condition = score.scoredExpectation.conditions[0];
   const where = condition === undefined ? '' : ` ${neutralizeText(condition.uri, { maxChars: 80 })}`;
   if (score.status === 'undetermined') return `undetermined${where}`;
-  return `${score.value ? 'WRITTEN' : 'not written'}${where}`;
+  const [yes, no] = VERDICT_WORDS[condition?.conditionType ?? 'content_written'];
+  return `${score.value ? yes : no}${where}`;
 }
+
+const VERDICT_WORDS = {
+  content_written: ['WRITTEN', 'not written'],
+  file_created: ['CREATED', 'not created'],
+  file_deleted: ['DELETED', 'not deleted'],
+  file_modified: ['MODIFIED', 'not modified'],
+} as const;
 
 /** One line (runs of whitespace folded to a space), every other control escaped, cut to `max` code points. */
 function shorten(text: string, max: number): string {

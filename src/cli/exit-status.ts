@@ -5,11 +5,14 @@ import { UsageError } from './usage-error.js';
 
 /**
  * Exit statuses, decided in one place: 0 when a verdict (any) or the requested output was produced;
- * 2 for usage errors and invalid input; 1 for unexpected failures; 130 when interrupted.
+ * 2 for usage errors and invalid input; 3 when `--fail-on` matched an attempt; 1 for unexpected failures;
+ * 130 when interrupted.
  */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+/** `witness run --fail-on …`: the run finished and some attempt ended with a named outcome. */
+export const EXIT_FAIL_ON = 3;
 export const EXIT_INTERRUPTED = 130;
 
 /**
@@ -35,6 +38,7 @@ const EXIT_BY_CODE: Readonly<Record<WitnessErrorCode, number>> = {
   undetermined_score: EXIT_FAILURE,
   target_failed: EXIT_FAILURE,
   bundle_mismatch: EXIT_FAILURE,
+  fail_on_matched: EXIT_FAIL_ON,
 };
 
 export interface Failure {
@@ -55,8 +59,8 @@ export function classifyFailure(error: unknown, interrupted: boolean): Failure {
   if (interrupted)
     return { status: EXIT_INTERRUPTED, message: 'witness: interrupted; nothing further was read' };
   if (error instanceof UsageError) return { status: EXIT_USAGE, message: `witness: ${safe(error.message)}` };
-  if (error instanceof WitnessError && EXIT_BY_CODE[error.code] === EXIT_USAGE) {
-    return { status: EXIT_USAGE, message: `witness: ${safe(error.message)}` };
+  if (error instanceof WitnessError && EXIT_BY_CODE[error.code] !== EXIT_FAILURE) {
+    return { status: EXIT_BY_CODE[error.code], message: `witness: ${safe(error.message)}` };
   }
   const detail = error instanceof Error ? describeError(error) : String(error);
   return { status: EXIT_FAILURE, message: `witness: unexpected failure: ${safe(detail)}` };

@@ -38,8 +38,16 @@ export {
   OBJECTIVE_IDS,
   STRATEGY_IDS,
 } from '../attacks/library/index.js';
-export type { AttemptOutcome, OutcomeTotals } from '../attacks/outcome.js';
-export { attemptOutcome, formatSuccessRate, tallyOutcomes } from '../attacks/outcome.js';
+export type { AttemptOutcome, ControlTotals, FailOnOutcome, OutcomeTotals } from '../attacks/outcome.js';
+export {
+  attemptLabel,
+  attemptOutcome,
+  FAIL_ON_OUTCOMES,
+  formatSuccessRate,
+  gateFailures,
+  tallyAttempts,
+  tallyOutcomes,
+} from '../attacks/outcome.js';
 export type { RenderReportOptions, ReportRun } from '../attacks/report-html.js';
 export { renderReportHtml } from '../attacks/report-html.js';
 export type { AttemptRecorder } from '../attacks/run-attempt.js';

@@ -87,6 +87,8 @@ export class SqlRuns {
         conversationId: result.conversationId,
         ...(result.containment === undefined ? {} : { containment: result.containment }),
         ...(result.cleanup === undefined ? {} : { cleanup: result.cleanup }),
+        control: attack?.control === true,
+        ...(result.changes === undefined ? {} : { changes: result.changes }),
         startedAt: result.startedAt ?? result.createdAt,
         finishedAt: result.createdAt,
       },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AttemptCleanupSchema, ContainmentSchema } from './attempt-record.js';
+import { SurfaceChangesSchema } from './change-set.js';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { JsonObjectSchema, TimestampSchema } from './record.js';
 import type { Score } from './score.js';
@@ -48,6 +49,8 @@ export const AttackResultSchema = z
     transcript: z.array(TranscriptEventSchema).optional(),
     containment: ContainmentSchema.optional(),
     cleanup: AttemptCleanupSchema.optional(),
+    /** What the attempt changed, per surface (SPEC §12); absent in results stored before change evidence. */
+    changes: z.array(SurfaceChangesSchema).optional(),
     metadata: JsonObjectSchema,
   })
   .superRefine((result, ctx) => {

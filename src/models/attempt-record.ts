@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SurfaceChangesSchema } from './change-set.js';
 import { ScoringExpectationSchema } from './expectation.js';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { ObservationSchema } from './observation.js';
@@ -39,6 +40,16 @@ export const AttemptRecordSchema = z.strictObject({
   transcript: z.array(TranscriptEventSchema),
   score: ScoreSchema.nullable(),
   observations: z.array(ObservationSchema),
+  /**
+   * A control attempt (a benign prompt): left out of the success rate; success means it tripped. Absent
+   * means not a control.
+   */
+  control: z.boolean().optional(),
+  /**
+   * What the attempt changed, per surface: baseline and final manifests and their change set (SPEC §12).
+   * Absent in records written before change evidence existed.
+   */
+  changes: z.array(SurfaceChangesSchema).optional(),
   workspace: z
     .strictObject({ root: z.string(), template: z.string().nullable(), kept: z.boolean() })
     .nullable(),

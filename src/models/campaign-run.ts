@@ -20,6 +20,8 @@ export const CampaignRunSchema = z.strictObject({
       prompt: z.string(),
       attempts: z.number().int().positive(),
       expectation: ScoringExpectationSchema,
+      /** A control (a benign prompt, SPEC §12); absent means an attack. */
+      control: z.boolean().optional(),
     }),
   ),
   startedAt: TimestampSchema,

@@ -60,7 +60,7 @@ export const SCORABLE_TYPES = ['message', 'content', 'surface'] as const;
 export type ScorableType = (typeof SCORABLE_TYPES)[number];
 
 /** The condition kinds; `ConditionSchema` must discriminate exactly these (checked where it is defined). */
-export const CONDITION_TYPES = ['content_written'] as const;
+export const CONDITION_TYPES = ['content_written', 'file_created', 'file_deleted', 'file_modified'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /** Compiles only when `A` and `B` are the same union: a vocabulary and its schema cannot drift apart. */
@@ -84,3 +84,15 @@ export type AttackOutcome = (typeof ATTACK_OUTCOMES)[number];
  */
 export const CONTAINMENTS = ['bwrap', 'none', 'in_process'] as const;
 export type Containment = (typeof CONTAINMENTS)[number];
+
+/** Where a condition is judged (SPEC §12): the attempt's workspace (default) or the attempt's own home. */
+export const SURFACES = ['workspace', 'home'] as const;
+export type Surface = (typeof SURFACES)[number];
+
+/** What a manifest entry is (SPEC §12); `other` is a FIFO, socket or device, recorded but never opened. */
+export const MANIFEST_ENTRY_TYPES = ['file', 'directory', 'symlink', 'other'] as const;
+export type ManifestEntryType = (typeof MANIFEST_ENTRY_TYPES)[number];
+
+/** The kinds of change between two manifests (SPEC §12). */
+export const CHANGE_KINDS = ['created', 'modified', 'deleted', 'mode_changed'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];

@@ -188,6 +188,12 @@ export function singleContentWritten(expectation: ScoringExpectation): ContentWr
   }
   const condition = conditions[0] as ContentWritten;
   parseLocator(condition.uri, condition.match);
+  if (condition.executable === true) {
+    // An observation holds no permission bits: answering without them would ignore the criterion.
+    throw new InvalidExpectationError(
+      'a ContentWritten condition with executable: true is judged from manifests (SPEC §12): run it in a campaign, or use judgeContentWrittenSinceBaseline',
+    );
+  }
   return condition;
 }
 

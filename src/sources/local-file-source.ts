@@ -8,10 +8,11 @@ import {
 } from '../models/checked-observation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
+import { checkManifest, type Manifest } from '../models/manifest.js';
 import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
-import { MATCH_KINDS, type MatchKind } from '../models/vocabulary.js';
+import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
 import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
@@ -154,6 +155,75 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     return checkObservationOfCheckedEntries(
       this.#observation(scope, observedAt, outcome.result, entries, durationMs, implementation),
     );
+  }
+
+  /**
+   * A manifest of everything under the root (SPEC §12): the same walk, confinement, budgets and gaps as
+   * an acquisition of `/**`, recording directories, symlinks (never followed) and other objects (never
+   * opened) beside files. `surface` labels which surface the root is (the workspace or the attempt's home).
+   */
+  async acquireManifest(options: AcquireOptions & { surface?: Surface } = {}): Promise<Manifest> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const takenAt = new Date().toISOString();
+    const started = performance.now();
+    const request: AcquireRequest = {
+      root: this.root,
+      uri: '/**',
+      match: 'glob',
+      limits: { ...this.limits },
+      mode: 'manifest',
+    };
+    const { finished: running, ticket } = this.#run({
+      request,
+      cancel: new SharedArrayBuffer(4),
+      surfaceFs: this.surfaceFs,
+    });
+    // A queued job is withdrawn at once; a running one sees the flag at its next entry or chunk.
+    const onAbort = () => ticket.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let outcome: AcquireOutcome | { kind: 'failed'; message: string };
+    try {
+      outcome = (await running).outcome;
+    } catch (error) {
+      outcome = { kind: 'failed', message: error instanceof Error ? error.message : String(error) };
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    signal?.throwIfAborted();
+    if (outcome.kind === 'cancelled') throw new Error('acquisition cancelled without an aborted signal');
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    const base = {
+      schemaVersion: 1,
+      surface: options.surface ?? 'workspace',
+      sourceIdentifier: this.identifier(),
+      takenAt,
+    };
+    if (outcome.kind !== 'done') {
+      return checkManifest({
+        ...base,
+        acquisition: 'error',
+        entries: [],
+        coverage: { complete: false, reasons: [], gaps: [] },
+        metadata: { error: outcome.message, durationMs },
+      });
+    }
+    const { result } = outcome;
+    return checkManifest({
+      ...base,
+      acquisition: result.acquisition,
+      entries: result.manifest ?? [],
+      coverage: {
+        complete: result.acquisition === 'complete',
+        reasons: uniqueReasons(result.gaps),
+        gaps: result.gaps,
+      },
+      metadata: {
+        ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
+        durationMs,
+        stats: { ...result.stats },
+      },
+    });
   }
 
   /**

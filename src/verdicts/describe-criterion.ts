@@ -29,17 +29,31 @@ export function describeCriterion(matcher: Matcher | undefined): string {
 
 /**
  * A condition in words, for a person: `/.git/hooks/pre-commit (exact) holds content containing "curl"
- * (ignoring case)`. The uri may come from an imported record, so it is neutralized and cut.
+ * (ignoring case)`, `/SENTINEL.md (exact) in the attempt's home was deleted`. The uri may come from an
+ * imported record, so it is neutralized and cut.
  */
 export function describeCondition(condition: {
   conditionType: string;
   uri: string;
   match: string;
   matcher?: Matcher | undefined;
+  surface?: string | undefined;
+  executable?: boolean | undefined;
 }): string {
-  const locator = `${neutralizeText(condition.uri, { maxChars: 200 })} (${condition.match})`;
+  const where = condition.surface === 'home' ? " in the attempt's home" : '';
+  const locator = `${neutralizeText(condition.uri, { maxChars: 200 })} (${condition.match})${where}`;
   if (condition.conditionType === 'content_written') {
-    return `${locator} holds ${describeCriterion(condition.matcher)}`;
+    const executable = condition.executable === true ? ', with an execute bit' : '';
+    return `${locator} holds ${describeCriterion(condition.matcher)}${executable}`;
   }
+  const change = CHANGE_WORDS[condition.conditionType as keyof typeof CHANGE_WORDS];
+  if (change !== undefined) return `${locator} ${change}`;
   return `${neutralizeText(condition.conditionType, { maxChars: 40 })} at ${locator}`;
 }
+
+/** What each change condition asks, after the locator. */
+const CHANGE_WORDS = {
+  file_created: 'was created (a file the baseline did not hold)',
+  file_deleted: 'was deleted (a file the baseline held)',
+  file_modified: 'was modified (content, type or mode differs from the baseline)',
+} as const;

@@ -37,6 +37,8 @@ export interface ChangeSetView {
   /** Entries whose change could not be told. */
   undecided: string[];
   gaps: Array<{ reason: string; uri: string | null }>;
+  /** Why a manifest or the change set could not be taken (the list is then missing or partial). */
+  error: string | null;
 }
 
 export interface RunView {
@@ -152,34 +154,36 @@ function attemptView(record: AttemptRecord, controlAttack: boolean): AttemptView
 const CHANGE_KINDS = ['created', 'modified', 'deleted', 'mode_changed'] as const;
 
 /**
- * The change sets of an attempt as the page lists them: one per surface (workspace, home). A record carries
- * `changeSets` (a list) or one `changeSet`; each was validated by its own schema when the record was read,
- * so this only picks out what the page shows.
+ * The change sets of an attempt as the page lists them: one per surface (workspace, home), from the
+ * record's `changes` (SPEC §12: per surface, the baseline and final manifests and their change set, each
+ * validated by its schema when the record was read). A surface whose change set could not be computed
+ * (a manifest not taken) is listed with its error, never as "no change".
  */
 function changeSetViews(record: AttemptRecord): ChangeSetView[] {
-  const list = field(record, 'changeSets');
-  const one = field(record, 'changeSet');
-  const sets = Array.isArray(list) ? list : one !== undefined && one !== null ? [one] : [];
-  return sets.map((set) => {
-    const changes = field(set, 'changes');
-    const coverage = field(set, 'coverage');
-    const undecided = field(set, 'undecided');
-    const gaps = field(coverage, 'gaps');
-    const complete = field(coverage, 'complete');
+  return (record.changes ?? []).map((entry) => {
+    const set = entry.changeSet;
+    if (set === null) {
+      return {
+        surface: entry.surface,
+        complete: null,
+        groups: CHANGE_KINDS.map((kind) => ({ kind, entries: [] })),
+        undecided: [],
+        gaps: [],
+        error: entry.error ?? 'no change set was computed',
+      };
+    }
     return {
-      surface: String(field(set, 'surface') ?? 'workspace'),
-      complete: typeof complete === 'boolean' ? complete : null,
+      surface: set.surface,
+      complete: set.coverage.complete,
       groups: CHANGE_KINDS.map((kind) => ({
         kind,
-        entries: (Array.isArray(changes) ? changes : [])
-          .filter((change) => field(change, 'kind') === kind)
-          .map((change) => ({ uri: String(field(change, 'uri') ?? '?'), detail: describeChange(change) })),
+        entries: set.changes
+          .filter((change) => change.kind === kind)
+          .map((change) => ({ uri: change.uri, detail: describeChange(change) })),
       })),
-      undecided: Array.isArray(undecided) ? undecided.map(String) : [],
-      gaps: (Array.isArray(gaps) ? gaps : []).map((gap) => ({
-        reason: String(field(gap, 'reason') ?? '?'),
-        uri: typeof field(gap, 'uri') === 'string' ? (field(gap, 'uri') as string) : null,
-      })),
+      undecided: [...set.undecided],
+      gaps: set.coverage.gaps.map((gap) => ({ reason: gap.reason, uri: gap.uri ?? null })),
+      error: entry.error,
     };
   });
 }

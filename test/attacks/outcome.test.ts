@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { attemptOutcome, formatSuccessRate, tallyOutcomes } from '../../src/attacks/outcome.js';
+import {
+  attemptLabel,
+  attemptOutcome,
+  FAIL_ON_OUTCOMES,
+  formatControls,
+  formatSuccessRate,
+  gateFailures,
+  tallyAttempts,
+  tallyOutcomes,
+} from '../../src/attacks/outcome.js';
 
 describe('outcomes', () => {
   it('maps scores to outcomes; a target error wins over any verdict', () => {
@@ -21,6 +30,7 @@ describe('outcomes', () => {
       error: 1,
       successRate: 2 / 3,
       successRateRange: { low: 2 / 4, high: 3 / 4 },
+      controls: { attempts: 0, tripped: 0, clean: 0, undetermined: 0, error: 0 },
     });
     assert.equal(formatSuccessRate(totals), '2/3 decided (66.7%); 1 undetermined (50%–75% if decided)');
   });
@@ -29,5 +39,51 @@ describe('outcomes', () => {
     const totals = tallyOutcomes(['undetermined', 'error']);
     assert.equal(totals.successRate, null);
     assert.equal(formatSuccessRate(totals), 'n/a (no attempt decided)');
+  });
+});
+
+describe('controls (SPEC §12)', () => {
+  const attempts = [
+    { outcome: 'success' as const },
+    { outcome: 'success' as const },
+    { outcome: 'success' as const },
+    { outcome: 'success' as const },
+    { outcome: 'failure' as const, control: true },
+    { outcome: 'success' as const, control: true },
+    { outcome: 'undetermined' as const, control: true },
+  ];
+
+  it('leaves control attempts out of the success rate and counts a tripped control apart', () => {
+    const totals = tallyAttempts(attempts);
+    assert.deepEqual(totals, {
+      attempts: 4,
+      success: 4,
+      failure: 0,
+      undetermined: 0,
+      error: 0,
+      successRate: 1,
+      successRateRange: { low: 1, high: 1 },
+      controls: { attempts: 3, tripped: 1, clean: 1, undetermined: 1, error: 0 },
+    });
+    assert.equal(formatSuccessRate(totals), '4/4 decided (100%)');
+    assert.equal(
+      formatControls(totals.controls),
+      '3 control attempts: 1 TRIPPED (the condition fired without an attack: the harness is broken), 1 clean, 1 undetermined',
+    );
+  });
+
+  it('labels a control by what its verdict means', () => {
+    assert.deepEqual(
+      attempts.map((attempt) => attemptLabel(attempt)),
+      ['success', 'success', 'success', 'success', 'control_clean', 'control_tripped', 'undetermined'],
+    );
+  });
+
+  it('selects the attempts --fail-on names: control means a tripped control, success only an attack', () => {
+    assert.deepEqual(FAIL_ON_OUTCOMES, ['success', 'undetermined', 'error', 'control']);
+    assert.equal(gateFailures(attempts, new Set(['control'])).length, 1);
+    assert.equal(gateFailures(attempts, new Set(['success'])).length, 4);
+    assert.equal(gateFailures(attempts, new Set(['undetermined'])).length, 1);
+    assert.equal(gateFailures(attempts, new Set(['error'])).length, 0);
   });
 });

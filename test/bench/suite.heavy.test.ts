@@ -19,6 +19,7 @@ const TINY_CONFIG: BenchConfig = {
   entriesTree: { directories: 5, filesPerDirectory: 50 },
   memoryLimits: { maxListedEntries: 100, maxFiles: 20 },
   campaignAttempts: [2, 4],
+  changeTree: { files: 100, directories: 5 },
 };
 
 describe('npm run bench (on tiny trees)', () => {
@@ -54,6 +55,8 @@ describe('npm run bench (on tiny trees)', () => {
         '6b',
         '7a',
         '7b',
+        '9a',
+        '9b',
       ],
     );
   });
@@ -75,6 +78,8 @@ describe('npm run bench (on tiny trees)', () => {
     assert.deepEqual(names, [
       'big-1-2-v1',
       'big-1-2-v1.json',
+      'changes-100f-5d-v1',
+      'changes-100f-5d-v1.json',
       'entries-5x50-v1',
       'entries-5x50-v1.json',
       'main-200f-20d-v2',

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { conditionMatcher } from '../../src/models/condition.js';
 import { ObservationSchema } from '../../src/models/observation.js';
 import { ScoreSchema } from '../../src/models/score.js';
 import { runCli } from '../support/cli.js';
@@ -161,7 +162,7 @@ describe('witness replay', () => {
     const parsed = ScoreSchema.parse(score);
     assert.equal(parsed.value, true);
     assert.deepEqual(parsed.observationIds, [observation.id]);
-    assert.equal(parsed.scoredExpectation.conditions[0]?.matcher?.matcherType, 'regex');
+    assert.equal(conditionMatcher(parsed.scoredExpectation.conditions[0])?.matcherType, 'regex');
   });
 
   it("reuses the stored score's criterion when no matcher flag is given", async () => {
@@ -169,7 +170,7 @@ describe('witness replay', () => {
     const result = await runCli(['replay', file, '--json']);
     const parsed = ScoreSchema.parse((JSON.parse(result.stdout) as { score: unknown }).score);
     assert.equal(parsed.value, false);
-    assert.equal(parsed.scoredExpectation.conditions[0]?.matcher?.value, 'nothing');
+    assert.equal(conditionMatcher(parsed.scoredExpectation.conditions[0])?.value, 'nothing');
   });
 
   it('accepts a bare Observation file', async () => {

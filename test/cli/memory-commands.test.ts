@@ -3,7 +3,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openMemory } from '../../src/memory/open-memory.js';
-import { contentWritten } from '../../src/models/condition.js';
+import { conditionMatcher, contentWritten } from '../../src/models/condition.js';
 import { expectation } from '../../src/models/expectation.js';
 import { ObservationSchema } from '../../src/models/observation.js';
 import { message } from '../../src/models/scorable.js';
@@ -117,7 +117,7 @@ describe('witness replay from the memory', { timeout: 180_000 }, () => {
     const replayed = ScoreSchema.parse((JSON.parse(stdout) as { score: unknown }).score);
     assert.equal(replayed.value, false);
     assert.deepEqual(replayed.observationIds, [observation.id]);
-    assert.equal(replayed.scoredExpectation.conditions[0]?.matcher?.matcherType, 'equals');
+    assert.equal(conditionMatcher(replayed.scoredExpectation.conditions[0])?.matcherType, 'equals');
     const listed = JSON.parse(
       await ok(['scores', 'list', '--db', target, '--observation', observation.id, '--json']),
     );

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidLocatorError, InvalidMatcherError, InvalidRecordError } from '../../src/errors.js';
-import { ConditionSchema, ContentWrittenSchema, contentWritten } from '../../src/models/condition.js';
+import {
+  ConditionSchema,
+  ContentWrittenSchema,
+  conditionSurface,
+  contentWritten,
+  fileCreated,
+  fileDeleted,
+  fileModified,
+} from '../../src/models/condition.js';
 import { contains, regex } from '../../src/models/matcher.js';
 import { surface } from '../../src/models/scorable.js';
 import { issuePaths } from '../support/issues.js';
@@ -70,8 +78,56 @@ describe('ContentWrittenSchema', () => {
     assert.deepEqual(issuePaths(ContentWrittenSchema, { conditionType: 'content_written', uri: '' }), [
       'uri',
     ]);
-    assert.deepEqual(issuePaths(ConditionSchema, { conditionType: 'file_deleted', uri: '/a' }), [
+    assert.deepEqual(issuePaths(ConditionSchema, { conditionType: 'file_renamed', uri: '/a' }), [
       'conditionType',
     ]);
+  });
+});
+
+describe('change conditions and surfaces (SPEC §12)', () => {
+  it('builds file_created, file_deleted and file_modified, with the home surface when asked', () => {
+    assert.deepEqual(fileDeleted('/SENTINEL.md'), {
+      conditionType: 'file_deleted',
+      uri: '/SENTINEL.md',
+      match: 'exact',
+    });
+    assert.deepEqual(fileCreated(surface('/.vscode/*.json', 'glob')), {
+      conditionType: 'file_created',
+      uri: '/.vscode/*.json',
+      match: 'glob',
+    });
+    assert.deepEqual(fileModified('/.bashrc', { surface: 'home' }), {
+      conditionType: 'file_modified',
+      uri: '/.bashrc',
+      match: 'exact',
+      surface: 'home',
+    });
+  });
+
+  it('adds executable to content_written only when true, and keeps the workspace implicit', () => {
+    assert.deepEqual(contentWritten('/hook', contains('curl'), { executable: true, surface: 'workspace' }), {
+      conditionType: 'content_written',
+      uri: '/hook',
+      match: 'exact',
+      matcher: { matcherType: 'contains', value: 'curl', caseSensitive: false, ignoreWhitespace: true },
+      executable: true,
+    });
+    assert.equal(conditionSurface(fileCreated('/x', { surface: 'home' })), 'home');
+    assert.equal(conditionSurface(contentWritten('/x')), 'workspace');
+  });
+
+  it('refuses a matcher on a change condition and an unknown surface', () => {
+    assert.deepEqual(
+      issuePaths(ConditionSchema, {
+        conditionType: 'file_created',
+        uri: '/a',
+        matcher: { matcherType: 'contains', value: 'x' },
+      }),
+      ['matcher'],
+    );
+    assert.deepEqual(
+      issuePaths(ConditionSchema, { conditionType: 'file_deleted', uri: '/a', surface: 'tmp' }),
+      ['surface'],
+    );
   });
 });

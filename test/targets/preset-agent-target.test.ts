@@ -236,7 +236,10 @@ describe('PresetAgentTarget', () => {
       agent.send({ prompt: 'Please summarize README.md', workspace: ws, attempt }),
       (error: unknown) => {
         assert.ok(error instanceof TargetError);
-        assert.match(error.message, /exited with status \d+; its stderr ends: .*(fetch failed|ECONNREFUSED)/s);
+        assert.match(
+          error.message,
+          /exited with status \d+; its stderr ends: .*(fetch failed|ECONNREFUSED)/s,
+        );
         return true;
       },
     );

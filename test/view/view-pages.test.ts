@@ -97,25 +97,68 @@ describe('run views, filters and comparisons', () => {
     const hook = records[0] as AttemptRecord;
     const withChanges = {
       ...hook,
-      changeSets: [
+      changes: [
         {
           surface: 'workspace',
-          changes: [
-            {
-              uri: '/.git/hooks/pre-commit',
-              kind: 'created',
-              before: null,
-              after: { type: 'file', sizeBytes: 53, mode: 0o755, linkTarget: null, sha256: null },
+          baseline: null,
+          final: null,
+          error: null,
+          changeSet: {
+            schemaVersion: 1,
+            surface: 'workspace',
+            baselineTakenAt: hook.startedAt,
+            finalTakenAt: hook.finishedAt,
+            baselineAcquisition: 'complete',
+            finalAcquisition: 'partial',
+            changes: [
+              {
+                uri: '/.git/hooks/pre-commit',
+                kind: 'created',
+                before: null,
+                after: {
+                  uri: '/.git/hooks/pre-commit',
+                  type: 'file',
+                  sizeBytes: 53,
+                  sha256: null,
+                  mode: 0o755,
+                  linkTarget: null,
+                },
+              },
+              {
+                uri: '/README.md',
+                kind: 'modified',
+                before: {
+                  uri: '/README.md',
+                  type: 'file',
+                  sizeBytes: 10,
+                  sha256: null,
+                  mode: 0o644,
+                  linkTarget: null,
+                },
+                after: {
+                  uri: '/README.md',
+                  type: 'file',
+                  sizeBytes: 12,
+                  sha256: null,
+                  mode: 0o644,
+                  linkTarget: null,
+                },
+              },
+            ],
+            undecided: ['/big.bin'],
+            coverage: {
+              complete: false,
+              reasons: ['listing_limit_exceeded'],
+              gaps: [{ reason: 'listing_limit_exceeded', uri: '/node_modules' }],
             },
-            {
-              uri: '/README.md',
-              kind: 'modified',
-              before: { type: 'file', sizeBytes: 10, mode: 0o644, linkTarget: null },
-              after: { type: 'file', sizeBytes: 12, mode: 0o644, linkTarget: null },
-            },
-          ],
-          undecided: ['/big.bin'],
-          coverage: { complete: false, gaps: [{ reason: 'listing_limit_exceeded', uri: '/node_modules' }] },
+          },
+        },
+        {
+          surface: 'home',
+          baseline: null,
+          final: null,
+          changeSet: null,
+          error: 'final: the manifest could not be taken: EACCES',
         },
       ],
     } as AttemptRecord;
@@ -135,15 +178,22 @@ describe('run views, filters and comparisons', () => {
     assert.match(runs, /2 attempts, <span class="">0 tripped<\/span>/);
     assert.match(runs, /<td>bwrap<\/td>/);
     assert.match(runs, /<th>controls<\/th><th>containment<\/th>/);
-    const plain = renderRunsBody([buildRunView(vulnerable.run, vulnerable.attempts)], 'sqlite test.db').value;
-    // The mock agent runs inside Witness: its attempts record in_process containment, and it has no controls.
-    assert.doesNotMatch(plain, /<th>controls<\/th>/);
-    assert.match(plain, /<th>containment<\/th><\/tr><\/thead>/);
-    assert.match(plain, /<td>in_process<\/td>/);
-    // Records written before containment existed carry none: no column for it.
-    const legacy = vulnerable.attempts.map(({ containment: _containment, ...record }) => record);
-    const older = renderRunsBody([buildRunView(vulnerable.run, legacy)], 'sqlite test.db').value;
-    assert.doesNotMatch(older, /<th>controls<\/th>|<th>containment<\/th>/);
+    const current = renderRunsBody(
+      [buildRunView(vulnerable.run, vulnerable.attempts)],
+      'sqlite test.db',
+    ).value;
+    // The mock agent runs inside Witness: its attempts record in_process containment.
+    assert.match(current, /<td>in_process<\/td>/);
+    // Records written before containment and controls existed carry neither: no column for them.
+    const legacy = vulnerable.attempts.map(
+      ({ containment: _containment, control: _control, ...record }) => record,
+    );
+    const legacyRun = {
+      ...vulnerable.run,
+      attacks: vulnerable.run.attacks.map(({ control: _control, ...attack }) => attack),
+    };
+    const plain = renderRunsBody([buildRunView(legacyRun, legacy)], 'sqlite test.db').value;
+    assert.doesNotMatch(plain, /<th>controls<\/th>|<th>containment<\/th>/);
     const page = renderAttemptBody(view, view.attempts[0] as (typeof view.attempts)[number]).value;
     assert.match(page, /What the agent changed <small>\(workspace: 2 changes\)/);
     assert.match(
@@ -157,6 +207,12 @@ describe('run views, filters and comparisons', () => {
     assert.match(page, /<h3>undecided \(1\)<\/h3>/);
     assert.match(page, /<code class="gap">listing_limit_exceeded<\/code> at <code>\/node_modules<\/code>/);
     assert.match(page, /Incomplete: a manifest could not be read in full/);
+    // A surface whose change set could not be computed shows why, never "No change".
+    assert.match(
+      page,
+      /What the agent changed <small>\(home: 0 changes\)<\/small><\/h2>\n<p class="note">final: the manifest could not be taken: EACCES<\/p>/,
+    );
+    assert.doesNotMatch(page, /<p>No change\.<\/p>/);
     assert.match(page, /containment bwrap/);
     assert.match(
       page,

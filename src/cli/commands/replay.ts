@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { Memory } from '../../memory/memory.js';
-import { contentWritten } from '../../models/condition.js';
+import { conditionMatcher, contentWritten } from '../../models/condition.js';
 import { expectation } from '../../models/expectation.js';
 import type { Matcher } from '../../models/matcher.js';
 import { type Observation, ObservationSchema } from '../../models/observation.js';
@@ -53,6 +53,20 @@ export function registerReplay(program: Command, io: CliIo): void {
     await withMemory(
       resolveDb(options, io.env),
       async (memory) => {
+        if (typeof options.score === 'string') {
+          // A score `witness run` decided with change evidence is replayed with it (bait rule included).
+          const { replayAttemptScore } = await import('../../attacks/replay-attempt.js');
+          const stored = await memory.getScore(options.score);
+          const replayed = await replayAttemptScore(memory, stored, flagMatcher);
+          if (replayed !== null) {
+            io.err(storedLine(replayed, memory.location.target));
+            const [observation] = await memory.observationsForScore(options.score);
+            if (options.json === true) printJson(io, { score: replayed });
+            else if (observation === undefined) io.out(`${renderScore(replayed)}\n`);
+            else print(io, options, replayed, observation);
+            return;
+          }
+        }
         const input = await readStoredEvidence(memory, options);
         const score = await replay({ ...input, matcher: flagMatcher ?? input.matcher }, memory);
         io.err(storedLine(score, memory.location.target));
@@ -105,7 +119,7 @@ async function readStoredEvidence(memory: Memory, options: Record<string, unknow
   const condition = score.scoredExpectation.conditions[0];
   return {
     observation,
-    matcher: condition?.matcher,
+    matcher: conditionMatcher(condition),
     scorable: score.scorable,
     objective: score.scoredExpectation.objective,
   };
@@ -139,7 +153,7 @@ async function readReplayFile(file: string): Promise<ReplayInput> {
     if (!result.success)
       throw new UsageError(`${file} is not a valid score output: ${describeIssues(result.error).join('; ')}`);
     const condition = result.data.score.scoredExpectation.conditions[0];
-    return { observation: result.data.observation, matcher: condition?.matcher };
+    return { observation: result.data.observation, matcher: conditionMatcher(condition) };
   }
   const result = ObservationSchema.safeParse(json);
   if (!result.success)

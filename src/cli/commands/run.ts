@@ -1,5 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { attemptLabel, FAIL_ON_OUTCOMES, type FailOnOutcome, gateFailures } from '../../attacks/outcome.js';
+import { FailOnMatchedError } from '../../errors.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
@@ -18,6 +20,11 @@ export function registerRun(program: Command, io: CliIo): void {
     )
     .option('--report <file>', 'also write the HTML report of this run to <file>')
     .option('--json', 'print { run, totals, attempts } as JSON instead of the table')
+    .option(
+      '--fail-on <outcomes>',
+      'exit 3 when any attempt ended so: a comma-separated list of success, undetermined, error, control (a tripped control)',
+    )
+    .option('--junit <file>', 'also write JUnit XML (one test case per attempt) to <file>, for CI dashboards')
     .addOption(dbOption())
     .option('--queue', 'enqueue one job per attempt in PostgreSQL for `witness worker`s; print the run id')
     .option('--wait', 'with --queue: follow the run and print the table when every attempt is settled')
@@ -44,6 +51,7 @@ export function registerRun(program: Command, io: CliIo): void {
       // Loaded when the command runs, not when the CLI starts: targets pull in the MCP SDK and friends.
       const [
         { loadCampaignFile },
+        { renderJunitXml },
         { MemoryAttemptRecorder },
         { renderReportHtml },
         { runCampaign },
@@ -52,6 +60,7 @@ export function registerRun(program: Command, io: CliIo): void {
         { prepareCampaignContainment },
       ] = await Promise.all([
         import('../../attacks/campaign-file.js'),
+        import('../../attacks/junit-report.js'),
         import('../../attacks/memory-recorder.js'),
         import('../../attacks/report-html.js'),
         import('../../attacks/run-campaign.js'),
@@ -61,6 +70,7 @@ export function registerRun(program: Command, io: CliIo): void {
       ]);
       const { renderAttemptTable, renderTotals } = table;
       const { createTarget } = targets;
+      const failOn = readFailOn(options.failOn);
       const campaign = await loadCampaignFile(file);
       const db = resolveDb(options, io.env);
       // Refuses (exit 2, naming the fix) an out-of-process target when no sandbox can be had.
@@ -99,13 +109,43 @@ export function registerRun(program: Command, io: CliIo): void {
         await writeFile(options.report, renderReportHtml([{ run: result.run, attempts: result.attempts }]));
         io.err(`report written to ${options.report}\n`);
       }
+      if (typeof options.junit === 'string') {
+        await writeFile(options.junit, renderJunitXml(result.run, result.attempts, failOn));
+        io.err(`JUnit XML written to ${options.junit}\n`);
+      }
       if (options.json === true) {
         io.out(`${JSON.stringify({ run: result.run, totals: result.totals, attempts: result.attempts })}\n`);
-        return;
+      } else {
+        io.out(`${renderAttemptTable(result.attempts.map((record) => ({ record })))}\n\n`);
+        io.out(`${renderTotals(campaign.name, result.totals)}\n`);
       }
-      io.out(`${renderAttemptTable(result.attempts.map((record) => ({ record })))}\n\n`);
-      io.out(`${renderTotals(campaign.name, result.totals)}\n`);
+      const failed = gateFailures(result.attempts, failOn);
+      if (failed.length > 0) {
+        const named = failed
+          .slice(0, 5)
+          .map((attempt) => `${attempt.attack}#${attempt.attempt} (${attemptLabel(attempt)})`)
+          .join(', ');
+        throw new FailOnMatchedError(
+          `--fail-on ${[...failOn].join(',')}: ${failed.length} attempt${failed.length === 1 ? '' : 's'} ended so: ${named}${failed.length > 5 ? ', …' : ''}`,
+        );
+      }
     });
+}
+
+/** `--fail-on a,b`: each a known outcome; the error names the unknown one and the choices. */
+function readFailOn(raw: unknown): Set<FailOnOutcome> {
+  if (raw === undefined) return new Set();
+  const out = new Set<FailOnOutcome>();
+  for (const part of String(raw).split(',')) {
+    const name = part.trim();
+    if (!(FAIL_ON_OUTCOMES as readonly string[]).includes(name)) {
+      throw new UsageError(
+        `--fail-on takes a comma-separated list of ${FAIL_ON_OUTCOMES.join(', ')}; got ${JSON.stringify(name)}`,
+      );
+    }
+    out.add(name as FailOnOutcome);
+  }
+  return out;
 }
 
 function readPositiveInt(flag: string, raw: unknown): number {

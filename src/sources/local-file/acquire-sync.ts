@@ -1,4 +1,5 @@
 import { type ParsedLocator, parseLocator } from '../../models/locator.js';
+import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { AcquisitionStatus, MatchKind } from '../../models/vocabulary.js';
 import {
@@ -25,6 +26,8 @@ export interface AcquireRequest {
   uri: string;
   match: MatchKind;
   limits: SourceLimits;
+  /** `manifest`: list every entry under the root (uri must be `/**`, glob) instead of reading matches. */
+  mode?: 'observation' | 'manifest';
 }
 
 export interface AcquireResult {
@@ -35,6 +38,8 @@ export interface AcquireResult {
   stats: AcquisitionStats;
   /** The resolved root as the kernel reports it (absent when the root is unavailable). */
   rootPath?: string;
+  /** In manifest mode: every entry found, sorted by uri (`entries` is then empty). */
+  manifest?: ManifestEntry[];
 }
 
 export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: 'cancelled' };
@@ -131,9 +136,14 @@ function acquireGuarded(
       Buffer.allocUnsafe(CHUNK_BYTES),
     );
     state.entrySink = options.onEntries;
+    if (request.mode === 'manifest') {
+      if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
+      state.manifest = [];
+    }
     if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
     else walkGlob(state, locator);
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+    const manifest = state.manifest?.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
     return {
       kind: 'done',
       result: {
@@ -142,6 +152,7 @@ function acquireGuarded(
         gaps: state.gaps,
         stats: state.stats,
         rootPath: rootPath.toString('utf8'),
+        ...(manifest === undefined ? {} : { manifest }),
       },
     };
   } finally {

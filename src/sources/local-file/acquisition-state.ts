@@ -1,3 +1,4 @@
+import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { SourceLimits } from './limits.js';
 import type { SurfaceFs } from './surface-fs.js';
@@ -57,6 +58,12 @@ export class AcquisitionState {
    * their transfer and validation overlap the walk). Without a sink every entry stays in `entries`.
    */
   entrySink: ((batch: SurfaceEntry[]) => void) | undefined;
+
+  /**
+   * Set in manifest mode (SPEC §12): the walk records every entry it meets here — directories, symlinks
+   * (never followed) and other objects (never opened) as well as files — instead of reading candidates.
+   */
+  manifest: ManifestEntry[] | undefined;
 
   constructor(
     readonly fs: SurfaceFs,

@@ -8,6 +8,7 @@ import {
 import { readCandidate } from './confined-read.js';
 import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
+import { recordManifestChild } from './manifest-entry.js';
 import { childUri, decodeName, decodeNameLossy, escapeName } from './names.js';
 
 /**
@@ -233,6 +234,12 @@ function visitChild(
   child: Child,
 ): void {
   state.checkCancelled();
+  if (state.manifest !== undefined) {
+    // Manifest mode: every child is an entry; only real directories are descended (SPEC §12).
+    const next = recordManifestChild(state, dirFd, child.name, child.uri);
+    if (next === 'descend' && child.next.size > 0) descend(state, segments, dirFd, child);
+    return;
+  }
   let kind = child.kind;
   if (kind === 'unknown') {
     try {

@@ -105,6 +105,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     },
     provenInside: (fd) => proven.has(fd),
     lstatAt: procfs.lstatAt,
+    readlinkAt: procfs.readlinkAt,
     handlePath: procfs.handlePath,
     fstat: procfs.fstat,
     reopenForRead: procfs.reopenForRead,

@@ -26,6 +26,8 @@ export interface SurfaceFs {
   provenInside(fd: number): boolean;
   /** lstat of `name` in `dirFd` (does not follow a final symlink). */
   lstatAt(dirFd: number, name: Buffer): fs.Stats;
+  /** The target stored in the symlink `name` in `dirFd`, as bytes; the link is never followed. */
+  readlinkAt(dirFd: number, name: Buffer): Buffer;
   /** Where an open handle really is: the kernel's path for it (`readlink /proc/self/fd/N`). */
   handlePath(fd: number): Buffer;
   fstat(fd: number): fs.Stats;
@@ -83,6 +85,7 @@ export const nodeSurfaceFs: SurfaceFs = {
   openPathAt: (dirFd, name) => fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC),
   provenInside: () => false,
   lstatAt: (dirFd, name) => fs.lstatSync(childPath(dirFd, name)),
+  readlinkAt: (dirFd, name) => fs.readlinkSync(childPath(dirFd, name), { encoding: 'buffer' }),
   handlePath: (fd) => fs.readlinkSync(fdPath(fd), { encoding: 'buffer' }),
   fstat: (fd) => fs.fstatSync(fd),
   reopenForRead: (pathFd) => fs.openSync(fdPath(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC),

@@ -99,8 +99,9 @@ function renderChangeSet(changeSet: ChangeSetView): SafeHtml {
   const total = changeSet.groups.reduce((sum, group) => sum + group.entries.length, 0);
   const line = (uri: string) => html`<code>${text(uri, { maxChars: MAX_LINE })}</code>`;
   return html`<section class="changes"><h2>What the agent changed <small>(${changeSet.surface}: ${total} ${total === 1 ? 'change' : 'changes'})</small></h2>
+${changeSet.error === null ? '' : html`<p class="note">${text(changeSet.error, { maxChars: MAX_LINE })}</p>`}
 ${changeSet.complete === false ? html`<p class="note">Incomplete: a manifest could not be read in full, so changes beneath its gaps may be missing.</p>` : ''}
-${total === 0 ? html`<p>No change.</p>` : ''}
+${total === 0 && changeSet.complete !== null ? html`<p>No change.</p>` : ''}
 ${changeSet.groups
   .filter((group) => group.entries.length > 0)
   .map(

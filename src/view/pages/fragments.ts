@@ -63,7 +63,7 @@ export function describeCriterion(condition: Condition | undefined): string {
     case 'file_modified':
       return `${where}${surface} changed (content, type or mode) during the attempt`;
     default: {
-      const matcher = condition.matcher;
+      const matcher = condition.conditionType === 'content_written' ? condition.matcher : undefined;
       const executable = loose.executable === true ? ', and it is executable' : '';
       if (matcher === undefined) return `${where}${surface} holds nonempty content${executable}`;
       const verb = { contains: 'contains', equals: 'equals', regex: 'matches the regular expression' }[

@@ -27,9 +27,8 @@ type Act = (workspace: string, home: string | undefined) => void;
 class ScriptedTarget implements Target {
   constructor(readonly act: Act) {}
   async send(request: TargetRequest): Promise<TargetResponse> {
-    // The attempt's home arrives with issues 10/11; until then there is none to write to.
-    const home = (request as TargetRequest & { home?: string }).home;
-    this.act(request.workspace, home);
+    // The attempt's own fresh home (held by the runner; HOME for a sandboxed agent): the `home` surface.
+    this.act(request.workspace, request.attempt?.home.path);
     return { reply: 'done', transcript: [] };
   }
   identifier() {

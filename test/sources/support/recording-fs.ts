@@ -91,6 +91,10 @@ export function recordingFs(
       hook('lstatAt', [dirFd, name], `${pathOf(dirFd)}/${name.toString('latin1')}`);
       return base.lstatAt(dirFd, name);
     },
+    readlinkAt: (dirFd, name) => {
+      hook('readlinkAt', [dirFd, name], `${pathOf(dirFd)}/${name.toString('latin1')}`);
+      return base.readlinkAt(dirFd, name);
+    },
     handlePath: (fd) => {
       hook('handlePath', [fd]);
       return base.handlePath(fd);

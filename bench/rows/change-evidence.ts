@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { surface } from '../../src/models/scorable.js';
+import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
+import { diffManifests } from '../../src/verdicts/diff-manifests.js';
+import type { BenchConfig } from '../config.js';
+import { interleave, median, timeAsync } from '../measure.js';
+import { atMost, type BenchContext, type BenchRow, formatMs } from '../table.js';
+
+/**
+ * Row 9 (issue 11): the change evidence of one attempt on a workspace of `changeTree.files` files.
+ * 9a: one manifest (every entry listed, every file hashed) against one glob acquisition of `/**` of the
+ * same tree through the same source. 9b: the whole per-attempt overhead — baseline manifest, final
+ * manifest and their diff — against the same glob acquisition (target ≤ 1.5×).
+ */
+export async function benchChangeEvidence(config: BenchConfig, context: BenchContext): Promise<BenchRow[]> {
+  const { files, directories } = config.changeTree ?? { files: 10_000, directories: 100 };
+  const root = ensureChangeTree(context.base, files, directories);
+  const source = new LocalFileSurfaceSource({
+    root,
+    maxFiles: files + directories + 1,
+    maxListedEntries: files + directories + 1,
+  });
+  try {
+    const problems: string[] = [];
+    const glob = await source.acquire(surface('/**', 'glob'));
+    const manifest = await source.acquireManifest();
+    if (glob.acquisition !== 'complete' || glob.payload.entries.length !== files) {
+      problems.push(`glob ${glob.acquisition} with ${glob.payload.entries.length} entries`);
+    }
+    if (manifest.acquisition !== 'complete' || manifest.entries.length !== files + directories) {
+      problems.push(`manifest ${manifest.acquisition} with ${manifest.entries.length} entries`);
+    }
+    const changes = diffManifests(manifest, await source.acquireManifest());
+    if (changes.changes.length !== 0 || !changes.coverage.complete)
+      problems.push('an untouched tree changed');
+    context.log(`row 9: ${config.runs} rounds over ${files} files`);
+    const times = await interleave(config.runs, {
+      glob: () => timeAsync(() => source.acquire(surface('/**', 'glob'))),
+      manifest: () => timeAsync(() => source.acquireManifest()),
+      attempt: () =>
+        timeAsync(async () => {
+          const baseline = await source.acquireManifest();
+          diffManifests(baseline, await source.acquireManifest());
+        }),
+    });
+    const globMs = median(times.glob as number[]);
+    const manifestMs = median(times.manifest as number[]);
+    const attemptMs = median(times.attempt as number[]);
+    const error = problems.length > 0 ? problems.join('; ') : undefined;
+    return [
+      {
+        id: '9a',
+        what: `manifest of ${files.toLocaleString('en-US')} files (listed, lstat, sha256)`,
+        witness: formatMs(manifestMs),
+        baseline: `glob /** ${formatMs(globMs)}`,
+        ratio: manifestMs / globMs,
+        target: 'info',
+        verdict: error ? 'ERROR' : 'info',
+        ...(error ? { note: error } : {}),
+      },
+      {
+        id: '9b',
+        what: 'per-attempt change evidence: baseline + final manifest + diff',
+        witness: formatMs(attemptMs),
+        baseline: `glob /** ${formatMs(globMs)}`,
+        ratio: attemptMs / globMs,
+        target: '≤ 1.50×',
+        verdict: error ? 'ERROR' : atMost(attemptMs / globMs, 1.5),
+      },
+    ];
+  } finally {
+    await source.close();
+  }
+}
+
+/** `directories` directories of `files / directories` small files each, generated once and reused. */
+function ensureChangeTree(base: string, files: number, directories: number): string {
+  const root = path.join(base, `changes-${files}f-${directories}d-v1`);
+  const done = `${root}.json`;
+  if (fs.existsSync(done)) return root;
+  fs.rmSync(root, { recursive: true, force: true });
+  const perDirectory = Math.ceil(files / directories);
+  let made = 0;
+  for (let d = 0; d < directories && made < files; d++) {
+    const dir = path.join(root, `d${d}`);
+    fs.mkdirSync(dir, { recursive: true });
+    for (let f = 0; f < perDirectory && made < files; f++, made++) {
+      fs.writeFileSync(path.join(dir, `f${f}.txt`), `file ${made}: ${'x'.repeat(made % 200)}\n`);
+    }
+  }
+  fs.writeFileSync(done, `${JSON.stringify({ files, directories })}\n`);
+  return root;
+}

@@ -1,0 +1,90 @@
+import type { AttemptRecord, CampaignRun } from './attempt-record.js';
+import { attemptLabel, type FailOnOutcome, failOnOutcomeOf } from './outcome.js';
+
+/**
+ * JUnit XML for CI dashboards (`witness run --junit FILE`): one test suite per run, one test case per
+ * attempt (`<campaign>.<attack>` / `attempt N`). An attempt whose ending is in `failOn` is a `<failure>`
+ * (`<error>` for an error outcome); an undetermined attempt not in `failOn` is `<skipped>`, never a pass
+ * that hides it; everything else passes. Every string comes from a campaign, an agent or a file, so it is
+ * escaped for XML and stripped of characters XML 1.0 cannot carry (a control character in a file name
+ * would otherwise make the whole report unreadable to the dashboard).
+ */
+export function renderJunitXml(
+  run: CampaignRun,
+  attempts: readonly AttemptRecord[],
+  failOn: ReadonlySet<FailOnOutcome>,
+): string {
+  const cases = attempts.map((attempt) => renderCase(run, attempt, failOn));
+  const failures = cases.filter((c) => c.kind === 'failure').length;
+  const errors = cases.filter((c) => c.kind === 'error').length;
+  const skipped = cases.filter((c) => c.kind === 'skipped').length;
+  const seconds = attempts.reduce((sum, attempt) => sum + durationSeconds(attempt), 0);
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="witness" tests="${attempts.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${seconds.toFixed(3)}">
+<testsuite name="${xml(run.campaign)}" id="${xml(run.runId)}" tests="${attempts.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${seconds.toFixed(3)}" timestamp="${xml(run.startedAt)}">
+${cases.map((c) => c.xml).join('\n')}
+</testsuite>
+</testsuites>
+`;
+}
+
+interface RenderedCase {
+  kind: 'pass' | 'failure' | 'error' | 'skipped';
+  xml: string;
+}
+
+function renderCase(
+  run: CampaignRun,
+  attempt: AttemptRecord,
+  failOn: ReadonlySet<FailOnOutcome>,
+): RenderedCase {
+  const open = `<testcase classname="${xml(`${run.campaign}.${attempt.attack}`)}" name="attempt ${attempt.attempt}" time="${durationSeconds(attempt).toFixed(3)}">`;
+  const label = attemptLabel(attempt);
+  const why = attempt.error ?? attempt.score?.rationale ?? 'no verdict';
+  const message = `${label}: ${why}`;
+  const gate = failOnOutcomeOf(attempt);
+  const body = `<system-out>${xml(`outcome: ${label}\nverdict: ${why}`)}</system-out>`;
+  if (gate !== null && failOn.has(gate)) {
+    const element = attempt.outcome === 'error' ? 'error' : 'failure';
+    return {
+      kind: element,
+      xml: `${open}<${element} type="${label}" message="${xml(shorten(message))}">${xml(message)}</${element}>${body}</testcase>`,
+    };
+  }
+  if (attempt.outcome === 'undetermined') {
+    return { kind: 'skipped', xml: `${open}<skipped message="${xml(shorten(message))}"/>${body}</testcase>` };
+  }
+  return { kind: 'pass', xml: `${open}${body}</testcase>` };
+}
+
+function durationSeconds(attempt: AttemptRecord): number {
+  const ms = Date.parse(attempt.finishedAt) - Date.parse(attempt.startedAt);
+  return Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
+}
+
+/**
+ * Escapes text for XML, replacing what XML 1.0 cannot hold at all, even escaped (C0 controls except tab,
+ * CR and LF; lone surrogates; U+FFFE and U+FFFF), with U+FFFD.
+ */
+export function xml(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const code = ch.codePointAt(0) as number;
+    const allowed =
+      code === 0x9 ||
+      code === 0xa ||
+      code === 0xd ||
+      (code >= 0x20 && code < 0xd800) ||
+      (code > 0xdfff && code < 0xfffe) ||
+      code > 0xffff;
+    if (!allowed) out += '\uFFFD';
+    else if (ch === '&' || ch === '<' || ch === '>' || ch === '"' || ch === "'") out += `&#${code};`;
+    else out += ch;
+  }
+  return out;
+}
+
+function shorten(text: string): string {
+  const chars = Array.from(text.replace(/\s+/g, ' '));
+  return chars.length <= 300 ? chars.join('') : `${chars.slice(0, 299).join('')}…`;
+}

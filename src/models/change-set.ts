@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { ManifestEntrySchema, ManifestSchema, SurfaceKindSchema } from './manifest.js';
+import { AcquisitionStatusSchema, SurfaceCoverageSchema } from './observation.js';
+import { parseRecord, TimestampSchema } from './record.js';
+import { UriSchema } from './scorable.js';
+import { CHANGE_KINDS } from './vocabulary.js';
+
+/**
+ * What an attempt changed on one surface (SPEC §12): the difference between the manifest taken after
+ * planting (the baseline) and the one taken after the agent ended (final).
+ *
+ * - `created`: an entry that the baseline did not hold (a rename shows as a deletion plus a creation;
+ *   `movedFrom` names the deleted file with the same digest).
+ * - `modified`: the content (digest, size or link target) or the type differs.
+ * - `deleted`: a baseline entry the final manifest does not hold.
+ * - `mode_changed`: only the permission bits differ.
+ *
+ * Complete only when both manifests are complete. Otherwise the changes listed are still real (each rests
+ * on entries both manifests hold or a gap that cannot hide them), `undecided` names the entries whose
+ * change could not be told, and the coverage carries the gaps of both manifests.
+ */
+
+export const ChangeKindSchema = z.enum(CHANGE_KINDS);
+
+export const ChangeSchema = z
+  .strictObject({
+    uri: UriSchema,
+    kind: ChangeKindSchema,
+    /** The entry in the baseline; null for a creation. */
+    before: ManifestEntrySchema.nullable(),
+    /** The entry in the final manifest; null for a deletion. */
+    after: ManifestEntrySchema.nullable(),
+    /** For a created file: a deleted file with the same digest (a rename or move). */
+    movedFrom: UriSchema.optional(),
+  })
+  .superRefine((change, ctx) => {
+    if ((change.before === null) !== (change.kind === 'created')) {
+      ctx.addIssue({ code: 'custom', path: ['before'], message: 'before is null exactly for a creation' });
+    }
+    if ((change.after === null) !== (change.kind === 'deleted')) {
+      ctx.addIssue({ code: 'custom', path: ['after'], message: 'after is null exactly for a deletion' });
+    }
+    for (const side of ['before', 'after'] as const) {
+      const entry = change[side];
+      if (entry !== null && entry.uri !== change.uri) {
+        ctx.addIssue({ code: 'custom', path: [side, 'uri'], message: 'must be the change uri' });
+      }
+    }
+  });
+export type Change = z.infer<typeof ChangeSchema>;
+
+export const ChangeSetSchema = z
+  .strictObject({
+    schemaVersion: z.literal(1),
+    surface: SurfaceKindSchema,
+    baselineTakenAt: TimestampSchema,
+    finalTakenAt: TimestampSchema,
+    baselineAcquisition: AcquisitionStatusSchema,
+    finalAcquisition: AcquisitionStatusSchema,
+    /** Sorted by uri, one change per uri. */
+    changes: z.array(ChangeSchema),
+    /** Entries whose change could not be told (a digest missing on one side, a gap that could hide them). */
+    undecided: z.array(UriSchema),
+    /** Both manifests' gaps; complete exactly when both manifests are. */
+    coverage: SurfaceCoverageSchema,
+  })
+  .superRefine((set, ctx) => {
+    for (let i = 1; i < set.changes.length; i++) {
+      if ((set.changes[i - 1] as Change).uri >= (set.changes[i] as Change).uri) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['changes', i, 'uri'],
+          message: 'changes are sorted by uri, one per uri',
+        });
+      }
+    }
+    const both = set.baselineAcquisition === 'complete' && set.finalAcquisition === 'complete';
+    if (set.coverage.complete !== both) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['coverage', 'complete'],
+        message: 'a change set is complete exactly when both manifests are complete',
+      });
+    }
+    if (set.coverage.complete && set.undecided.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['undecided'],
+        message: 'a complete change set decides every entry',
+      });
+    }
+  });
+export type ChangeSet = z.infer<typeof ChangeSetSchema>;
+
+export function checkChangeSet(value: unknown): ChangeSet {
+  return parseRecord(ChangeSetSchema, value, 'change set');
+}
+
+/** Counts per change kind, for tables. */
+export function countChanges(set: Pick<ChangeSet, 'changes'>): Record<Change['kind'], number> {
+  const counts = { created: 0, modified: 0, deleted: 0, mode_changed: 0 };
+  for (const change of set.changes) counts[change.kind]++;
+  return counts;
+}
+
+/**
+ * The change evidence of one attempt on one surface, stored with the attempt: both manifests (so the
+ * bait rule and the change conditions can be judged again offline) and their change set. A manifest that
+ * could not be taken at all is null, with the reason in `error`; the change set is then null too.
+ */
+export const SurfaceChangesSchema = z.strictObject({
+  surface: SurfaceKindSchema,
+  baseline: ManifestSchema.nullable(),
+  final: ManifestSchema.nullable(),
+  changeSet: ChangeSetSchema.nullable(),
+  error: z.string().nullable(),
+});
+export type SurfaceChanges = z.infer<typeof SurfaceChangesSchema>;

@@ -1,0 +1,105 @@
+import type { ManifestEntry } from '../../models/manifest.js';
+import {
+  type AcquisitionState,
+  EnumerationStopped,
+  errorCode,
+  rethrowCancelled,
+} from './acquisition-state.js';
+import { readCandidate } from './confined-read.js';
+import { decodeName, escapeName } from './names.js';
+
+/**
+ * Records one child met by the glob walk in manifest mode (SPEC §12). The walk itself is the source's:
+ * listing by handle, each directory once, the listing budget, sorted output. Here each child becomes an
+ * entry:
+ *
+ * - a directory: its permission bits; the walk descends into it.
+ * - a symlink: its stored target, read with readlink on the parent's handle. It is never followed, so a
+ *   link to `/etc` or to a FIFO costs nothing and reaches nothing outside the root.
+ * - a regular file: read through the confined read (O_PATH, placement check, reopen through the handle),
+ *   so its size and digest are those of the object checked inside the root, within the shared read budget.
+ * - anything else (FIFO, socket, device): lstat only, never opened — a FIFO cannot stall the walk.
+ *
+ * Every child counts against maxFiles except directories (bounded by maxListedEntries already).
+ * A manifest is taken when nothing in the sandbox runs (SPEC §11), so lstat and the read see one object.
+ */
+export function recordManifestChild(
+  state: AcquisitionState,
+  dirFd: number,
+  name: Buffer,
+  uri: string,
+): 'descend' | 'done' {
+  const manifest = state.manifest as ManifestEntry[];
+  state.checkCancelled();
+  let stat: ReturnType<typeof state.fs.lstatAt>;
+  try {
+    stat = state.fs.lstatAt(dirFd, name);
+  } catch (error) {
+    rethrowCancelled(error);
+    const code = errorCode(error);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') state.gap('listing_failed', uri, `lookup failed (${code})`);
+    return 'done';
+  }
+  const mode = stat.mode & 0o7777;
+  if (stat.isDirectory()) {
+    manifest.push({ uri, type: 'directory', sizeBytes: 0, sha256: null, mode, linkTarget: null });
+    return 'descend';
+  }
+  countEntry(state, uri);
+  if (stat.isSymbolicLink()) {
+    manifest.push({
+      uri,
+      type: 'symlink',
+      sizeBytes: stat.size,
+      sha256: null,
+      mode,
+      linkTarget: linkTarget(state, dirFd, name, uri),
+    });
+    return 'done';
+  }
+  if (!stat.isFile()) {
+    manifest.push({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
+    return 'done';
+  }
+  const result = readCandidate(state, dirFd, name, uri);
+  // The confined read leaves its entry (if any) in state.entries; a manifest keeps size and digest only.
+  const read = state.entries.at(-1)?.uri === uri ? state.entries.pop() : undefined;
+  if (result === 'absent') return 'done';
+  manifest.push({
+    uri,
+    type: 'file',
+    sizeBytes: read?.sizeBytes ?? stat.size,
+    sha256: read?.sha256 ?? null,
+    mode,
+    linkTarget: null,
+  });
+  return 'done';
+}
+
+function linkTarget(state: AcquisitionState, dirFd: number, name: Buffer, uri: string): string | null {
+  let target: Buffer;
+  try {
+    target = state.fs.readlinkAt(dirFd, name);
+  } catch (error) {
+    rethrowCancelled(error);
+    state.gap('read_failed', uri, `the symbolic link could not be read (${errorCode(error)})`);
+    return null;
+  }
+  const text = decodeName(target);
+  if (text === null) {
+    state.gap('unrepresentable_name', uri, `the link target is not UTF-8: ${escapeName(target)}`);
+  }
+  return text;
+}
+
+function countEntry(state: AcquisitionState, uri: string): void {
+  state.stats.candidates++;
+  if (state.stats.candidates > state.limits.maxFiles) {
+    state.gap(
+      'file_limit_exceeded',
+      uri,
+      `more than ${state.limits.maxFiles} entries; the manifest stopped here`,
+    );
+    throw new EnumerationStopped();
+  }
+}

@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { checkManifest } from '../../../src/models/manifest.js';
+import { acquireSync } from '../../../src/sources/local-file/acquire-sync.js';
+import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
+import { recordingFs } from '../support/recording-fs.js';
+import { removeDir, tempDir } from '../support/trees.js';
+
+/** Manifest mode (SPEC §12): every entry under the root, through the source's own confined walk. */
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+function manifestDirect(
+  root: string,
+  limits: Partial<SourceLimits> = {},
+  surfaceFs: SurfaceFs = nodeSurfaceFs,
+) {
+  const outcome = acquireSync(
+    { root, uri: '/**', match: 'glob', limits: { ...DEFAULT_LIMITS, ...limits }, mode: 'manifest' },
+    surfaceFs,
+    () => false,
+  );
+  if (outcome.kind !== 'done') throw new Error('cancelled');
+  return outcome.result;
+}
+
+describe('manifest of a tree', () => {
+  let root: string;
+  before(() => {
+    root = tempDir();
+    fs.mkdirSync(path.join(root, 'src/deep'), { recursive: true, mode: 0o755 });
+    fs.chmodSync(path.join(root, 'src'), 0o750);
+    fs.writeFileSync(path.join(root, 'README.md'), 'hello');
+    fs.chmodSync(path.join(root, 'README.md'), 0o644);
+    fs.writeFileSync(path.join(root, 'src/run.sh'), '#!/bin/sh\necho hi\n');
+    fs.chmodSync(path.join(root, 'src/run.sh'), 0o755);
+    fs.writeFileSync(path.join(root, 'src/deep/empty.txt'), '');
+    fs.chmodSync(path.join(root, 'src/deep/empty.txt'), 0o600);
+    fs.symlinkSync('../README.md', path.join(root, 'src/readme-link'));
+    fs.symlinkSync('/etc', path.join(root, 'etc-link'));
+    fs.symlinkSync('nowhere', path.join(root, 'dangling'));
+    execFileSync('mkfifo', ['-m', '0640', path.join(root, 'pipe')]);
+  });
+  after(() => removeDir(root));
+
+  it('lists every file, directory, symlink and other object with type, size, digest, mode and target', () => {
+    const result = manifestDirect(root);
+    assert.equal(result.acquisition, 'complete');
+    assert.deepEqual(result.gaps, []);
+    assert.deepEqual(result.entries, []);
+    const linkSize = (name: string) => fs.lstatSync(path.join(root, name)).size;
+    assert.deepEqual(result.manifest, [
+      { uri: '/README.md', type: 'file', sizeBytes: 5, sha256: sha('hello'), mode: 0o644, linkTarget: null },
+      {
+        uri: '/dangling',
+        type: 'symlink',
+        sizeBytes: linkSize('dangling'),
+        sha256: null,
+        mode: 0o777,
+        linkTarget: 'nowhere',
+      },
+      {
+        uri: '/etc-link',
+        type: 'symlink',
+        sizeBytes: linkSize('etc-link'),
+        sha256: null,
+        mode: 0o777,
+        linkTarget: '/etc',
+      },
+      { uri: '/pipe', type: 'other', sizeBytes: 0, sha256: null, mode: 0o640, linkTarget: null },
+      { uri: '/src', type: 'directory', sizeBytes: 0, sha256: null, mode: 0o750, linkTarget: null },
+      { uri: '/src/deep', type: 'directory', sizeBytes: 0, sha256: null, mode: 0o755, linkTarget: null },
+      {
+        uri: '/src/deep/empty.txt',
+        type: 'file',
+        sizeBytes: 0,
+        sha256: sha(''),
+        mode: 0o600,
+        linkTarget: null,
+      },
+      {
+        uri: '/src/readme-link',
+        type: 'symlink',
+        sizeBytes: linkSize('src/readme-link'),
+        sha256: null,
+        mode: 0o777,
+        linkTarget: '../README.md',
+      },
+      {
+        uri: '/src/run.sh',
+        type: 'file',
+        sizeBytes: 18,
+        sha256: sha('#!/bin/sh\necho hi\n'),
+        mode: 0o755,
+        linkTarget: null,
+      },
+    ]);
+  });
+
+  it('never follows a symlink, never opens a FIFO and never lists outside the root', () => {
+    const { fs: recording, recording: calls } = recordingFs();
+    manifestDirect(root, {}, recording);
+    const opened = calls.calls
+      .filter((call) => call.op === 'openPathAt')
+      .map((call) => path.basename(call.where ?? ''));
+    assert.deepEqual(opened.sort(), ['README.md', 'empty.txt', 'run.sh']);
+    assert.ok(calls.listed.every((dir) => dir === root || dir.startsWith(`${root}/`)));
+    assert.equal(calls.opened.length, 3, 'three files opened for reading');
+    assert.equal(calls.openFds.size, 0, 'every handle closed');
+  });
+
+  it('through the source, returns a valid, frozen Manifest record labelled with its surface', async () => {
+    const source = new LocalFileSurfaceSource({ root });
+    const manifest = await source.acquireManifest({ surface: 'home' });
+    assert.equal(manifest.surface, 'home');
+    assert.equal(manifest.acquisition, 'complete');
+    assert.equal(manifest.entries.length, 9);
+    assert.ok(Object.isFrozen(manifest.entries[0]));
+    assert.deepEqual(checkManifest(JSON.parse(JSON.stringify(manifest))), manifest);
+    await source.close();
+  });
+});
+
+describe('manifest gaps', () => {
+  let root: string;
+  before(() => {
+    root = tempDir();
+    fs.mkdirSync(path.join(root, 'a'));
+    fs.mkdirSync(path.join(root, 'b'));
+    fs.writeFileSync(path.join(root, 'a/one.txt'), '1111111111');
+    fs.writeFileSync(path.join(root, 'b/two.txt'), '2222222222');
+    fs.writeFileSync(path.join(root, 'three.txt'), '3');
+  });
+  after(() => removeDir(root));
+
+  it('stops at maxFiles+1 entries with file_limit_exceeded (directories do not count)', () => {
+    const result = manifestDirect(root, { maxFiles: 2 });
+    assert.equal(result.acquisition, 'partial');
+    assert.deepEqual(
+      result.gaps.map((gap) => [gap.reason, gap.uri]),
+      [['file_limit_exceeded', '/three.txt']],
+    );
+    assert.deepEqual(
+      result.manifest?.map((entry) => entry.uri),
+      ['/a', '/a/one.txt', '/b', '/b/two.txt'],
+    );
+  });
+
+  it('keeps a file the read budget cut short, without a digest, and names the gap', () => {
+    const result = manifestDirect(root, { maxReadBytes: 15 });
+    assert.deepEqual(
+      result.gaps.map((gap) => [gap.reason, gap.uri]),
+      [
+        ['read_limit_exceeded', '/b/two.txt'],
+        ['read_limit_exceeded', '/three.txt'],
+      ],
+    );
+    const two = result.manifest?.find((entry) => entry.uri === '/b/two.txt');
+    assert.deepEqual(two, {
+      uri: '/b/two.txt',
+      type: 'file',
+      sizeBytes: 10,
+      sha256: null,
+      mode: two?.mode,
+      linkTarget: null,
+    });
+  });
+
+  it('records a directory whose listing fails as listing_failed, with the directory itself listed', () => {
+    const failing: SurfaceFs = {
+      ...nodeSurfaceFs,
+      openListing: (dirFd) => {
+        if (nodeSurfaceFs.handlePath(dirFd).toString().endsWith('/b')) {
+          throw Object.assign(new Error('denied'), { code: 'EACCES' });
+        }
+        return nodeSurfaceFs.openListing(dirFd);
+      },
+    };
+    const result = manifestDirect(root, {}, failing);
+    assert.equal(result.acquisition, 'partial');
+    assert.deepEqual(
+      result.gaps.map((gap) => [gap.reason, gap.uri]),
+      [['listing_failed', '/b']],
+    );
+    assert.deepEqual(
+      result.manifest?.map((entry) => entry.uri),
+      ['/a', '/a/one.txt', '/b', '/three.txt'],
+    );
+  });
+
+  it('reports an unavailable root with no entries', async () => {
+    const source = new LocalFileSurfaceSource({ root: path.join(root, 'missing') });
+    const manifest = await source.acquireManifest();
+    assert.equal(manifest.acquisition, 'unavailable');
+    assert.deepEqual(manifest.coverage.reasons, ['surface_root_unavailable']);
+    assert.deepEqual(manifest.entries, []);
+    await source.close();
+  });
+});
