@@ -50,7 +50,7 @@ export async function benchCampaignScale(config: BenchConfig, context: BenchCont
       const file = path.join(dir, `c${attempts}.yaml`);
       fs.writeFileSync(file, campaignYaml(attempts / 2));
       const db = path.join(dir, `c${attempts}.db`);
-      context.log(`row 7: witness run of ${attempts} mock attempts`);
+      context.log(`row 8: witness run of ${attempts} mock attempts`);
       const result = timeCommand(process.execPath, [CHILD, CLI, 'run', file, '--db', db, '--json']);
       if (result.status !== 0) {
         problems.push(`witness run (${attempts}) exited ${result.status}: ${result.stderr.slice(-500)}`);
@@ -71,7 +71,7 @@ export async function benchCampaignScale(config: BenchConfig, context: BenchCont
   if (error !== undefined || first === undefined || last === undefined) {
     return [
       {
-        id: '7a',
+        id: '8a',
         what: 'witness run, mock attempts',
         witness: '—',
         baseline: '—',
@@ -89,7 +89,7 @@ export async function benchCampaignScale(config: BenchConfig, context: BenchCont
     .join('; ');
   return [
     {
-      id: '7a',
+      id: '8a',
       what: `witness run, time per attempt, ${last.attempts} vs ${first.attempts} mock attempts (concurrency 2)`,
       witness: formatMs(last.msPerAttempt),
       baseline: `${first.attempts} attempts ${formatMs(first.msPerAttempt)}`,
@@ -99,7 +99,7 @@ export async function benchCampaignScale(config: BenchConfig, context: BenchCont
       note: series,
     },
     {
-      id: '7b',
+      id: '8b',
       what: `witness run, peak RSS, ${last.attempts} vs ${first.attempts} mock attempts`,
       witness: formatMiB(last.peakBytes),
       baseline: `${first.attempts} attempts ${formatMiB(first.peakBytes)}`,

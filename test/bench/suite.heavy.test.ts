@@ -55,6 +55,8 @@ describe('npm run bench (on tiny trees)', () => {
         '6b',
         '7a',
         '7b',
+        '8a',
+        '8b',
         '9a',
         '9b',
       ],
