@@ -102,13 +102,14 @@ describe('witness view in Chromium', {
       assert.equal(await page.locator('table.runs tbody tr').count(), 3);
       const row = page.locator(`tr[data-run="${runIds.vulnerable}"]`);
       const cells = (await row.innerText()).split('\t').map((cell) => cell.trim());
+      // The demo's two benign-control attempts are counted apart (issue 11), not in the attack totals.
       assert.deepEqual(cells.slice(3, 9), [
-        '8',
+        '6',
         '4',
-        '2',
+        '0',
         '2',
         '0',
-        '4/6 decided (66.7%); 2 undetermined (50%–75% if decided)',
+        '4/4 decided (100%); 2 undetermined (66.7%–100% if decided)',
       ]);
       await shoot(page, 'runs');
 
@@ -116,7 +117,7 @@ describe('witness view in Chromium', {
       await page.waitForURL(`${viewer.url}runs/${runIds.vulnerable}`);
       assert.equal(
         await page.locator('p.asr').innerText(),
-        'Attack success rate: 4/6 decided (66.7%); 2 undetermined (50%–75% if decided)',
+        'Attack success rate: 4/4 decided (100%); 2 undetermined (66.7%–100% if decided)',
       );
       assert.equal(await page.locator('#attempt-table tbody tr').count(), 8);
       await shoot(page, 'run');
