@@ -62,6 +62,9 @@ interface Finished {
   invalid: unknown;
 }
 
+/** How a pool job ended, once cancellation has been turned into the signal's rejection. */
+type SettledOutcome = Exclude<AcquireOutcome, { kind: 'cancelled' }> | { kind: 'failed'; message: string };
+
 export class LocalFileSurfaceSource implements SurfaceSource {
   readonly root: string;
   readonly limits: Readonly<SourceLimits>;
@@ -116,33 +119,10 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       match: scope.match,
       limits: { ...this.limits },
     };
-    const { finished: running, ticket } = this.#run({
-      request,
-      cancel: new SharedArrayBuffer(4),
-      surfaceFs: this.surfaceFs,
-    });
-    // A queued job is withdrawn at once; a running one sees the flag at its next entry or chunk.
-    const onAbort = () => ticket.cancel();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let outcome: AcquireOutcome | { kind: 'failed'; message: string };
-    let streamed: SurfaceEntry[] = [];
-    let invalid: unknown;
-    let implementation: SurfaceFsImplementation | undefined;
-    try {
-      const finished = await running;
-      outcome = finished.outcome;
-      implementation = finished.implementation;
-      streamed = finished.entries;
-      invalid = finished.invalid;
-    } catch (error) {
-      outcome = { kind: 'failed', message: error instanceof Error ? error.message : String(error) };
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
-    // Whatever the worker finished with, an aborted acquisition rejects with the signal's reason; the
-    // worker has already closed its handles and stopped.
-    signal?.throwIfAborted();
-    if (outcome.kind === 'cancelled') throw new Error('acquisition cancelled without an aborted signal');
+    const { outcome, finished } = await this.#runAbortable(request, signal);
+    const streamed: SurfaceEntry[] = finished?.entries ?? [];
+    const implementation: SurfaceFsImplementation | undefined = finished?.implementation;
+    const invalid: unknown = finished?.invalid;
     if (invalid !== undefined) throw invalid;
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     if (outcome.kind !== 'done') {
@@ -174,24 +154,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       limits: { ...this.limits },
       mode: 'manifest',
     };
-    const { finished: running, ticket } = this.#run({
-      request,
-      cancel: new SharedArrayBuffer(4),
-      surfaceFs: this.surfaceFs,
-    });
-    // A queued job is withdrawn at once; a running one sees the flag at its next entry or chunk.
-    const onAbort = () => ticket.cancel();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let outcome: AcquireOutcome | { kind: 'failed'; message: string };
-    try {
-      outcome = (await running).outcome;
-    } catch (error) {
-      outcome = { kind: 'failed', message: error instanceof Error ? error.message : String(error) };
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
-    signal?.throwIfAborted();
-    if (outcome.kind === 'cancelled') throw new Error('acquisition cancelled without an aborted signal');
+    const { outcome } = await this.#runAbortable(request, signal);
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const base = {
       schemaVersion: 1,
@@ -301,6 +264,41 @@ export class LocalFileSurfaceSource implements SurfaceSource {
    * the worker keeps walking; after one invalid batch the rest are ignored and the acquisition rejects
    * when the worker finishes.
    */
+  /**
+   * Runs one job on the shared pool. A queued job is withdrawn at once on abort; a running one sees the
+   * flag at its next entry or chunk. Whatever the worker finished with, an aborted acquisition rejects with
+   * the signal's reason (the worker has already closed its handles and stopped); a worker failure becomes
+   * a `failed` outcome, never a throw.
+   */
+  async #runAbortable(
+    request: AcquireRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<{ outcome: SettledOutcome; finished?: Finished }> {
+    const { finished: running, ticket } = this.#run({
+      request,
+      cancel: new SharedArrayBuffer(4),
+      surfaceFs: this.surfaceFs,
+    });
+    const onAbort = () => ticket.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let result: { outcome: AcquireOutcome | { kind: 'failed'; message: string }; finished?: Finished };
+    try {
+      const finished = await running;
+      result = { outcome: finished.outcome, finished };
+    } catch (error) {
+      result = {
+        outcome: { kind: 'failed', message: error instanceof Error ? error.message : String(error) },
+      };
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+    signal?.throwIfAborted();
+    if (result.outcome.kind === 'cancelled') {
+      throw new Error('acquisition cancelled without an aborted signal');
+    }
+    return { ...result, outcome: result.outcome as SettledOutcome };
+  }
+
   #run(job: PoolJob): { finished: Promise<Finished>; ticket: PoolTicket } {
     const entries: SurfaceEntry[] = [];
     let invalid: unknown;
