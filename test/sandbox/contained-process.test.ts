@@ -191,7 +191,7 @@ describe('a process contained by bubblewrap', { skip }, () => {
     // operator's home and reads what it hid.
     const operatorHome = realpathSync(mkdtempSync(join('/var/tmp', 'witness-operator-')));
     writeFileSync(join(operatorHome, '.secret'), 'operator-secret');
-    const escape = [
+    const escapeScript = [
       'grep CapEff /proc/self/status',
       'mount -o remount,bind,rw / 2>&1',
       `echo o > ${outside}/o.txt 2>&1`,
@@ -201,7 +201,7 @@ describe('a process contained by bubblewrap', { skip }, () => {
     ].join('; ');
     try {
       const { stdout } = await collect(
-        startContained(options(escape, { hiddenDirectories: [runDir, operatorHome] })),
+        startContained(options(escapeScript, { hiddenDirectories: [runDir, operatorHome] })),
       );
       assert.match(stdout, /CapEff:\s+0+\n/);
       assert.match(stdout, /end\n$/);
@@ -209,12 +209,12 @@ describe('a process contained by bubblewrap', { skip }, () => {
       assert.equal(stdout.includes('operator-secret'), false);
       if (process.getuid?.() === 0 && availability.available) {
         // Control: the same sandbox without `--cap-drop ALL` is escaped by the same script, so the
-        // assertions above can see an escape when there is one.
+        // assertions above can see an escapeScript when there is one.
         const args = BASE_BWRAP_ARGUMENTS.filter((arg, i, all) => arg !== 'ALL' && all[i + 1] !== 'ALL');
         assert.equal(args.length, BASE_BWRAP_ARGUMENTS.length - 2);
         const control = spawnSync(
           availability.bwrapPath,
-          [...args, '--tmpfs', operatorHome, '--', '/bin/sh', '-c', escape],
+          [...args, '--tmpfs', operatorHome, '--', '/bin/sh', '-c', escapeScript],
           { encoding: 'utf8' },
         );
         assert.equal(readFileSync(join(outside, 'o.txt'), 'utf8'), 'o\n');
