@@ -209,7 +209,7 @@ describe('a process contained by bubblewrap', { skip }, () => {
       assert.equal(stdout.includes('operator-secret'), false);
       if (process.getuid?.() === 0 && availability.available) {
         // Control: the same sandbox without `--cap-drop ALL` is escaped by the same script, so the
-        // assertions above can see an escapeScript when there is one.
+        // assertions above can see an escape when there is one.
         const args = BASE_BWRAP_ARGUMENTS.filter((arg, i, all) => arg !== 'ALL' && all[i + 1] !== 'ALL');
         assert.equal(args.length, BASE_BWRAP_ARGUMENTS.length - 2);
         const control = spawnSync(
