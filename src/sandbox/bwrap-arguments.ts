@@ -13,6 +13,10 @@
  *   capability, and an agent with CAP_SYS_ADMIN undoes the rest of this list from inside: it remounts `/`
  *   writable and writes the host, or unmounts the tmpfs over the operator's home and reads it. With CAP_SYS_TIME
  *   it could also step the clock that change evidence trusts. Run unprivileged, the agent has none anyway.
+ * - `/proc/sys` and `/proc/sysrq-trigger` read-only over the fresh `/proc`: bubblewrap covers them only for
+ *   an unprivileged caller. Without capabilities, uid 0 still passes the owner check on sysctl files, so a
+ *   root-run agent could set host-wide sysctls (`kernel.core_pattern = |/payload` runs the payload as root
+ *   on the host at the next crash).
  * - `--ro-bind / /`: the host is read-only; a write to `~/.bashrc` or `/etc` fails inside the sandbox.
  * - `--tmpfs` over each hidden directory (the per-run directory holding every attempt's workspace, the
  *   operator's home) and `/dev/null` over each hidden file (the memory database, its WAL): another
@@ -74,6 +78,12 @@ export const BASE_BWRAP_ARGUMENTS: readonly string[] = Object.freeze([
   '/dev',
   '--proc',
   '/proc',
+  '--ro-bind',
+  '/proc/sys',
+  '/proc/sys',
+  '--ro-bind-try',
+  '/proc/sysrq-trigger',
+  '/proc/sysrq-trigger',
   '--tmpfs',
   '/tmp',
 ]);

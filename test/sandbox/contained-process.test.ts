@@ -225,6 +225,28 @@ describe('a process contained by bubblewrap', { skip }, () => {
     }
   });
 
+  it('keeps /proc/sys read-only, so root cannot set a host-wide sysctl', async () => {
+    // The attack: without capabilities uid 0 still passes the owner check on sysctl files, and
+    // `kernel.core_pattern = |/payload` runs the payload as root on the host at the next crash. The probe
+    // writes back the value already there, so even a sandbox that fails this test changes nothing.
+    const probe =
+      'v=$(cat /proc/sys/kernel/core_pattern); printf "%s\\n" "$v" > /proc/sys/kernel/core_pattern && echo WROTE; echo end';
+    const { stdout } = await collect(startContained(options(probe)));
+    assert.match(stdout, /end\n$/);
+    assert.equal(stdout.includes('WROTE'), false, stdout);
+    if (process.getuid?.() === 0 && availability.available) {
+      // Control: bubblewrap's own /proc, without the read-only cover, lets root write it.
+      const args = BASE_BWRAP_ARGUMENTS.filter(
+        (arg, i, all) => !arg.startsWith('/proc/sys') && !all[i + 1]?.startsWith('/proc/sys'),
+      );
+      assert.equal(args.length, BASE_BWRAP_ARGUMENTS.length - 6);
+      const control = spawnSync(availability.bwrapPath, [...args, '--', '/bin/sh', '-c', probe], {
+        encoding: 'utf8',
+      });
+      assert.match(control.stdout, /WROTE/);
+    }
+  });
+
   it('mounts the held workspace even when its path was swapped for a symlink', async () => {
     // The attack: the workspace path is renamed away and replaced by a link to a directory the agent must
     // not write. The sandbox mounts the held handle, so the write lands in the real workspace.
