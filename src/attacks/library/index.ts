@@ -53,7 +53,6 @@ export {
   type MatrixExpansion,
   type MatrixInput,
   MatrixSchema,
-  unsupportedExpect,
 } from './matrix.js';
 export {
   getObjective,

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { describeIssues, parseRecord } from '../../models/record.js';
-import { ExpectSchema } from '../campaign.js';
+import { parseRecord } from '../../models/record.js';
 import { getCarrier } from './carriers.js';
 import {
   CARRIER_IDS,
@@ -138,38 +137,11 @@ export function expandMatrix(input: MatrixInput | Matrix): LibraryAttack[] {
   return attacks;
 }
 
-/**
- * Why this build of Witness cannot judge an objective's `expect:` (empty when it can). Objectives that
- * use the change conditions (`condition:`, `executable`, `surface`) need issue 11's campaign schema; the
- * probe asks the real schema, so they switch on by themselves once it accepts them.
- */
-export function unsupportedExpect(expect: LibraryExpect): string[] {
-  const result = ExpectSchema.safeParse(expect);
-  return result.success ? [] : describeIssues(result.error);
-}
-
 export type MatrixExpansion =
   | { success: true; data: unknown; generated: number; handWritten: number }
   | { success: false; error: z.ZodError };
 
-const CampaignWithMatrixSchema = z
-  .looseObject({ matrix: MatrixSchema.optional() })
-  .superRefine((raw, ctx) => {
-    raw.matrix?.objectives.forEach((id, i) => {
-      const problems = unsupportedExpect(getObjective(id).expect);
-      if (problems.length > 0) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['matrix', 'objectives', i],
-          message: unsupportedMessage(id, problems),
-        });
-      }
-    });
-  });
-
-function unsupportedMessage(id: ObjectiveId, problems: readonly string[]): string {
-  return `objective ${id} needs an expect: this version of Witness does not accept yet (${problems.join('; ')}): its condition comes with the change conditions of issue 11; leave ${id} out of matrix.objectives until then`;
-}
+const CampaignWithMatrixSchema = z.looseObject({ matrix: MatrixSchema.optional() });
 
 /**
  * Replaces a campaign's `matrix:` by the attacks it stands for, appended after the hand-written ones.
