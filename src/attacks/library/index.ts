@@ -27,6 +27,7 @@ export {
 export { type ExpandedCampaign, expandCampaignText } from './expand-campaign.js';
 export { type Injection, type InjectionAction, renderInstruction } from './injection.js';
 export {
+  type GroupableAttempt,
   groupByLibrary,
   LIBRARY_AXES,
   type LibraryAxis,
@@ -54,6 +55,7 @@ export {
   type MatrixInput,
   MatrixSchema,
 } from './matrix.js';
+export { designCells, MATRIX_DESIGNS, type MatrixAxes, type MatrixDesign } from './matrix-design.js';
 export {
   getObjective,
   type LibraryExpect,
