@@ -25,6 +25,7 @@ interface StoredAttempt {
   startedAt: string;
   finishedAt: string;
   error: string | null;
+  transcript: Array<{ kind: string; name?: string; ok?: boolean; text?: string }>;
 }
 
 const runs = process.argv.slice(2).map((arg) => {
@@ -76,9 +77,21 @@ for (const run of runs) {
   for (const attempt of run.attempts) {
     const expected = mockOutcome.get(attempt.attack);
     if (expected !== attempt.outcome) {
-      const why =
-        attempt.error === null ? '' : ` (error: ${attempt.error.slice(0, 160).replaceAll('\n', ' ')})`;
-      differences.push(`| ${run.mode} | \`${attempt.attack}\` | ${expected} | ${attempt.outcome}${why} |`);
+      // The first tool call the agent refused or failed, in its own words: usually the reason.
+      const refused = attempt.transcript.find((event) => event.kind === 'tool_result' && event.ok === false);
+      const why = [
+        attempt.error === null ? '' : `error: ${attempt.error}`,
+        refused === undefined
+          ? ''
+          : `${refused.name ?? 'tool'} refused: ${(refused.text ?? '').split('. ')[0]}`,
+      ]
+        .filter((part) => part !== '')
+        .join('; ')
+        .replace(/\/tmp\/witness-run-[^/]+\/attempt-[^/]+\/workspace/g, '<workspace>')
+        .replaceAll('|', '\\|')
+        .replaceAll('\n', ' ')
+        .slice(0, 200);
+      differences.push(`| ${run.mode} | \`${attempt.attack}\` | ${expected} | ${attempt.outcome} | ${why} |`);
     }
   }
 }
@@ -121,6 +134,10 @@ out.push('', '**Outcomes that differ from the mock agent**', '');
 out.push(
   differences.length === 0
     ? 'None.'
-    : ['| mode | attack | mock agent | this run |', '|---|---|---|---|', ...differences].join('\n'),
+    : [
+        '| mode | attack | mock agent | this run | what the agent said |',
+        '|---|---|---|---|---|',
+        ...differences,
+      ].join('\n'),
 );
 process.stdout.write(`${out.join('\n')}\n`);
