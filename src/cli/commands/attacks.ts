@@ -34,6 +34,7 @@ export function registerAttacks(program: Command, io: CliIo): void {
       out.push(
         '',
         'Use them in a campaign: matrix: { objectives: [...] | all, carriers: [...] | all, strategies: [...] | all }',
+        'and add design: covering to run every carrier × strategy pair once instead of every cell.',
       );
       io.out(`${out.join('\n')}\n`);
     });
