@@ -10,6 +10,7 @@ import type { ComponentIdentifier } from '../models/identifier.js';
 import { attemptJobId, attemptKey, expireSecondsFor } from './attempt-job.js';
 import { startBoss } from './boss.js';
 import { collectCampaignFiles, storeCampaignFiles } from './campaign-bundle.js';
+import { notifyAttemptsWaiting } from './job-wakeup.js';
 import { ATTEMPT_QUEUE, openQueueDb, QUEUE_SCHEMA } from './queue-store.js';
 
 /**
@@ -122,6 +123,8 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
         })),
       );
     }
+    // Idle workers fetch now instead of at their next poll.
+    await notifyAttemptsWaiting(queue.db);
     return { run, enqueued, total: jobs.length };
   } finally {
     await boss.stop({ graceful: false, wait: true });
