@@ -41,74 +41,73 @@ export type Taken =
 
 /**
  * Fetches the next job and claims its attempt in ONE transaction, and returns undefined when there is no
- * job. One commit instead of two, and the run's cancellation is read in the same statement.
+ * job: one commit, and one statement that locks, checks (ended? run cancelled?) and claims the attempt.
  *
- * The take is committed with `synchronous_commit = off`: it is the one write a database crash may lose,
- * and losing it only puts the job back to be taken again (by then the attempt may run twice, which the
- * result's transaction — durable, behind the attempt row's lock — already makes harmless: one result).
+ * A claim is committed with `synchronous_commit = off` (set by the claiming statement): it is the one
+ * write a database crash may lose, and losing it only puts the job back to be taken again (by then the
+ * attempt may run twice, which the result's transaction — durable, behind the attempt row's lock —
+ * already makes harmless: one result).
  */
 export async function takeNextAttempt(
   db: QueueDb,
   boss: PgBoss,
   workerId: string,
 ): Promise<Taken | undefined> {
-  return db
-    .transaction()
-    .execute(async (trx): Promise<Taken | undefined> => {
-      await sql`set local synchronous_commit = off`.execute(trx);
-      const [fetched] = await boss.fetch<unknown>(ATTEMPT_QUEUE, { batchSize: 1, db: bossDb(trx) });
-      if (fetched === undefined) return undefined;
-      const parsed = AttemptJobSchema.safeParse(fetched.data);
-      if (!parsed.success) {
-        await boss.fail(
-          ATTEMPT_QUEUE,
-          fetched.id,
-          { message: 'the job is not a Witness attempt' },
-          { db: bossDb(trx) },
-        );
-        return { kind: 'foreign', jobId: fetched.id };
-      }
-      const job = parsed.data;
-      const { rows } = await sql<{ state: string; cancelled: boolean }>`
-      select a.state, r.cancelled_at is not null as cancelled
-        from ${sql.raw(QUEUE_SCHEMA)}.attempts a join ${sql.raw(QUEUE_SCHEMA)}.runs r on r.run_id = a.run_id
-       where a.run_id = ${job.runId} and a.attack = ${job.attack} and a.attempt = ${job.attempt}
-         for update of a skip locked`.execute(trx);
-      const row = rows[0];
-      if (row === undefined) {
-        const exists = await sql`select 1 from ${sql.raw(QUEUE_SCHEMA)}.attempts
+  const taken = db.transaction().execute(async (trx): Promise<Taken | undefined> => {
+    const [fetched] = await boss.fetch<unknown>(ATTEMPT_QUEUE, { batchSize: 1, db: bossDb(trx) });
+    if (fetched === undefined) return undefined;
+    const parsed = AttemptJobSchema.safeParse(fetched.data);
+    if (!parsed.success) {
+      const failure = { message: 'the job is not a Witness attempt' };
+      await boss.fail(ATTEMPT_QUEUE, fetched.id, failure, { db: bossDb(trx) });
+      return { kind: 'foreign', jobId: fetched.id };
+    }
+    const job = parsed.data;
+    // One statement: lock the attempt's row (skipping it when locked), read its run's cancellation, and
+    // claim it unless it already ended or its run was cancelled.
+    const { rows } = await sql<{ state: string; cancelled: boolean; claimed: boolean }>`
+      with target as (
+        select a.run_id, a.attack, a.attempt, a.state, r.cancelled_at is not null as cancelled
+          from ${sql.raw(QUEUE_SCHEMA)}.attempts a
+          join ${sql.raw(QUEUE_SCHEMA)}.runs r on r.run_id = a.run_id
+         where a.run_id = ${job.runId} and a.attack = ${job.attack} and a.attempt = ${job.attempt}
+           for update of a skip locked
+      ), claimed as (
+        update ${sql.raw(QUEUE_SCHEMA)}.attempts a
+           set state = 'running', tries = a.tries + 1, worker = ${workerId}, started_at = now(), error = null
+          from target t
+         where a.run_id = t.run_id and a.attack = t.attack and a.attempt = t.attempt
+           and t.state not in ('done', 'cancelled', 'refused') and not t.cancelled
+        returning a.attempt
+      )
+      select t.state, t.cancelled, exists (select 1 from claimed) as claimed,
+             set_config('synchronous_commit', 'off', true) as commit_mode
+        from target t`.execute(trx);
+    const row = rows[0];
+    if (row?.claimed === true) return { kind: 'claimed', jobId: fetched.id, job };
+    if (row === undefined) {
+      const exists = await sql`select 1 from ${sql.raw(QUEUE_SCHEMA)}.attempts
         where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(trx);
-        if (exists.rows.length > 0) throw new AttemptBusy();
-      }
-      const state = row?.state;
-      if (state === undefined || state === 'done' || state === 'cancelled' || state === 'refused') {
-        await boss.complete(
-          ATTEMPT_QUEUE,
-          fetched.id,
-          { alreadyFinal: state ?? 'unknown' },
-          { db: bossDb(trx) },
-        );
-        return { kind: state === 'cancelled' ? 'cancelled' : 'final', jobId: fetched.id, job };
-      }
-      if (row?.cancelled === true) {
-        await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'cancelled', finished_at = now()
-                 where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(
-          trx,
-        );
-        await boss.complete(ATTEMPT_QUEUE, fetched.id, { cancelled: true }, { db: bossDb(trx) });
-        return { kind: 'cancelled', jobId: fetched.id, job };
-      }
-      await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts
-                 set state = 'running', tries = tries + 1, worker = ${workerId}, started_at = now(), error = null
+      if (exists.rows.length > 0) throw new AttemptBusy();
+    }
+    const state = row?.state;
+    if (state === undefined || state === 'done' || state === 'cancelled' || state === 'refused') {
+      const output = { alreadyFinal: state ?? 'unknown' };
+      await boss.complete(ATTEMPT_QUEUE, fetched.id, output, { db: bossDb(trx) });
+      return { kind: state === 'cancelled' ? 'cancelled' : 'final', jobId: fetched.id, job };
+    }
+    // Not claimed and not ended: its run was cancelled, so the attempt is cancelled without starting.
+    await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'cancelled', finished_at = now()
                where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(
-        trx,
-      );
-      return { kind: 'claimed', jobId: fetched.id, job };
-    })
-    .catch((error: unknown) => {
-      if (error instanceof AttemptBusy) return { kind: 'busy' } as const;
-      throw error;
-    });
+      trx,
+    );
+    await boss.complete(ATTEMPT_QUEUE, fetched.id, { cancelled: true }, { db: bossDb(trx) });
+    return { kind: 'cancelled', jobId: fetched.id, job };
+  });
+  return taken.catch((error: unknown) => {
+    if (error instanceof AttemptBusy) return { kind: 'busy' } as const;
+    throw error;
+  });
 }
 
 /** Thrown inside the take to roll it back (the attempt row is locked by a worker storing its result). */
@@ -128,21 +127,15 @@ export async function completeWithResult(
 ): Promise<boolean> {
   const record = parseRecord(AttackResultSchema, result, 'attack result');
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ state: string }>`
-      select state from ${sql.raw(QUEUE_SCHEMA)}.attempts
-       where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt} for update`.execute(
-      trx,
-    );
-    const fresh = rows[0]?.state !== 'done';
-    if (fresh) {
-      await storeAttackResult(trx, record);
-      await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts
-                   set state = 'done', finished_at = now(), worker = ${workerId}, result_id = ${record.id},
-                       outcome = ${record.outcome}, error = null
-                 where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(
-        trx,
-      );
-    }
+    // Locks the row and tests it in one statement: a row already done is not updated, and then nothing
+    // of this attempt is stored.
+    const updated = await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts
+                 set state = 'done', finished_at = now(), worker = ${workerId}, result_id = ${record.id},
+                     outcome = ${record.outcome}, error = null
+               where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
+                 and state <> 'done'`.execute(trx);
+    const fresh = Number(updated.numAffectedRows ?? 0n) > 0;
+    if (fresh) await storeAttackResult(trx, record);
     await boss.complete(ATTEMPT_QUEUE, jobId, { resultId: fresh ? record.id : null }, { db: bossDb(trx) });
     return fresh;
   });
