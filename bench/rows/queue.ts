@@ -76,7 +76,7 @@ function unmeasured(verdict: 'n/a' | 'ERROR', note: string): BenchRow[] {
  *   larger than the target; the end-to-end difference of the p50 times between results is in the note
  *   as the cross-check.
  * - 10b: attempts/s with 1, 2 and 4 `witness worker` processes started beforehand (idle, woken by
- *   NOTIFY), in steady state (first stored result to last, from the rows' own times), against
+ *   NOTIFY; each count on a database of its own, rounds interleaved), in steady state (first stored result to last, from the rows' own times), against
  *   `witness run` (in-process scheduling, concurrency 1) likewise in a fresh process; the note adds the
  *   time from submission to the first stored result.
  */
@@ -91,28 +91,38 @@ export async function benchQueue(config: BenchConfig, context: BenchContext): Pr
   const settings = config.queue ?? DEFAULT_QUEUE_BENCH;
   const base = process.env[variable] as string;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'witness-bench-queue-'));
-  const name = `witness_bench_queue_${process.pid}_${randomBytes(4).toString('hex')}`;
-  let created = false;
+  const prefix = `witness_bench_queue_${process.pid}_${randomBytes(4).toString('hex')}`;
+  // One database for 10a and the `witness run` baseline, one per worker count: idle workers of one count
+  // are not woken by the submissions timed for another, so the contenders can be interleaved.
+  const names = [0, ...settings.workerCounts.map((_, i) => i + 1)].map((i) => `${prefix}_${i}`);
+  const created: string[] = [];
   try {
-    await admin(base, `create database ${name}`);
-    created = true;
-    const url = new URL(base);
-    url.pathname = `/${name}`;
+    for (const name of names) {
+      await admin(base, `create database ${name}`);
+      created.push(name);
+    }
+    const urls = names.map((name) => {
+      const url = new URL(base);
+      url.pathname = `/${name}`;
+      return url.toString();
+    });
     fs.mkdirSync(path.join(dir, 'template'));
     fs.writeFileSync(path.join(dir, 'template', 'README.md'), '# Project\n');
     const file = path.join(dir, 'campaign.yaml');
     fs.writeFileSync(file, campaignYaml(settings.attempts));
-    return await measure(url.toString(), file, settings, config.runs, context);
+    return await measure(urls, file, settings, config.runs, context);
   } catch (error) {
     return unmeasured('ERROR', (error as Error).message);
   } finally {
-    if (created) await admin(base, `drop database if exists ${name} with (force)`).catch(() => {});
+    for (const name of created) {
+      await admin(base, `drop database if exists ${name} with (force)`).catch(() => {});
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 async function measure(
-  url: string,
+  urls: readonly string[],
   file: string,
   settings: { attempts: number; workerCounts: number[] },
   runs: number,
@@ -120,7 +130,8 @@ async function measure(
 ): Promise<BenchRow[]> {
   const campaign = await loadCampaignFile(file);
   const target = () => createTarget(campaign.target, { env: {} });
-  const submit = async () => {
+  const url = urls[0] as string;
+  const submit = async (url: string) => {
     const memory = await openMemory(url);
     try {
       return await submitRun({ url, memory, campaignFile: file, campaign, target: target().identifier() });
@@ -149,7 +160,7 @@ async function measure(
     } finally {
       await memory.close();
     }
-    await submit();
+    await submit(url);
     const done: number[] = [];
     const summary = await runWorker({
       url,
@@ -167,21 +178,35 @@ async function measure(
   const overheads = queued.map((gap, i) => gap - (inProcess[i] as { gap: number }).gap);
   const overhead = median(overheads);
   const baselineGap = median(inProcess.map((r) => r.gap));
-  context.log(`row 10: witness run (in process, concurrency 1) in a fresh process, ${runs} run(s)`);
+  const pools = settings.workerCounts.map((workers, i) => ({
+    workers,
+    url: urls[i + 1] as string,
+    timed: [] as Array<{ perSecond: number; firstResultMs: number }>,
+  }));
   const runRates: number[] = [];
-  for (let round = 0; round < runs; round++) runRates.push(await timeWitnessRun(url, file));
-  const baselineRate = median(runRates);
-
-  const rates: Array<{ workers: number; perSecond: number; firstResultMs: number }> = [];
-  for (const workers of settings.workerCounts) {
-    context.log(`row 10: ${workers} witness worker process(es), ${runs} run(s) of ${n} attempts`);
-    const timed = await timeWorkers(url, workers, runs, n, submit);
-    rates.push({
-      workers,
-      perSecond: median(timed.map((t) => t.perSecond)),
-      firstResultMs: median(timed.map((t) => t.firstResultMs)),
-    });
+  const children = pools.flatMap((pool) => Array.from({ length: pool.workers }, () => startWorker(pool.url)));
+  try {
+    await Promise.all(children.map((child) => child.ready));
+    for (let round = 0; round < runs; round++) {
+      context.log(
+        `row 10: round ${round + 1}/${runs}: witness run, then ${settings.workerCounts.join(', ')} worker processes`,
+      );
+      runRates.push(await timeWitnessRun(url, file));
+      for (const pool of pools) {
+        const started = performance.now();
+        const { run } = await submit(pool.url);
+        pool.timed.push(await waitUntilDone(pool.url, run.runId, n, started));
+      }
+    }
+  } finally {
+    await Promise.all(children.map((child) => child.stop()));
   }
+  const baselineRate = median(runRates);
+  const rates = pools.map((pool) => ({
+    workers: pool.workers,
+    perSecond: median(pool.timed.map((t) => t.perSecond)),
+    firstResultMs: median(pool.timed.map((t) => t.firstResultMs)),
+  }));
   const first = rates[0];
   const last = rates.at(-1);
   const take = median(timings.map((t) => t.takeMs));
@@ -257,29 +282,6 @@ async function timeWitnessRun(url: string, file: string): Promise<number> {
     return (Number(row?.n) - 1) / ((Number(row?.last) - Number(row?.first)) / 1000);
   } finally {
     await client.end();
-  }
-}
-
-/** Starts `workers` worker processes, waits until each listens, then times `runs` submissions. */
-async function timeWorkers(
-  url: string,
-  workers: number,
-  runs: number,
-  attempts: number,
-  submit: () => Promise<{ run: { runId: string } }>,
-): Promise<Array<{ perSecond: number; firstResultMs: number }>> {
-  const children = Array.from({ length: workers }, () => startWorker(url));
-  try {
-    await Promise.all(children.map((child) => child.ready));
-    const timed: Array<{ perSecond: number; firstResultMs: number }> = [];
-    for (let round = 0; round < runs; round++) {
-      const started = performance.now();
-      const { run } = await submit();
-      timed.push(await waitUntilDone(url, run.runId, attempts, started));
-    }
-    return timed;
-  } finally {
-    await Promise.all(children.map((child) => child.stop()));
   }
 }
 
