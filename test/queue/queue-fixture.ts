@@ -49,9 +49,16 @@ export async function query<T = Record<string, unknown>>(url: string, text: stri
 
 const campaignDirs: string[] = [];
 
-/** Removes every campaign directory {@link writeCampaign} made. */
+/**
+ * The temp directory of this file's worker processes (their TMPDIR): what a killed worker leaves, and what
+ * the next one sweeps, stays private to the test, away from other suites' workers on the machine.
+ */
+export const WORKER_TMPDIR = mkdtempSync(path.join(tmpdir(), 'witness-queue-workers-'));
+
+/** Removes every campaign directory {@link writeCampaign} made, and the workers' temp directory. */
 export function removeCampaigns(): void {
   for (const dir of campaignDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  rmSync(WORKER_TMPDIR, { recursive: true, force: true });
 }
 
 /** A campaign of two attacks × `attempts`: `obey` writes the payload (success), `ignore` does not (failure). */
@@ -112,6 +119,7 @@ export function startWorker(url: string, extra: readonly string[] = []): WorkerP
     [CLI_PATH, 'worker', '--db', url, '--maintenance-interval', '1', ...extra],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, TMPDIR: WORKER_TMPDIR },
     },
   );
   let stderr = '';

@@ -20,8 +20,8 @@ import {
 
 const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
-  removeCampaigns();
   for (const cleanup of cleanups) await cleanup().catch(() => {});
+  removeCampaigns();
 });
 
 async function database(): Promise<string> {
