@@ -292,7 +292,18 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     })\n`,
   );
   try {
-    await Promise.all(Array.from({ length: concurrency }, slot));
+    // A slot that fails stops the others (their attempts are handed back), and every slot settles before
+    // the run directories and campaign files go: none is still in an attempt.
+    const settled = await Promise.allSettled(
+      Array.from({ length: concurrency }, () =>
+        slot().catch((error: unknown) => {
+          stop.abort(error);
+          throw error;
+        }),
+      ),
+    );
+    const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     await wakeup.close();
