@@ -43,10 +43,11 @@ export type Taken =
  * Fetches the next job and claims its attempt in ONE transaction, and returns undefined when there is no
  * job: one commit, and one statement that locks, checks (ended? run cancelled?) and claims the attempt.
  *
- * A claim is committed with `synchronous_commit = off` (set by the claiming statement): it is the one
- * write a database crash may lose, and losing it only puts the job back to be taken again (by then the
- * attempt may run twice, which the result's transaction — durable, behind the attempt row's lock —
- * already makes harmless: one result).
+ * A take is committed with `synchronous_commit = off` (set by the claiming statement): it is the one
+ * write a database crash may lose, and losing it only puts the job back to be taken again — a claim lost
+ * lets the attempt run twice, which the result's transaction (durable, behind the attempt row's lock)
+ * already makes harmless: one result; a lost completion of an ended or cancelled attempt's job is simply
+ * done again.
  */
 export async function takeNextAttempt(
   db: QueueDb,
