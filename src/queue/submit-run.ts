@@ -3,6 +3,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { sql } from 'kysely';
 import type PgBoss from 'pg-boss';
 import { attackExpectation, type Campaign } from '../attacks/campaign.js';
+import { refusePlantedProof } from '../attacks/planted-proof.js';
 import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Memory } from '../memory/memory.js';
@@ -82,6 +83,8 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
   if (!Number.isSafeInteger(grace) || grace < 0) {
     throw new InvalidOptionError(`the job grace must be a whole number of seconds, got ${String(grace)}`);
   }
+  // Bait is not proof (SPEC §12): a campaign a local run refuses is refused here, before anything is stored.
+  await refusePlantedProof(campaign);
   const files = await collectCampaignFiles(dirname(resolve(options.campaignFile)));
   const fresh: CampaignRun = {
     schemaVersion: 1,
@@ -94,6 +97,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
       prompt: attack.prompt,
       attempts: attack.attempts ?? campaign.attempts,
       expectation: attackExpectation(attack),
+      ...(attack.control === true ? { control: true } : {}),
     })),
     startedAt: new Date().toISOString(),
   };

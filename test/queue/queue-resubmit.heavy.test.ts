@@ -33,7 +33,7 @@ describe('resubmitting a queued run', { skip: PG_SKIP }, () => {
   it('gives attempts whose retries were used up another try, and stores one result each', async () => {
     const db = await freshDatabase();
     cleanups.push(db.drop);
-    const file = writeCampaign({ attempts: 1, delayMs: 5000, attemptTimeoutMs: 60_000 });
+    const file = writeCampaign({ attempts: 1, delayMs: 5000, attemptTimeoutMs: 60_000, control: true });
     const campaign = await loadCampaignFile(file);
     const target = createTarget(campaign.target, { env: {} }).identifier();
     const submit = async (runId?: string) => {
@@ -53,6 +53,19 @@ describe('resubmitting a queued run', { skip: PG_SKIP }, () => {
       }
     };
     const { run } = await submit();
+    // The stored run says which attack is a control, as a local run's does (reports leave controls out).
+    const stored = await query<{ record_json: { attacks: Array<{ id: string; control?: boolean }> } }>(
+      db.url,
+      'select record_json::jsonb as record_json from runs where id = $1',
+      [run.runId],
+    );
+    assert.deepEqual(
+      stored[0]?.record_json.attacks.map((attack) => [attack.id, attack.control ?? false]),
+      [
+        ['obey', false],
+        ['ignore', true],
+      ],
+    );
     // A worker stopped mid-attempt hands both attempts back; with no retries left, pg-boss gives up.
     const stop = new AbortController();
     const stopped = runWorker({ url: db.url, env: {}, concurrency: 2, signal: stop.signal });
