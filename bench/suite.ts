@@ -6,13 +6,14 @@ import { benchGlobAll } from './rows/glob-all.js';
 import { benchHashing } from './rows/hashing.js';
 import { benchMemory } from './rows/memory.js';
 import { benchPrefixGlob } from './rows/prefix-glob.js';
+import { benchQueue } from './rows/queue.js';
 import { benchReplay } from './rows/replay.js';
 import { benchSandbox } from './rows/sandbox.js';
 import type { BenchContext, BenchRow } from './table.js';
 
 /**
- * The six measurements of issue 6, the sandbox of issue 10, the campaign scale of issue 14 and the change
- * evidence of issue 11, by row number.
+ * The six measurements of issue 6, the sandbox of issue 10, the campaign scale of issue 14, the change
+ * evidence of issue 11 and the queue of issue 16, by row number.
  */
 export const BENCHMARKS = {
   1: benchGlobAll,
@@ -24,6 +25,7 @@ export const BENCHMARKS = {
   7: benchSandbox,
   8: benchCampaignScale,
   9: benchChangeEvidence,
+  10: benchQueue,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;

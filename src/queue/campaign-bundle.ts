@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import { BundleMismatchError, InvalidCampaignError } from '../errors.js';
 import { QUEUE_SCHEMA, type QueueDb } from './queue-store.js';
+import { workerDirectoryPrefix } from './worker-directories.js';
 
 /**
  * A campaign's files travel with its run: every regular file under the campaign file's directory (the
@@ -100,14 +101,16 @@ export async function storeCampaignFiles(
 
 /**
  * Writes the manifest's files into a new private (0700) directory, each checked against its hash first.
- * Paths are checked to stay inside the directory (a forged manifest naming `../x` is refused).
+ * Paths are checked to stay inside the directory (a forged manifest naming `../x` is refused). The
+ * directory's name carries the owner's pid, so one left by a killed worker can be swept later.
  */
 export async function materializeCampaignFiles(
   db: QueueDb,
   manifest: BundleManifest,
   parent: string = tmpdir(),
+  ownerPid: number = process.pid,
 ): Promise<string> {
-  const dir = await mkdtemp(join(parent, 'witness-worker-'));
+  const dir = await mkdtemp(join(parent, workerDirectoryPrefix(ownerPid)));
   try {
     for (const file of manifest.files) {
       const target = resolve(dir, file.path);

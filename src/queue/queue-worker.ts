@@ -1,33 +1,39 @@
 import { rm } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompiledQuery, sql, type Transaction } from 'kysely';
-import type PgBoss from 'pg-boss';
+import { sql } from 'kysely';
 import { type Attack, attackExpectation, type Campaign } from '../attacks/campaign.js';
 import { prepareCampaignContainment } from '../attacks/campaign-containment.js';
 import { loadCampaignFile } from '../attacks/campaign-file.js';
 import { type CampaignMemory, MemoryAttemptRecorder } from '../attacks/memory-recorder.js';
 import { runAttempt } from '../attacks/run-attempt.js';
 import type { SecretRedactor } from '../attacks/secret-redactor.js';
+import { createRunDirectory, type RunDirectory } from '../attacks/workspace.js';
 import { BundleMismatchError, InvalidOptionError } from '../errors.js';
 import type { Memory } from '../memory/memory.js';
 import { openMemory } from '../memory/open-memory.js';
-import { storeAttackResult } from '../memory/store-records.js';
-import type { Tables } from '../memory/tables.js';
-import { type AttackResult, AttackResultSchema } from '../models/attack-result.js';
+import type { AttackResult } from '../models/attack-result.js';
 import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
-import { parseRecord } from '../models/record.js';
 import { createTarget } from '../targets/create-target.js';
 import type { Target } from '../targets/target.js';
-import { type AttemptJob, AttemptJobSchema } from './attempt-job.js';
+import type { AttemptJob } from './attempt-job.js';
+import {
+  completeWithResult,
+  finishWithout,
+  handBack,
+  type Taken,
+  takeNextAttempt,
+} from './attempt-transactions.js';
 import { startBoss } from './boss.js';
 import { BundleManifestSchema, materializeCampaignFiles } from './campaign-bundle.js';
-import { ATTEMPT_QUEUE, openQueueDb, QUEUE_SCHEMA, type QueueConnection } from './queue-store.js';
+import { createJobWakeup, notifyAttemptsWaiting } from './job-wakeup.js';
+import { openQueueDb, QUEUE_SCHEMA, type QueueConnection } from './queue-store.js';
+import { type SweptDirectory, sweepWorkerDirectories } from './worker-directories.js';
 
 /**
  * `witness worker`: takes attempt jobs of any run and executes each exactly as `witness run` does — the
  * same campaign loader, containment and target factory, the same {@link runAttempt} and recorder — after
- * materializing the run's campaign files (hash-checked) into a private directory.
+ * materializing the run's campaign files (hash-checked) into a private directory, once per run.
  *
  * Exactly-once results. The attempt's attack result, its row's `done`, and the pg-boss completion of its
  * job are written in ONE transaction, which first locks the attempt row (`for update`): a second worker
@@ -36,6 +42,9 @@ import { ATTEMPT_QUEUE, openQueueDb, QUEUE_SCHEMA, type QueueConnection } from '
  * after `expireInSeconds` (the attempt timeout plus a grace) and it is retried. Evidence the killed
  * attempt stored before dying (its conversation, score, observations) stays in the memory unreferenced by
  * any result; only the committed attack result counts.
+ *
+ * Per attempt the queue costs two transactions (take: fetch + claim; complete: result + row + job), and an
+ * idle worker is woken by NOTIFY rather than its poll (see job-wakeup.ts).
  *
  * Cancellation: a cancelled run's attempts are not started; a running one is aborted at its next check
  * (every `cancelCheckMs`) and marked cancelled.
@@ -49,7 +58,10 @@ export interface WorkerOptions {
   signal?: AbortSignal | undefined;
   /** Defaults to hostname:pid. */
   workerId?: string | undefined;
+  /** Longest wait between two looks at an empty queue (default 1000 ms; a NOTIFY ends the wait early). */
   pollIntervalMs?: number | undefined;
+  /** Wake on NOTIFY (default true); false leaves only polling (benchmarks compare the two). */
+  listen?: boolean | undefined;
   cancelCheckMs?: number | undefined;
   /** How often this worker's pg-boss expires jobs of lost workers (default 30 s). */
   maintenanceIntervalSeconds?: number | undefined;
@@ -57,7 +69,33 @@ export interface WorkerOptions {
   maxJobs?: number | undefined;
   /** Stop when the queue has been empty this long (ms); run until the signal otherwise. */
   idleExitMs?: number | undefined;
+  /** Where the run's campaign files and attempt workspaces go (default: the system temp directory). */
+  workDirectory?: string | undefined;
+  /** This process's id, written into the names of its directories (default: the current process). */
+  ownerPid?: number | undefined;
+  /**
+   * Removes, at start, the campaign directories of workers that were killed (their pid is gone); see
+   * worker-directories.ts. Left out, nothing is swept.
+   */
+  sweep?: { uid: number; isAlive: (pid: number) => boolean } | undefined;
   log?: ((line: string) => void) | undefined;
+  /** Called once per attempt this worker took, with where its time went (benchmarks, profiling). */
+  onJobTiming?: ((timing: JobTiming) => void) | undefined;
+}
+
+/**
+ * Where one taken attempt's time went on this worker, in milliseconds: `takeMs` the transaction that
+ * fetched and claimed it (not the idle waits before), `prepareMs` loading the run's campaign (0 once
+ * cached), `attemptMs` the attempt itself (what in-process scheduling spends too), `completeMs` the
+ * transaction storing its result. Everything but `attemptMs` is the queue's cost.
+ */
+export interface JobTiming {
+  job: AttemptJob;
+  result: WorkerResult;
+  takeMs: number;
+  prepareMs: number;
+  attemptMs: number;
+  completeMs: number;
 }
 
 export interface WorkerSummary {
@@ -68,16 +106,22 @@ export interface WorkerSummary {
   refused: number;
   failed: number;
 }
+type WorkerResult = keyof Omit<WorkerSummary, 'workerId'>;
 
 interface RunContext {
   run: CampaignRun;
   campaign: Campaign;
   target: Target;
   redactor: SecretRedactor;
+  /** Holds every attempt's workspace and home on this worker, as in a local run (one per run). */
+  runDirectory: RunDirectory;
   cancelled: () => Promise<boolean>;
 }
 
 type Settled = { ok: true; context: RunContext } | { ok: false; error: Error };
+
+/** How long a slot waits before taking again when the attempt it fetched was being stored by another. */
+const BUSY_RETRY_MS = 50;
 
 export function defaultWorkerId(): string {
   return `${hostname()}:${process.pid}`;
@@ -91,15 +135,25 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const workerId = options.workerId ?? defaultWorkerId();
   const log = options.log ?? (() => {});
   const pollMs = options.pollIntervalMs ?? 1000;
+  const workDirectory = options.workDirectory ?? tmpdir();
+  const ownerPid = options.ownerPid ?? process.pid;
+  if (options.sweep !== undefined) {
+    for (const swept of sweepWorkerDirectories({ parent: workDirectory, ...options.sweep })) {
+      log(describeSwept(workerId, swept));
+    }
+  }
   const queue = await openQueueDb(options.url, { max: concurrency + 2 });
   const memory = await openMemory(options.url);
   const boss = await startBoss(options.url, {
     supervise: true,
     maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 30,
   });
+  const wakeup = createJobWakeup(options.url, { reopenAfterMs: pollMs, enabled: options.listen !== false });
+  await wakeup.start();
   const summary: WorkerSummary = { workerId, done: 0, duplicates: 0, cancelled: 0, refused: 0, failed: 0 };
   const contexts = new Map<string, Promise<Settled>>();
   const directories: string[] = [];
+  const runDirectories: RunDirectory[] = [];
   const stop = new AbortController();
   const onAbort = () => stop.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -110,7 +164,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const contextOf = (runId: string): Promise<Settled> => {
     let found = contexts.get(runId);
     if (found === undefined) {
-      found = loadRunContext(queue, runId, options.env, options.url, directories).then(
+      const where = { env: options.env, url: options.url, workDirectory, ownerPid };
+      found = loadRunContext(queue, runId, where, directories, runDirectories).then(
         (context): Settled => ({ ok: true, context }),
         (error: Error): Settled => ({ ok: false, error }),
       );
@@ -122,45 +177,63 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const slot = async (): Promise<void> => {
     while (!stop.signal.aborted) {
       if (options.maxJobs !== undefined && handled >= options.maxJobs) return;
-      const [job] = await boss.fetch<unknown>(ATTEMPT_QUEUE, { batchSize: 1 });
-      if (job === undefined) {
+      const since = wakeup.generation();
+      const takeStarted = performance.now();
+      let taken: Taken | undefined;
+      try {
+        taken = await takeNextAttempt(queue.db, boss, workerId);
+      } catch (error) {
+        // The database is unreachable or failed: nothing was taken; look again after a poll.
+        log(`${workerId}: cannot take an attempt: ${(error as Error).message}\n`);
+        await wakeup.wait(pollMs, stop.signal);
+        continue;
+      }
+      if (taken === undefined) {
         if (options.idleExitMs !== undefined && Date.now() - idleSince >= options.idleExitMs) return;
-        await sleep(pollMs, stop.signal);
+        await wakeup.wait(pollMs, stop.signal, since);
+        continue;
+      }
+      if (taken.kind === 'busy') {
+        await wakeup.wait(BUSY_RETRY_MS, stop.signal);
         continue;
       }
       handled++;
-      const result = await handleJob(job.id, job.data);
+      const timing = { takeMs: performance.now() - takeStarted, prepareMs: 0, attemptMs: 0, completeMs: 0 };
+      const result = await handleTaken(taken, timing);
       summary[result]++;
+      if (taken.kind !== 'foreign') options.onJobTiming?.({ job: taken.job, result, ...timing });
       idleSince = Date.now();
     }
   };
 
-  const handleJob = async (jobId: string, data: unknown): Promise<keyof Omit<WorkerSummary, 'workerId'>> => {
-    const parsed = AttemptJobSchema.safeParse(data);
-    if (!parsed.success) {
-      await boss.fail(ATTEMPT_QUEUE, jobId, { message: 'the job is not a Witness attempt' });
-      return 'failed';
-    }
-    const job = parsed.data;
+  const handleTaken = async (
+    taken: Exclude<Taken, { kind: 'busy' }>,
+    timing: Omit<JobTiming, 'job' | 'result'>,
+  ): Promise<WorkerResult> => {
+    if (taken.kind === 'foreign') return 'failed';
+    const { job, jobId } = taken;
     const label = `${job.runId} ${job.attack} #${job.attempt}`;
+    if (taken.kind === 'final') return 'duplicates';
+    if (taken.kind === 'cancelled') {
+      log(`${workerId}: ${label} not started: its run is cancelled\n`);
+      return 'cancelled';
+    }
+    let started = performance.now();
     const settled = await contextOf(job.runId);
+    timing.prepareMs = performance.now() - started;
     if (!settled.ok) {
       if (settled.error instanceof BundleMismatchError) {
-        await finishWithout(queue, boss, job, jobId, 'refused', settled.error.message);
+        await finishWithout(queue.db, boss, job, jobId, 'refused', settled.error.message);
         log(`${workerId}: REFUSED ${label}: ${settled.error.message}\n`);
         return 'refused';
       }
       contexts.delete(job.runId);
-      await boss.fail(ATTEMPT_QUEUE, jobId, { message: settled.error.message });
+      await handBack(queue.db, boss, job, jobId, settled.error.message);
+      await notifyAttemptsWaiting(queue.db).catch(() => {});
       log(`${workerId}: cannot prepare ${label}: ${settled.error.message}\n`);
       return 'failed';
     }
     const { context } = settled;
-    const claim = await claimAttempt(queue, boss, job, jobId, workerId, await context.cancelled());
-    if (claim !== 'claimed') {
-      if (claim === 'cancelled') log(`${workerId}: ${label} not started: its run is cancelled\n`);
-      return claim === 'cancelled' ? 'cancelled' : 'duplicates';
-    }
     const attack = context.campaign.attacks.find((candidate) => candidate.id === job.attack) as Attack;
     const attemptAbort = new AbortController();
     const onStop = () => attemptAbort.abort(stop.signal.reason);
@@ -175,6 +248,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     }, options.cancelCheckMs ?? 2000);
     let captured: AttackResult | undefined;
     try {
+      started = performance.now();
       const recorder = new MemoryAttemptRecorder(capturingMemory(memory, (result) => (captured = result)));
       const record = await runAttempt({
         campaign: context.campaign,
@@ -184,26 +258,26 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         attack,
         attempt: job.attempt,
         expectation: attackExpectation(attack),
+        runDirectory: context.runDirectory,
         redactor: context.redactor,
         signal: attemptAbort.signal,
       });
       await recorder.recordAttempt(record, context.run);
-      const stored = await completeWithResult(queue, boss, job, jobId, workerId, captured as AttackResult);
+      timing.attemptMs = performance.now() - started;
+      started = performance.now();
+      const stored = await completeWithResult(queue.db, boss, job, jobId, workerId, captured as AttackResult);
+      timing.completeMs = performance.now() - started;
       log(`${workerId}: ${label} ${stored ? record.outcome : 'already stored by another worker'}\n`);
       return stored ? 'done' : 'duplicates';
     } catch (error) {
       if (attemptAbort.signal.reason instanceof RunCancelled) {
-        await finishWithout(queue, boss, job, jobId, 'cancelled', 'the run was cancelled while it ran');
+        await finishWithout(queue.db, boss, job, jobId, 'cancelled', 'the run was cancelled while it ran');
         log(`${workerId}: ${label} cancelled while running\n`);
         return 'cancelled';
       }
       // Stopped, or the memory failed: the job goes back for another try (pg-boss counts retries).
-      await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'queued', error = ${(error as Error).message}
-                 where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
-                   and state = 'running'`
-        .execute(queue.db)
-        .catch(() => {});
-      await boss.fail(ATTEMPT_QUEUE, jobId, { message: (error as Error).message }).catch(() => {});
+      await handBack(queue.db, boss, job, jobId, (error as Error).message);
+      await notifyAttemptsWaiting(queue.db).catch(() => {});
       log(`${workerId}: ${label} handed back: ${(error as Error).message}\n`);
       return 'failed';
     } finally {
@@ -212,14 +286,31 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     }
   };
 
-  log(`${workerId}: taking attempts from ${memory.location.target} (concurrency ${concurrency})\n`);
+  log(
+    `${workerId}: taking attempts from ${memory.location.target} (concurrency ${concurrency}${
+      wakeup.listening() ? ', woken by NOTIFY' : `, polling every ${pollMs} ms`
+    })\n`,
+  );
   try {
-    await Promise.all(Array.from({ length: concurrency }, slot));
+    // A slot that fails stops the others (their attempts are handed back), and every slot settles before
+    // the run directories and campaign files go: none is still in an attempt.
+    const settled = await Promise.allSettled(
+      Array.from({ length: concurrency }, () =>
+        slot().catch((error: unknown) => {
+          stop.abort(error);
+          throw error;
+        }),
+      ),
+    );
+    const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
+    await wakeup.close();
     await boss.stop({ graceful: false, wait: true }).catch(() => {});
     await memory.close();
     await queue.close();
+    for (const runDirectory of runDirectories) runDirectory.dispose();
     for (const dir of directories) await rm(dir, { recursive: true, force: true }).catch(() => {});
   }
   return summary;
@@ -232,13 +323,26 @@ class RunCancelled extends Error {
   }
 }
 
+function describeSwept(workerId: string, swept: SweptDirectory): string {
+  return swept.report.removed
+    ? `${workerId}: removed ${swept.path}, left by worker process ${swept.pid}, which is gone\n`
+    : `${workerId}: could not fully remove ${swept.path} (left by worker process ${swept.pid}): ${
+        swept.report.failures[0]?.reason ?? 'unknown reason'
+      }\n`;
+}
+
 /** The run's campaign, loaded from its materialized files exactly as `witness run` loads a file. */
 async function loadRunContext(
   queue: QueueConnection,
   runId: string,
-  env: WorkerOptions['env'],
-  url: string,
+  where: {
+    env: WorkerOptions['env'];
+    url: string;
+    workDirectory: string;
+    ownerPid: number;
+  },
   directories: string[],
+  runDirectories: RunDirectory[],
 ): Promise<RunContext> {
   const { rows } = await sql<{ run_json: unknown; campaign_file: string; manifest: unknown }>`
     select run_json, campaign_file, manifest from ${sql.raw(QUEUE_SCHEMA)}.runs where run_id = ${runId}`.execute(
@@ -247,14 +351,21 @@ async function loadRunContext(
   const row = rows[0];
   if (row === undefined) throw new Error(`run ${runId} is not queued`);
   const run = CampaignRunSchema.parse(row.run_json);
-  const dir = await materializeCampaignFiles(queue.db, BundleManifestSchema.parse(row.manifest));
+  const dir = await materializeCampaignFiles(
+    queue.db,
+    BundleManifestSchema.parse(row.manifest),
+    where.workDirectory,
+    where.ownerPid,
+  );
   directories.push(dir);
   const campaign = await loadCampaignFile(join(dir, row.campaign_file));
   const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
-    hostEnv: env,
-    memoryLocation: url,
+    hostEnv: where.env,
+    memoryLocation: where.url,
   });
-  const target = createTarget(campaign.target, { env, sandbox });
+  const target = createTarget(campaign.target, { env: where.env, sandbox });
+  const runDirectory = await createRunDirectory(where.workDirectory, where.ownerPid);
+  runDirectories.push(runDirectory);
   const cancelled = async () => {
     const result = await sql<{ cancelled: boolean }>`
       select cancelled_at is not null as cancelled from ${sql.raw(QUEUE_SCHEMA)}.runs where run_id = ${runId}`.execute(
@@ -262,105 +373,7 @@ async function loadRunContext(
     );
     return result.rows[0]?.cancelled === true;
   };
-  return { run, campaign, target, redactor, cancelled };
-}
-
-/** pg-boss's statements run inside our transaction (its `db` option), so they commit or roll back with it. */
-function bossDb(trx: Transaction<Tables>): PgBoss.Db {
-  return {
-    executeSql: async (text, values) => {
-      const result = await trx.executeQuery(CompiledQuery.raw(text, values));
-      return { rows: result.rows as unknown[] };
-    },
-  };
-}
-
-/** Marks the attempt running under this worker, unless it is already final or its run is cancelled. */
-async function claimAttempt(
-  queue: QueueConnection,
-  boss: PgBoss,
-  job: AttemptJob,
-  jobId: string,
-  workerId: string,
-  runCancelled: boolean,
-): Promise<'claimed' | 'cancelled' | 'final'> {
-  return queue.db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ state: string }>`
-      select state from ${sql.raw(QUEUE_SCHEMA)}.attempts
-       where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt} for update`.execute(
-      trx,
-    );
-    const state = rows[0]?.state;
-    if (state === undefined || state === 'done' || state === 'cancelled' || state === 'refused') {
-      await boss.complete(ATTEMPT_QUEUE, jobId, { alreadyFinal: state ?? 'unknown' }, { db: bossDb(trx) });
-      return state === 'cancelled' ? 'cancelled' : 'final';
-    }
-    if (runCancelled) {
-      await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'cancelled', finished_at = now()
-                 where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(
-        trx,
-      );
-      await boss.complete(ATTEMPT_QUEUE, jobId, { cancelled: true }, { db: bossDb(trx) });
-      return 'cancelled';
-    }
-    await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts
-                 set state = 'running', tries = tries + 1, worker = ${workerId}, started_at = now(), error = null
-               where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(
-      trx,
-    );
-    return 'claimed';
-  });
-}
-
-/**
- * The exactly-once step: result, row and job completion in one transaction, behind the row lock. Returns
- * false (and stores nothing) when another worker already stored this attempt's result.
- */
-async function completeWithResult(
-  queue: QueueConnection,
-  boss: PgBoss,
-  job: AttemptJob,
-  jobId: string,
-  workerId: string,
-  result: AttackResult,
-): Promise<boolean> {
-  const record = parseRecord(AttackResultSchema, result, 'attack result');
-  return queue.db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ state: string }>`
-      select state from ${sql.raw(QUEUE_SCHEMA)}.attempts
-       where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt} for update`.execute(
-      trx,
-    );
-    const fresh = rows[0]?.state !== 'done';
-    if (fresh) {
-      await storeAttackResult(trx, record);
-      await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts
-                   set state = 'done', finished_at = now(), worker = ${workerId}, result_id = ${record.id},
-                       outcome = ${record.outcome}, error = null
-                 where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(
-        trx,
-      );
-    }
-    await boss.complete(ATTEMPT_QUEUE, jobId, { resultId: fresh ? record.id : null }, { db: bossDb(trx) });
-    return fresh;
-  });
-}
-
-/** Ends an attempt with no result (refused or cancelled) and completes its job, in one transaction. */
-async function finishWithout(
-  queue: QueueConnection,
-  boss: PgBoss,
-  job: AttemptJob,
-  jobId: string,
-  state: 'refused' | 'cancelled',
-  reason: string,
-): Promise<void> {
-  await queue.db.transaction().execute(async (trx) => {
-    await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = ${state}, finished_at = now(), error = ${reason}
-               where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
-                 and state <> 'done'`.execute(trx);
-    await boss.complete(ATTEMPT_QUEUE, jobId, { [state]: reason }, { db: bossDb(trx) });
-  });
+  return { run, campaign, target, redactor, runDirectory, cancelled };
 }
 
 /** The memory as the recorder sees it, except that the attack result is handed to `capture`, not stored. */
@@ -377,17 +390,4 @@ function capturingMemory(memory: Memory, capture: (result: AttackResult) => void
       capture(result);
     },
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

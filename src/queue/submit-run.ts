@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { basename, dirname, resolve } from 'node:path';
 import { sql } from 'kysely';
+import type PgBoss from 'pg-boss';
 import { attackExpectation, type Campaign } from '../attacks/campaign.js';
+import { refusePlantedProof } from '../attacks/planted-proof.js';
 import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Memory } from '../memory/memory.js';
@@ -10,7 +12,8 @@ import type { ComponentIdentifier } from '../models/identifier.js';
 import { attemptJobId, attemptKey, expireSecondsFor } from './attempt-job.js';
 import { startBoss } from './boss.js';
 import { collectCampaignFiles, storeCampaignFiles } from './campaign-bundle.js';
-import { ATTEMPT_QUEUE, openQueueDb, QUEUE_SCHEMA } from './queue-store.js';
+import { notifyAttemptsWaiting } from './job-wakeup.js';
+import { ATTEMPT_QUEUE, BOSS_SCHEMA, openQueueDb, QUEUE_SCHEMA, type QueueDb } from './queue-store.js';
 
 /**
  * `witness run --queue`: stores the run, its campaign files and one job per attempt, and returns at once.
@@ -40,10 +43,35 @@ export interface SubmittedRun {
   run: CampaignRun;
   /** Attempts enqueued by this call; 0 when the run was already queued. */
   enqueued: number;
+  /** Attempts whose retries were used up (job failed, no result) given another try by this call. */
+  retried: number;
   total: number;
 }
 
 export const DEFAULT_GRACE_SECONDS = 120;
+
+/**
+ * A resubmission (`--run-id`) finishes the run: an attempt that has no result and whose job pg-boss gave
+ * up on (its retries used up: the worker kept being lost, or could not prepare the run) goes back to the
+ * queue with one more try (pg-boss's `retry`). Refused and cancelled attempts stay as they are: a refused
+ * bundle is refused again, and a cancelled run stays cancelled.
+ */
+async function retryFailedAttempts(db: QueueDb, boss: PgBoss, runId: string): Promise<number> {
+  const { rows } = await sql<{ job_id: string }>`
+    select a.job_id from ${sql.raw(QUEUE_SCHEMA)}.attempts a
+      join ${sql.raw(BOSS_SCHEMA)}.job j on j.name = ${ATTEMPT_QUEUE} and j.id = a.job_id
+     where a.run_id = ${runId} and a.state in ('queued', 'running') and j.state = 'failed'`.execute(db);
+  const ids = rows.map((row) => row.job_id);
+  let retried = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const batch = ids.slice(i, i + 500);
+    await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'queued'
+               where run_id = ${runId} and job_id = any(${batch}::uuid[]) and state = 'running'`.execute(db);
+    await boss.retry(ATTEMPT_QUEUE, batch);
+    retried += batch.length;
+  }
+  return retried;
+}
 
 export function newRunId(now = new Date()): string {
   return `${now.toISOString().replace(/[-:.]/g, '').slice(0, 15)}Z-${randomUUID().slice(0, 8)}`;
@@ -55,6 +83,8 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
   if (!Number.isSafeInteger(grace) || grace < 0) {
     throw new InvalidOptionError(`the job grace must be a whole number of seconds, got ${String(grace)}`);
   }
+  // Bait is not proof (SPEC §12): a campaign a local run refuses is refused here, before anything is stored.
+  await refusePlantedProof(campaign);
   const files = await collectCampaignFiles(dirname(resolve(options.campaignFile)));
   const fresh: CampaignRun = {
     schemaVersion: 1,
@@ -67,6 +97,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
       prompt: attack.prompt,
       attempts: attack.attempts ?? campaign.attempts,
       expectation: attackExpectation(attack),
+      ...(attack.control === true ? { control: true } : {}),
     })),
     startedAt: new Date().toISOString(),
   };
@@ -109,10 +140,17 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
                 on conflict do nothing`.execute(queue.db);
       if (Number(inserted.numAffectedRows ?? 0n) > 0) enqueued++;
     }
-    // Job ids are derived from the attempt: a job already inserted (by an earlier submission) is skipped.
-    for (let i = 0; i < jobs.length; i += 500) {
+    // Only attempts that can still run get a job: an earlier submission's finished attempts are left alone
+    // even after pg-boss archived their jobs. Job ids are derived from the attempt, so a job still in the
+    // queue (inserted by an earlier submission) is not inserted twice.
+    const { rows: open } = await sql<{ attack: string; attempt: number }>`
+      select attack, attempt from ${sql.raw(QUEUE_SCHEMA)}.attempts
+       where run_id = ${run.runId} and state in ('queued', 'running')`.execute(queue.db);
+    const waiting = new Set(open.map((row) => attemptKey({ runId: run.runId, ...row })));
+    const runnable = jobs.filter((job) => waiting.has(attemptKey(job)));
+    for (let i = 0; i < runnable.length; i += 500) {
       await boss.insert(
-        jobs.slice(i, i + 500).map((job) => ({
+        runnable.slice(i, i + 500).map((job) => ({
           id: attemptJobId(job),
           name: ATTEMPT_QUEUE,
           data: job,
@@ -122,7 +160,10 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
         })),
       );
     }
-    return { run, enqueued, total: jobs.length };
+    const retried = await retryFailedAttempts(queue.db, boss, run.runId);
+    // Idle workers fetch now instead of at their next poll.
+    await notifyAttemptsWaiting(queue.db);
+    return { run, enqueued, retried, total: jobs.length };
   } finally {
     await boss.stop({ graceful: false, wait: true });
     await queue.close();

@@ -20,6 +20,7 @@ const TINY_CONFIG: BenchConfig = {
   memoryLimits: { maxListedEntries: 100, maxFiles: 20 },
   campaignAttempts: [2, 4],
   changeTree: { files: 100, directories: 5 },
+  queue: { attempts: 4, workerCounts: [1, 2] },
 };
 
 describe('npm run bench (on tiny trees)', () => {
@@ -59,6 +60,8 @@ describe('npm run bench (on tiny trees)', () => {
         '8b',
         '9a',
         '9b',
+        '10a',
+        '10b',
       ],
     );
   });

@@ -20,8 +20,8 @@ import {
 
 const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
-  removeCampaigns();
   for (const cleanup of cleanups) await cleanup().catch(() => {});
+  removeCampaigns();
 });
 
 async function database(): Promise<string> {
@@ -107,6 +107,15 @@ describe('the PostgreSQL queue', { skip: PG_SKIP }, () => {
     assert.equal(table.status, 0, table.stderr);
     assert.match(table.stderr, /0 of 60 attempts enqueued now/);
     assert.match(table.stdout, /60 attempts — 30 success, 30 failure, 0 undetermined, 0 error/);
+    // The victim could not remove its campaign directory; the next worker started here does.
+    const sweeper = startWorker(url, ['--idle-exit', '1']);
+    assert.equal(await sweeper.exited, 0, sweeper.stderr());
+    assert.match(
+      sweeper.stderr(),
+      new RegExp(
+        `removed \\S+/witness-worker-${victim.child.pid}-\\w{6}, left by worker process ${victim.child.pid}, which is gone`,
+      ),
+    );
   });
 
   it('refuses, visibly, a job whose campaign file does not match its hash', async () => {

@@ -70,6 +70,10 @@ export async function submitQueuedRun(
       submitted.enqueued < submitted.total
         ? ` (${submitted.total - submitted.enqueued} were already queued)`
         : ''
+    }${
+      submitted.retried > 0
+        ? `; ${submitted.retried} attempts whose retries were used up get another try`
+        : ''
     }; start workers with \`witness worker --db <same database>\`\n`,
   );
   io.out(`${submitted.run.runId}\n`);

@@ -27,12 +27,24 @@ export function registerWorker(program: Command, io: CliIo): void {
         idleExitMs:
           options.idleExit === undefined ? undefined : positive('--idle-exit', options.idleExit, 0) * 1000,
         signal: io.signal,
+        // Campaign directories left by killed workers on this machine (their pid is gone) are removed.
+        sweep: { uid: process.getuid?.() ?? -1, isAlive: isProcessAlive },
         log: (line) => io.err(line),
       });
       io.err(
         `${summary.workerId}: ${summary.done} stored, ${summary.duplicates} already stored elsewhere, ${summary.cancelled} cancelled, ${summary.refused} refused, ${summary.failed} handed back\n`,
       );
     });
+}
+
+/** A process exists when signal 0 reaches it, or it exists under another user (EPERM). */
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 function positive(flag: string, raw: unknown, fallback: number): number {
