@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
+import { isProcessAlive } from '../process-alive.js';
 
 /** `witness clean`: removes the run directories (workspaces, homes) of runs that were killed. */
 export function registerClean(program: Command, io: CliIo): void {
@@ -14,14 +15,7 @@ export function registerClean(program: Command, io: CliIo): void {
       const runs = findLeftoverRuns({
         parent: options.dir ?? tmpdir(),
         uid: process.getuid?.() ?? -1,
-        isAlive: (pid) => {
-          try {
-            process.kill(pid, 0);
-            return true;
-          } catch (error) {
-            return (error as NodeJS.ErrnoException).code === 'EPERM';
-          }
-        },
+        isAlive: isProcessAlive,
       });
       for (const run of runs.filter((candidate) => candidate.inUse)) {
         io.err(`in use by process ${run.pid}, left: ${run.path}\n`);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb } from '../memory-option.js';
+import { isProcessAlive } from '../process-alive.js';
 import { UsageError } from '../usage-error.js';
 
 export function registerWorker(program: Command, io: CliIo): void {
@@ -35,16 +36,6 @@ export function registerWorker(program: Command, io: CliIo): void {
         `${summary.workerId}: ${summary.done} stored, ${summary.duplicates} already stored elsewhere, ${summary.cancelled} cancelled, ${summary.refused} refused, ${summary.failed} handed back\n`,
       );
     });
-}
-
-/** A process exists when signal 0 reaches it, or it exists under another user (EPERM). */
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function positive(flag: string, raw: unknown, fallback: number): number {
