@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { surface } from '../../src/models/scorable.js';
+import { markFileSystemClock } from '../../src/sources/file-system-clock.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import { diffManifests } from '../../src/verdicts/diff-manifests.js';
 import type { BenchConfig } from '../config.js';
@@ -41,7 +42,8 @@ export async function benchChangeEvidence(config: BenchConfig, context: BenchCon
       attempt: () =>
         timeAsync(async () => {
           const baseline = await source.acquireManifest();
-          diffManifests(baseline, await source.acquireManifest());
+          const mark = markFileSystemClock(context.base);
+          diffManifests(baseline, await source.acquireManifest({ carryFrom: { baseline, mark } }));
         }),
     });
     const globMs = median(times.glob as number[]);

@@ -8,13 +8,20 @@ import {
 } from '../models/checked-observation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
-import { checkManifest, type Manifest } from '../models/manifest.js';
+import {
+  checkManifest,
+  checkManifestReusingEntries,
+  type Manifest,
+  type ManifestEntry,
+} from '../models/manifest.js';
 import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.js';
+import { type ClockMark, checkClockSince } from './file-system-clock.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
 import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
+import type { CarriedEntry, DigestCarryRequest } from './local-file/digest-carry.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
 import {
   SURFACE_FS_KINDS,
@@ -48,6 +55,26 @@ export interface LocalFileSurfaceSourceOptions extends Partial<SourceLimits> {
   surfaceFs?: SurfaceFsKind;
 }
 
+/** Where a final manifest may take digests from instead of reading (digest-carry.ts). */
+export interface CarryFrom {
+  /** The baseline manifest, taken by the same source. */
+  baseline: Manifest;
+  /** The file system's clock once the baseline was complete, before the agent started. */
+  mark: ClockMark;
+}
+
+export interface AcquireManifestOptions extends AcquireOptions {
+  /** Which surface the root is (the workspace or the attempt's home); `workspace` by default. */
+  surface?: Surface;
+  /**
+   * Reuse the baseline's digest for every file that provably did not change since the mark (same stat
+   * key, ctime strictly older than the mark); every other file is read and hashed. The manifest's
+   * `metadata.stats.digestsCarried` counts the reused digests and `metadata.carryOver` says how each file
+   * was decided, or why carry-over was declined.
+   */
+  carryFrom?: CarryFrom;
+}
+
 export const LOCAL_FILE_SOURCE_TYPE = 'LocalFileSurfaceSource';
 export const LOCAL_FILE_SOURCE_VERSION = '1';
 
@@ -69,6 +96,12 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   readonly root: string;
   readonly limits: Readonly<SourceLimits>;
   readonly surfaceFs: SurfaceFsKind;
+  /**
+   * The stat keys of the manifests this source took (digest-carry.ts), aligned with their entries, held
+   * in memory only and only as long as the manifest object lives: what a later manifest of this root
+   * may carry from.
+   */
+  readonly #statKeys = new WeakMap<Manifest, Float64Array>();
   /** This source's acquisitions still running or queued in the pool (close() ends them). */
   readonly #inFlight = new Set<{ fail: (error: unknown) => void; ticket: PoolTicket | undefined }>();
 
@@ -142,17 +175,19 @@ export class LocalFileSurfaceSource implements SurfaceSource {
    * an acquisition of `/**`, recording directories, symlinks (never followed) and other objects (never
    * opened) beside files. `surface` labels which surface the root is (the workspace or the attempt's home).
    */
-  async acquireManifest(options: AcquireOptions & { surface?: Surface } = {}): Promise<Manifest> {
+  async acquireManifest(options: AcquireManifestOptions = {}): Promise<Manifest> {
     const { signal } = options;
     signal?.throwIfAborted();
     const takenAt = new Date().toISOString();
     const started = performance.now();
+    const carry = this.#carryRequest(options.carryFrom);
     const request: AcquireRequest = {
       root: this.root,
       uri: '/**',
       match: 'glob',
       limits: { ...this.limits },
       mode: 'manifest',
+      ...(carry.request === undefined ? {} : { carry: carry.request }),
     };
     const { outcome } = await this.#runAbortable(request, signal);
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
@@ -172,10 +207,12 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       });
     }
     const { result } = outcome;
-    return checkManifest({
+    const entries =
+      carry.baseline === undefined ? result.manifest : withCarried(result.manifest, carry.baseline);
+    const manifest = checkManifestReusingEntries({
       ...base,
       acquisition: result.acquisition,
-      entries: result.manifest ?? [],
+      entries: entries ?? [],
       coverage: {
         complete: result.acquisition === 'complete',
         reasons: uniqueReasons(result.gaps),
@@ -184,9 +221,51 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       metadata: {
         ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
         durationMs,
-        stats: { ...result.stats },
+        stats: { ...result.stats, digestsCarried: result.carryCounts?.carried ?? 0 },
+        ...(carry.metadata === undefined
+          ? {}
+          : { carryOver: { ...carry.metadata, ...(result.carryCounts ?? {}) } }),
       },
     });
+    if (result.statKeys !== undefined) this.#statKeys.set(manifest, result.statKeys);
+    return manifest;
+  }
+
+  /**
+   * What a final manifest may carry from `carryFrom` (digest-carry.ts), and what its metadata says about
+   * it. Carry-over is declined, with the reason recorded, when the baseline was not taken by this source
+   * (its stat keys are only ever held here, in memory, for manifests this source took: a stored or
+   * foreign manifest cannot vouch for this root), when the file system does not keep ctime by the local
+   * clock, or when the clock went back since the mark.
+   */
+  #carryRequest(carryFrom: CarryFrom | undefined): {
+    request?: DigestCarryRequest;
+    baseline?: Manifest;
+    metadata?: Record<string, string | number>;
+  } {
+    if (carryFrom === undefined) return {};
+    const { baseline, mark } = carryFrom;
+    const described = {
+      baselineTakenAt: baseline.takenAt,
+      cleanBefore: new Date(Math.floor(mark.ctimeMs)).toISOString(),
+      fileSystem: mark.fileSystem ?? `0x${mark.fileSystemType.toString(16)}`,
+    };
+    const keys = this.#statKeys.get(baseline);
+    if (keys === undefined) {
+      return { metadata: { ...described, declined: 'the baseline was not taken by this source' } };
+    }
+    const clock = checkClockSince(mark);
+    if (!clock.ok) return { metadata: { ...described, declined: clock.reason } };
+    return {
+      request: {
+        uris: baseline.entries.map((entry) => entry.uri),
+        keys,
+        cleanBeforeMs: mark.ctimeMs,
+        dev: mark.dev,
+      },
+      baseline,
+      metadata: described,
+    };
   }
 
   /**
@@ -340,4 +419,19 @@ export class LocalFileSurfaceSource implements SurfaceSource {
  */
 export function releaseAcquisitionThreads(): Promise<void> {
   return acquisitionPool.releaseIdle();
+}
+
+/** The final manifest's entries, each carried one replaced by the baseline's (already checked) entry. */
+function withCarried(
+  entries: ReadonlyArray<ManifestEntry | CarriedEntry> | undefined,
+  baseline: Manifest,
+): ManifestEntry[] | undefined {
+  return entries?.map((entry) => {
+    if (!('carriedFrom' in entry)) return entry;
+    const carried = baseline.entries[entry.carriedFrom];
+    if (carried?.uri !== entry.uri || carried.type !== 'file') {
+      throw new Error(`carry-over named baseline entry ${entry.carriedFrom} for ${entry.uri}: a bug`);
+    }
+    return carried;
+  });
 }

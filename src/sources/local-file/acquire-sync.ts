@@ -10,6 +10,12 @@ import {
   rethrowCancelled,
 } from './acquisition-state.js';
 import { cancellableFs } from './cancellable-fs.js';
+import {
+  type CarriedEntry,
+  type CarryCounts,
+  type DigestCarryRequest,
+  DigestCarryWalk,
+} from './digest-carry.js';
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
@@ -28,6 +34,8 @@ export interface AcquireRequest {
   limits: SourceLimits;
   /** `manifest`: list every entry under the root (uri must be `/**`, glob) instead of reading matches. */
   mode?: 'observation' | 'manifest';
+  /** In manifest mode: the baseline digests a file may keep when it provably did not change. */
+  carry?: DigestCarryRequest;
 }
 
 export interface AcquireResult {
@@ -38,8 +46,15 @@ export interface AcquireResult {
   stats: AcquisitionStats;
   /** The resolved root as the kernel reports it (absent when the root is unavailable). */
   rootPath?: string;
-  /** In manifest mode: every entry found, sorted by uri (`entries` is then empty). */
-  manifest?: ManifestEntry[];
+  /**
+   * In manifest mode: every entry found, sorted by uri (`entries` is then empty); with a carry request,
+   * a file provably unchanged since the baseline is a {@link CarriedEntry} naming the baseline's entry.
+   */
+  manifest?: Array<ManifestEntry | CarriedEntry>;
+  /** In manifest mode: the stat key of each manifest entry (digest-carry.ts), for a later carry-over. */
+  statKeys?: Float64Array;
+  /** In manifest mode with a carry request: how the files were decided. */
+  carryCounts?: CarryCounts;
 }
 
 export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: 'cancelled' };
@@ -139,11 +154,12 @@ function acquireGuarded(
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
+      state.digestCarry = new DigestCarryWalk(request.carry);
     }
     if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
     else walkGlob(state, locator);
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
-    const manifest = state.manifest?.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+    const manifest = state.manifest === undefined ? undefined : state.digestCarry?.sorted(state.manifest);
     return {
       kind: 'done',
       result: {
@@ -152,7 +168,10 @@ function acquireGuarded(
         gaps: state.gaps,
         stats: state.stats,
         rootPath: rootPath.toString('utf8'),
-        ...(manifest === undefined ? {} : { manifest }),
+        ...(manifest === undefined ? {} : { manifest: manifest.manifest, statKeys: manifest.keys }),
+        ...(request.carry === undefined || state.digestCarry === undefined
+          ? {}
+          : { carryCounts: state.digestCarry.counts }),
       },
     };
   } finally {

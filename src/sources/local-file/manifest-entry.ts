@@ -6,6 +6,7 @@ import {
   rethrowCancelled,
 } from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
+import type { CarriedEntry } from './digest-carry.js';
 import { decodeName, escapeName } from './names.js';
 
 /**
@@ -17,7 +18,9 @@ import { decodeName, escapeName } from './names.js';
  * - a symlink: its stored target, read with readlink on the parent's handle. It is never followed, so a
  *   link to `/etc` or to a FIFO costs nothing and reaches nothing outside the root.
  * - a regular file: read through the confined read (O_PATH, placement check, reopen through the handle),
- *   so its size and digest are those of the object checked inside the root, within the shared read budget.
+ *   so its size and digest are those of the object checked inside the root, within the shared read budget
+ *   — unless the walk carries digests from a baseline and this file provably has not changed since
+ *   (digest-carry.ts): then the baseline's digest is its digest and nothing is opened.
  * - anything else (FIFO, socket, device): lstat only, never opened — a FIFO cannot stall the walk.
  *
  * Every child counts against maxFiles except directories (bounded by maxListedEntries already).
@@ -29,7 +32,7 @@ export function recordManifestChild(
   name: Buffer,
   uri: string,
 ): 'descend' | 'done' {
-  const manifest = state.manifest as ManifestEntry[];
+  const manifest = state.manifest as Array<ManifestEntry | CarriedEntry>;
   state.checkCancelled();
   let stat: ReturnType<typeof state.fs.lstatAt>;
   try {
@@ -61,18 +64,31 @@ export function recordManifestChild(
     manifest.push({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
     return 'done';
   }
+  const carry = state.digestCarry;
+  const carriedFrom = carry?.carriedFrom(uri, stat);
+  if (carriedFrom !== undefined) {
+    // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing read.
+    const carried: CarriedEntry = { uri, carriedFrom };
+    manifest.push(carried);
+    carry?.record(manifest.length - 1, stat);
+    return 'done';
+  }
   const result = readCandidate(state, dirFd, name, uri);
   // The confined read leaves its entry (if any) in state.entries; a manifest keeps size and digest only.
   const read = state.entries.at(-1)?.uri === uri ? state.entries.pop() : undefined;
   if (result === 'absent') return 'done';
-  manifest.push({
+  const sha256 = read?.sha256 ?? null;
+  const entry: ManifestEntry = {
     uri,
     type: 'file',
     sizeBytes: read?.sizeBytes ?? stat.size,
-    sha256: read?.sha256 ?? null,
+    sha256,
     mode,
     linkTarget: null,
-  });
+  };
+  manifest.push(entry);
+  // A later manifest may carry this entry only if the bytes hashed are the ones the stat describes.
+  if (sha256 !== null && read?.sizeBytes === stat.size) carry?.record(manifest.length - 1, stat);
   return 'done';
 }
 
