@@ -1,4 +1,4 @@
-import type { Stats } from 'node:fs';
+import type { EntryStat } from './statx.js';
 
 /**
  * Digest carry-over between the two manifests of one attempt (SPEC §12, issue 11), like git's index:
@@ -18,14 +18,20 @@ import type { Stats } from 'node:fs';
  * hashed. A file whose inode differs (a replacement, a delete-and-recreate, even one that reuses the
  * inode number — its ctime is new) is re-read.
  *
- * Times are compared as Node reports them (milliseconds, doubles). The conversion from the kernel's
- * seconds and nanoseconds is monotone, so `ctimeMs < cleanBeforeMs` implies the nanosecond ctime is
- * older too: rounding can only make more files racy, never carry a newer one.
+ * Times are compared as Node reports them (milliseconds, doubles: sec × 1e3 + nsec / 1e6, the same
+ * formula for the clean moment and for every file, whichever of lstat and statx read them). The
+ * conversion is monotone, so an older ctime in milliseconds is an older ctime in nanoseconds: rounding
+ * can only make more files racy, never carry a newer one. On top of that, a file counts as racy unless
+ * its ctime is more than {@link CLEAN_MARGIN_MS} older than the clean moment, so no disagreement between
+ * two readings of the clock smaller than that can ever carry a digest.
  *
  * The key is the lstat of the name taken just before the file was read. A manifest is taken while
  * nothing in the sandbox runs (SPEC §11), so that stat describes the bytes hashed; a key is kept only
  * when the read was complete and its size is the stat's.
  */
+
+/** A file is carried only when its ctime is older than the clean moment by more than this. */
+export const CLEAN_MARGIN_MS = 1;
 
 /** Numbers per entry in a stat-key column: dev, ino, size, mtimeMs, ctimeMs, st_mode (NaN: no key). */
 export const STAT_KEY_WIDTH = 6;
@@ -78,7 +84,7 @@ export class DigestCarryWalk {
    * The baseline entry index to carry for this file (lstat `stat`) when it provably has not changed
    * since the baseline; undefined when it must be read.
    */
-  carriedFrom(uri: string, stat: Stats): number | undefined {
+  carriedFrom(uri: string, stat: EntryStat): number | undefined {
     const request = this.#request;
     if (request === undefined) return undefined;
     const at = this.#find(request, uri);
@@ -97,7 +103,7 @@ export class DigestCarryWalk {
       this.counts.changed++;
       return undefined;
     }
-    if (!(stat.ctimeMs < request.cleanBeforeMs)) {
+    if (!(stat.ctimeMs < request.cleanBeforeMs - CLEAN_MARGIN_MS)) {
       this.counts.racy++;
       return undefined;
     }
@@ -109,7 +115,7 @@ export class DigestCarryWalk {
    * Records the stat key of the manifest entry at `index` (its position in the walk's manifest), hashed
    * in full or carried, for a later manifest to carry from.
    */
-  record(index: number, stat: Stats): void {
+  record(index: number, stat: EntryStat): void {
     const o = index * STAT_KEY_WIDTH;
     if (o + STAT_KEY_WIDTH > this.#keys.length) {
       const grown = new Float64Array(Math.max(this.#keys.length * 2, o + STAT_KEY_WIDTH)).fill(Number.NaN);

@@ -8,6 +8,7 @@ import {
 import { readCandidate } from './confined-read.js';
 import type { CarriedEntry } from './digest-carry.js';
 import { decodeName, escapeName } from './names.js';
+import type { EntryStat } from './statx.js';
 
 /**
  * Records one child met by the glob walk in manifest mode (SPEC §12). The walk itself is the source's:
@@ -34,9 +35,10 @@ export function recordManifestChild(
 ): 'descend' | 'done' {
   const manifest = state.manifest as Array<ManifestEntry | CarriedEntry>;
   state.checkCancelled();
-  let stat: ReturnType<typeof state.fs.lstatAt>;
+  let stat: EntryStat;
   try {
-    stat = state.fs.lstatAt(dirFd, name);
+    const { fs } = state;
+    stat = fs.entryStatAt === undefined ? fs.lstatAt(dirFd, name) : fs.entryStatAt(dirFd, name);
   } catch (error) {
     rethrowCancelled(error);
     const code = errorCode(error);

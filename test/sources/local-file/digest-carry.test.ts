@@ -7,8 +7,10 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { checkManifest, type Manifest } from '../../../src/models/manifest.js';
 import { type ClockMark, markFileSystemClock } from '../../../src/sources/file-system-clock.js';
 import { acquireSync } from '../../../src/sources/local-file/acquire-sync.js';
+import { CLEAN_MARGIN_MS } from '../../../src/sources/local-file/digest-carry.js';
 import { DEFAULT_LIMITS } from '../../../src/sources/local-file/limits.js';
 import { nodeSurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import { chooseSurfaceFs, openat2Unavailable } from '../../../src/sources/local-file/surface-fs-choice.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { diffManifests } from '../../../src/verdicts/diff-manifests.js';
 import { removeDir, tempDir } from '../support/trees.js';
@@ -30,7 +32,7 @@ async function markAfterTree(root: string, clockDir: string): Promise<ClockMark>
   const newest = Math.max(...FILES.map((name) => fs.lstatSync(path.join(root, name)).ctimeMs));
   for (let tries = 0; tries < 2000; tries++) {
     const mark = markFileSystemClock(clockDir);
-    if (mark.ctimeMs > newest) return mark;
+    if (mark.ctimeMs > newest + CLEAN_MARGIN_MS) return mark;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error('the file-system clock did not advance');
@@ -218,75 +220,85 @@ describe('digest carry-over', () => {
   });
 });
 
-describe('racily clean files (a write in the same clock tick as the clean moment)', () => {
-  let root: string;
-  beforeEach(() => {
-    root = tempDir();
-    fs.writeFileSync(path.join(root, 'f.txt'), 'original\n');
-  });
-  afterEach(() => removeDir(root));
+for (const kind of ['procfs', 'openat2'] as const) {
+  const chosen = chooseSurfaceFs(kind);
+  describe(`racily clean files (a write in the same clock tick as the clean moment), ${kind} seam`, {
+    skip: chosen.ok ? false : `openat2 unavailable: ${openat2Unavailable()}`,
+  }, () => {
+    let root: string;
+    beforeEach(() => {
+      root = tempDir();
+      fs.writeFileSync(path.join(root, 'f.txt'), 'original\n');
+    });
+    afterEach(() => removeDir(root));
 
-  /**
-   * The walk itself, given a carry request whose stat key is the file's *current* one — as if the
-   * baseline had read it in the same tick as a later write, so the key cannot tell — and a clean moment
-   * injected relative to the file's ctime.
-   */
-  function finalWalk(cleanBeforeMs: (ctimeMs: number) => number, devOffset = 0) {
-    const stat = fs.lstatSync(path.join(root, 'f.txt'));
-    const keys = Float64Array.of(stat.dev, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs, stat.mode);
-    const outcome = acquireSync(
-      {
-        root,
-        uri: '/**',
-        match: 'glob',
-        limits: { ...DEFAULT_LIMITS },
-        mode: 'manifest',
-        carry: {
-          uris: ['/f.txt'],
-          keys,
-          cleanBeforeMs: cleanBeforeMs(stat.ctimeMs),
-          dev: stat.dev + devOffset,
+    /**
+     * The walk itself, given a carry request whose stat key is the file's *current* one — as if the
+     * baseline had read it in the same tick as a later write, so the key cannot tell — and a clean moment
+     * injected relative to the file's ctime.
+     */
+    function finalWalk(cleanBeforeMs: (ctimeMs: number) => number, devOffset = 0) {
+      const stat = fs.lstatSync(path.join(root, 'f.txt'));
+      const keys = Float64Array.of(stat.dev, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs, stat.mode);
+      const outcome = acquireSync(
+        {
+          root,
+          uri: '/**',
+          match: 'glob',
+          limits: { ...DEFAULT_LIMITS },
+          mode: 'manifest',
+          carry: {
+            uris: ['/f.txt'],
+            keys,
+            cleanBeforeMs: cleanBeforeMs(stat.ctimeMs),
+            dev: stat.dev + devOffset,
+          },
         },
-      },
-      nodeSurfaceFs,
-      () => false,
-    );
-    if (outcome.kind !== 'done') throw new Error('cancelled');
-    return outcome.result;
-  }
+        chosen.ok ? chosen.fs : nodeSurfaceFs,
+        () => false,
+      );
+      if (outcome.kind !== 'done') throw new Error('cancelled');
+      return outcome.result;
+    }
 
-  it('re-reads a file whose ctime equals the clean moment', () => {
-    fs.writeFileSync(path.join(root, 'f.txt'), 'modified\n');
-    const result = finalWalk((ctimeMs) => ctimeMs);
-    assert.deepEqual(result.carryCounts, { carried: 0, racy: 1, changed: 0 });
-    assert.equal(result.stats.filesRead, 1);
-    assert.deepEqual(result.manifest?.[0], {
-      uri: '/f.txt',
-      type: 'file',
-      sizeBytes: 9,
-      sha256: sha('modified\n'),
-      mode: fs.lstatSync(path.join(root, 'f.txt')).mode & 0o7777,
-      linkTarget: null,
+    it('re-reads a file whose ctime equals the clean moment', () => {
+      fs.writeFileSync(path.join(root, 'f.txt'), 'modified\n');
+      const result = finalWalk((ctimeMs) => ctimeMs);
+      assert.deepEqual(result.carryCounts, { carried: 0, racy: 1, changed: 0 });
+      assert.equal(result.stats.filesRead, 1);
+      assert.deepEqual(result.manifest?.[0], {
+        uri: '/f.txt',
+        type: 'file',
+        sizeBytes: 9,
+        sha256: sha('modified\n'),
+        mode: fs.lstatSync(path.join(root, 'f.txt')).mode & 0o7777,
+        linkTarget: null,
+      });
+    });
+
+    it('re-reads a file whose ctime is after the clean moment', () => {
+      const result = finalWalk((ctimeMs) => ctimeMs - 1);
+      assert.deepEqual(result.carryCounts, { carried: 0, racy: 1, changed: 0 });
+      assert.equal(result.stats.filesRead, 1);
+    });
+
+    it('re-reads a file on another device than the clean moment was read on', () => {
+      const result = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS + 1, 1);
+      assert.deepEqual(result.carryCounts, { carried: 0, racy: 0, changed: 1 });
+      assert.equal(result.stats.filesRead, 1);
+    });
+
+    it('re-reads a file whose ctime is within the margin before the clean moment', () => {
+      const result = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS);
+      assert.deepEqual(result.carryCounts, { carried: 0, racy: 1, changed: 0 });
+    });
+
+    it('control: a little later the same file would be carried (the test can see a stale digest)', () => {
+      fs.writeFileSync(path.join(root, 'f.txt'), 'modified\n');
+      const result = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS + 1);
+      assert.deepEqual(result.carryCounts, { carried: 1, racy: 0, changed: 0 });
+      assert.equal(result.stats.filesRead, 0);
+      assert.deepEqual(result.manifest?.[0], { uri: '/f.txt', carriedFrom: 0 });
     });
   });
-
-  it('re-reads a file whose ctime is after the clean moment', () => {
-    const result = finalWalk((ctimeMs) => ctimeMs - 1);
-    assert.deepEqual(result.carryCounts, { carried: 0, racy: 1, changed: 0 });
-    assert.equal(result.stats.filesRead, 1);
-  });
-
-  it('re-reads a file on another device than the clean moment was read on', () => {
-    const result = finalWalk((ctimeMs) => ctimeMs + 1, 1);
-    assert.deepEqual(result.carryCounts, { carried: 0, racy: 0, changed: 1 });
-    assert.equal(result.stats.filesRead, 1);
-  });
-
-  it('control: one tick later the same file would be carried (the test can see a stale digest)', () => {
-    fs.writeFileSync(path.join(root, 'f.txt'), 'modified\n');
-    const result = finalWalk((ctimeMs) => ctimeMs + 1);
-    assert.deepEqual(result.carryCounts, { carried: 1, racy: 0, changed: 0 });
-    assert.equal(result.stats.filesRead, 0);
-    assert.deepEqual(result.manifest?.[0], { uri: '/f.txt', carriedFrom: 0 });
-  });
-});
+}
