@@ -43,7 +43,7 @@ export const ManifestEntrySchema = z
   });
 export type ManifestEntry = z.infer<typeof ManifestEntrySchema>;
 
-function manifestSchema(entry: z.ZodType<ManifestEntry>) {
+function manifestSchema(entries: z.ZodType<ManifestEntry[]>) {
   return z
     .strictObject({
       schemaVersion: z.literal(1),
@@ -51,7 +51,7 @@ function manifestSchema(entry: z.ZodType<ManifestEntry>) {
       sourceIdentifier: ComponentIdentifierSchema,
       acquisition: AcquisitionStatusSchema,
       takenAt: TimestampSchema,
-      entries: z.array(entry),
+      entries,
       coverage: SurfaceCoverageSchema,
       metadata: JsonObjectSchema,
     })
@@ -103,7 +103,7 @@ function checkManifestInvariants(
   }
 }
 
-export const ManifestSchema = manifestSchema(ManifestEntrySchema);
+export const ManifestSchema = manifestSchema(z.array(ManifestEntrySchema));
 export type Manifest = z.infer<typeof ManifestSchema>;
 
 /** Entries of manifests that passed {@link checkManifest}: validated, then frozen, so still valid. */
@@ -117,11 +117,14 @@ export function checkManifest(value: unknown): Manifest {
   return manifest;
 }
 
-const CheckedEntrySchema = z.custom<ManifestEntry>(
-  (value) => typeof value === 'object' && value !== null && checkedEntries.has(value),
-  'entry was not validated',
+/** An array of entries every one of which passed ManifestEntrySchema (one check, not one per entry). */
+const CheckedEntriesSchema = z.custom<ManifestEntry[]>(
+  (value) =>
+    Array.isArray(value) &&
+    value.every((entry) => typeof entry === 'object' && entry !== null && checkedEntries.has(entry)),
+  'entries were not validated',
 );
-const ManifestOfCheckedEntriesSchema = manifestSchema(CheckedEntrySchema);
+const ManifestOfCheckedEntriesSchema = manifestSchema(CheckedEntriesSchema);
 
 /**
  * {@link checkManifest} for a manifest some of whose entries are entries of manifests already checked

@@ -21,7 +21,7 @@ import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.
 import { type ClockMark, checkClockSince } from './file-system-clock.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
 import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
-import type { CarriedEntry, DigestCarryRequest } from './local-file/digest-carry.js';
+import { type DigestCarryRequest, mergeCarried } from './local-file/digest-carry.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
 import {
   SURFACE_FS_KINDS,
@@ -208,7 +208,9 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     }
     const { result } = outcome;
     const entries =
-      carry.baseline === undefined ? result.manifest : withCarried(result.manifest, carry.baseline);
+      carry.baseline === undefined || result.carried === undefined
+        ? result.manifest
+        : withCarried(result.manifest ?? [], result.carried, carry.baseline);
     const manifest = checkManifestReusingEntries({
       ...base,
       acquisition: result.acquisition,
@@ -421,17 +423,20 @@ export function releaseAcquisitionThreads(): Promise<void> {
   return acquisitionPool.releaseIdle();
 }
 
-/** The final manifest's entries, each carried one replaced by the baseline's (already checked) entry. */
-function withCarried(
-  entries: ReadonlyArray<ManifestEntry | CarriedEntry> | undefined,
-  baseline: Manifest,
-): ManifestEntry[] | undefined {
-  return entries?.map((entry) => {
-    if (!('carriedFrom' in entry)) return entry;
-    const carried = baseline.entries[entry.carriedFrom];
-    if (carried?.uri !== entry.uri || carried.type !== 'file') {
-      throw new Error(`carry-over named baseline entry ${entry.carriedFrom} for ${entry.uri}: a bug`);
-    }
-    return carried;
-  });
+/** The final manifest: the entries read, merged by uri with the baseline's (checked) carried entries. */
+function withCarried(entries: ManifestEntry[], carried: Int32Array, baseline: Manifest): ManifestEntry[] {
+  const out: ManifestEntry[] = [];
+  const uriOf = (at: number) => {
+    const entry = baseline.entries[at];
+    if (entry?.type !== 'file') throw new Error(`carry-over named baseline entry ${at}, not a file: a bug`);
+    return entry.uri;
+  };
+  mergeCarried(
+    entries,
+    carried,
+    uriOf,
+    (i) => out.push(entries[i] as ManifestEntry),
+    (at) => out.push(baseline.entries[at] as ManifestEntry),
+  );
+  return out;
 }

@@ -10,12 +10,7 @@ import {
   rethrowCancelled,
 } from './acquisition-state.js';
 import { cancellableFs } from './cancellable-fs.js';
-import {
-  type CarriedEntry,
-  type CarryCounts,
-  type DigestCarryRequest,
-  DigestCarryWalk,
-} from './digest-carry.js';
+import { type CarryCounts, type DigestCarryRequest, DigestCarryWalk } from './digest-carry.js';
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
@@ -47,11 +42,13 @@ export interface AcquireResult {
   /** The resolved root as the kernel reports it (absent when the root is unavailable). */
   rootPath?: string;
   /**
-   * In manifest mode: every entry found, sorted by uri (`entries` is then empty); with a carry request,
-   * a file provably unchanged since the baseline is a {@link CarriedEntry} naming the baseline's entry.
+   * In manifest mode: every entry found, sorted by uri (`entries` is then empty) — except, with a carry
+   * request, the files provably unchanged since the baseline, listed in `carried` instead.
    */
-  manifest?: Array<ManifestEntry | CarriedEntry>;
-  /** In manifest mode: the stat key of each manifest entry (digest-carry.ts), for a later carry-over. */
+  manifest?: ManifestEntry[];
+  /** With a carry request: baseline indices of the carried files, ascending (digest-carry.ts). */
+  carried?: Int32Array;
+  /** In manifest mode: the stat key of each entry of the whole manifest (`manifest` merged with `carried`). */
   statKeys?: Float64Array;
   /** In manifest mode with a carry request: how the files were decided. */
   carryCounts?: CarryCounts;
@@ -159,7 +156,7 @@ function acquireGuarded(
     if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
     else walkGlob(state, locator);
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
-    const manifest = state.manifest === undefined ? undefined : state.digestCarry?.sorted(state.manifest);
+    const manifest = state.manifest === undefined ? undefined : state.digestCarry?.finish(state.manifest);
     return {
       kind: 'done',
       result: {
@@ -168,7 +165,9 @@ function acquireGuarded(
         gaps: state.gaps,
         stats: state.stats,
         rootPath: rootPath.toString('utf8'),
-        ...(manifest === undefined ? {} : { manifest: manifest.manifest, statKeys: manifest.keys }),
+        ...(manifest === undefined
+          ? {}
+          : { manifest: manifest.manifest, statKeys: manifest.keys, carried: manifest.carried }),
         ...(request.carry === undefined || state.digestCarry === undefined
           ? {}
           : { carryCounts: state.digestCarry.counts }),

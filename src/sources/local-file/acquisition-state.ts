@@ -1,6 +1,6 @@
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
-import type { CarriedEntry, DigestCarryWalk } from './digest-carry.js';
+import type { DigestCarryWalk } from './digest-carry.js';
 import type { SourceLimits } from './limits.js';
 import type { SurfaceFs } from './surface-fs.js';
 
@@ -64,7 +64,7 @@ export class AcquisitionState {
    * Set in manifest mode (SPEC §12): the walk records every entry it meets here — directories, symlinks
    * (never followed) and other objects (never opened) as well as files — instead of reading candidates.
    */
-  manifest: Array<ManifestEntry | CarriedEntry> | undefined;
+  manifest: ManifestEntry[] | undefined;
 
   /** Set in manifest mode: the stat keys recorded for a later manifest, and the baseline's to carry from. */
   digestCarry: DigestCarryWalk | undefined;

@@ -51,12 +51,6 @@ export interface DigestCarryRequest {
   dev: number;
 }
 
-/** A file of the final manifest whose entry is the baseline's entry at `carriedFrom`, unchanged. */
-export interface CarriedEntry {
-  uri: string;
-  carriedFrom: number;
-}
-
 /** How the final manifest's files were decided; stored in its metadata so replay sees the shortcut. */
 export interface CarryCounts {
   /** Digests reused from the baseline. */
@@ -73,6 +67,8 @@ export class DigestCarryWalk {
   readonly #request: DigestCarryRequest | undefined;
   /** The walk meets files in nearly the baseline's order: try the next keyed entry before searching. */
   #cursor = 0;
+  /** Baseline indices of the files carried, in the order the walk met them. */
+  readonly #carried: number[] = [];
   /** Stat keys by position in the walk's manifest; NaN where an entry has none. */
   #keys = new Float64Array(1024 * STAT_KEY_WIDTH).fill(Number.NaN);
 
@@ -108,6 +104,7 @@ export class DigestCarryWalk {
       return undefined;
     }
     this.counts.carried++;
+    this.#carried.push(at);
     return at;
   }
 
@@ -131,25 +128,45 @@ export class DigestCarryWalk {
   }
 
   /**
-   * The walk's manifest sorted by uri, and its stat keys in the same order ({@link STAT_KEY_WIDTH}
-   * numbers per entry, NaN for an entry without a key).
+   * The walk's entries sorted by uri; the baseline indices of the carried files, ascending (so their uris
+   * are sorted too); and the stat keys of the manifest the two make together, merged by uri
+   * ({@link mergeCarried}), {@link STAT_KEY_WIDTH} numbers per entry, NaN for an entry without a key. A
+   * carried file's key is the baseline's: carrying required them equal.
    */
-  sorted<T extends { uri: string }>(manifest: readonly T[]): { manifest: T[]; keys: Float64Array } {
+  finish<T extends { uri: string }>(
+    manifest: readonly T[],
+  ): { manifest: T[]; carried: Int32Array; keys: Float64Array } {
     const order = Array.from(manifest.keys());
     order.sort((i, j) => {
       const a = (manifest[i] as T).uri;
       const b = (manifest[j] as T).uri;
       return a < b ? -1 : a > b ? 1 : 0;
     });
-    const keys = new Float64Array(manifest.length * STAT_KEY_WIDTH).fill(Number.NaN);
+    const sorted = order.map((i) => manifest[i] as T);
+    const carried = Int32Array.from(this.#carried).sort();
+    const request = this.#request;
+    const keys = new Float64Array((sorted.length + carried.length) * STAT_KEY_WIDTH).fill(Number.NaN);
     const available = Math.floor(this.#keys.length / STAT_KEY_WIDTH);
-    for (let k = 0; k < order.length; k++) {
-      const i = order[k] as number;
-      if (i < available) {
-        keys.set(this.#keys.subarray(i * STAT_KEY_WIDTH, (i + 1) * STAT_KEY_WIDTH), k * STAT_KEY_WIDTH);
-      }
-    }
-    return { manifest: order.map((i) => manifest[i] as T), keys };
+    let k = 0;
+    mergeCarried(
+      sorted,
+      carried,
+      (at) => request?.uris[at] as string,
+      (walked) => {
+        const i = order[walked] as number;
+        if (i < available) {
+          keys.set(this.#keys.subarray(i * STAT_KEY_WIDTH, (i + 1) * STAT_KEY_WIDTH), k * STAT_KEY_WIDTH);
+        }
+        k++;
+      },
+      (at) => {
+        if (request !== undefined) {
+          keys.set(request.keys.subarray(at * STAT_KEY_WIDTH, (at + 1) * STAT_KEY_WIDTH), k * STAT_KEY_WIDTH);
+        }
+        k++;
+      },
+    );
+    return { manifest: sorted, carried, keys };
   }
 
   /** The baseline index of the keyed entry named `uri`, if any. */
@@ -171,5 +188,29 @@ export class DigestCarryWalk {
       else high = mid - 1;
     }
     return undefined;
+  }
+}
+
+/**
+ * Visits the final manifest in uri order: `entries` (sorted, read by this walk) merged with the carried
+ * baseline indices (ascending, so sorted by uri too). A uri is in one list or the other, never both. The
+ * acquisition thread and the source both merge with this, so the keys line up with the entries.
+ */
+export function mergeCarried<T extends { uri: string }>(
+  entries: readonly T[],
+  carried: Int32Array,
+  uriOf: (at: number) => string,
+  onEntry: (index: number) => void,
+  onCarried: (at: number) => void,
+): void {
+  let i = 0;
+  let c = 0;
+  while (i < entries.length || c < carried.length) {
+    const at = carried[c];
+    if (at === undefined || (i < entries.length && (entries[i] as T).uri < uriOf(at))) onEntry(i++);
+    else {
+      onCarried(at);
+      c++;
+    }
   }
 }

@@ -6,7 +6,6 @@ import {
   rethrowCancelled,
 } from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
-import type { CarriedEntry } from './digest-carry.js';
 import { decodeName, escapeName } from './names.js';
 import type { EntryStat } from './statx.js';
 
@@ -33,7 +32,7 @@ export function recordManifestChild(
   name: Buffer,
   uri: string,
 ): 'descend' | 'done' {
-  const manifest = state.manifest as Array<ManifestEntry | CarriedEntry>;
+  const manifest = state.manifest as ManifestEntry[];
   state.checkCancelled();
   let stat: EntryStat;
   try {
@@ -67,14 +66,8 @@ export function recordManifestChild(
     return 'done';
   }
   const carry = state.digestCarry;
-  const carriedFrom = carry?.carriedFrom(uri, stat);
-  if (carriedFrom !== undefined) {
-    // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing read.
-    const carried: CarriedEntry = { uri, carriedFrom };
-    manifest.push(carried);
-    carry?.record(manifest.length - 1, stat);
-    return 'done';
-  }
+  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
+  if (carry?.carriedFrom(uri, stat) !== undefined) return 'done';
   const result = readCandidate(state, dirFd, name, uri);
   // The confined read leaves its entry (if any) in state.entries; a manifest keeps size and digest only.
   const read = state.entries.at(-1)?.uri === uri ? state.entries.pop() : undefined;
