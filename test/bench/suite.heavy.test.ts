@@ -59,6 +59,7 @@ describe('npm run bench (on tiny trees)', () => {
         '8b',
         '9a',
         '9b',
+        '9c',
       ],
     );
   });
