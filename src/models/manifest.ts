@@ -117,6 +117,22 @@ export function checkManifest(value: unknown): Manifest {
   return manifest;
 }
 
+/**
+ * Validates manifest entries as they arrive in batches from a walk still running, so that validation
+ * overlaps the walk: each is parsed against {@link ManifestEntrySchema}, deep-frozen and remembered, so
+ * {@link checkManifestReusingEntries} takes it as it is. Throws on the first invalid entry.
+ */
+export function checkManifestEntries(batch: readonly unknown[]): ManifestEntry[] {
+  return batch.map((value) => {
+    if (typeof value === 'object' && value !== null && checkedEntries.has(value))
+      return value as ManifestEntry;
+    const entry = parseRecord(ManifestEntrySchema, value, 'manifest entry');
+    deepFreeze(entry);
+    checkedEntries.add(entry);
+    return entry;
+  });
+}
+
 /** An array of entries every one of which passed ManifestEntrySchema (one check, not one per entry). */
 const CheckedEntriesSchema = z.custom<ManifestEntry[]>(
   (value) =>
@@ -136,13 +152,7 @@ const ManifestOfCheckedEntriesSchema = manifestSchema(CheckedEntriesSchema);
 export function checkManifestReusingEntries(value: unknown): Manifest {
   const entries = (value as { entries?: unknown } | null)?.entries;
   if (!Array.isArray(entries)) return checkManifest(value);
-  const checked = entries.map((entry: unknown) => {
-    if (typeof entry === 'object' && entry !== null && checkedEntries.has(entry)) return entry;
-    const parsed = parseRecord(ManifestEntrySchema, entry, 'manifest entry');
-    deepFreeze(parsed);
-    checkedEntries.add(parsed);
-    return parsed;
-  });
+  const checked = checkManifestEntries(entries);
   const manifest = parseRecord(
     ManifestOfCheckedEntriesSchema,
     { ...(value as object), entries: checked },

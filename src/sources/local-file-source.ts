@@ -10,6 +10,7 @@ import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
 import {
   checkManifest,
+  checkManifestEntries,
   checkManifestReusingEntries,
   type Manifest,
   type ManifestEntry,
@@ -79,12 +80,15 @@ export const LOCAL_FILE_SOURCE_TYPE = 'LocalFileSurfaceSource';
 export const LOCAL_FILE_SOURCE_VERSION = '1';
 
 /** What the worker sent for one job: its outcome, and the entries that arrived in batches before it. */
-interface Finished {
+interface Finished<E = SurfaceEntry> {
   outcome: AcquireOutcome;
   /** Absent when the job was cancelled before a worker took it. */
   implementation: SurfaceFsImplementation | undefined;
-  /** Validated and frozen as each batch arrived (checkSurfaceEntries), in the order they were read. */
-  entries: SurfaceEntry[];
+  /**
+   * Validated and frozen as each batch arrived (checkSurfaceEntries, or checkManifestEntries for a
+   * manifest), in the order they were read.
+   */
+  entries: E[];
   /** The first batch that failed validation, if any: the acquisition then rejects with it. */
   invalid: unknown;
 }
@@ -152,7 +156,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       match: scope.match,
       limits: { ...this.limits },
     };
-    const { outcome, finished } = await this.#runAbortable(request, signal);
+    const { outcome, finished } = await this.#runAbortable(request, signal, checkSurfaceEntries);
     const streamed: SurfaceEntry[] = finished?.entries ?? [];
     const implementation: SurfaceFsImplementation | undefined = finished?.implementation;
     const invalid: unknown = finished?.invalid;
@@ -189,7 +193,8 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       mode: 'manifest',
       ...(carry.request === undefined ? {} : { carry: carry.request }),
     };
-    const { outcome } = await this.#runAbortable(request, signal);
+    const { outcome, finished } = await this.#runAbortable(request, signal, checkManifestEntries);
+    if (finished?.invalid !== undefined) throw finished.invalid;
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const base = {
       schemaVersion: 1,
@@ -207,10 +212,17 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       });
     }
     const { result } = outcome;
+    // Entries posted while the walk ran were checked as they arrived; the rest are checked now, and the
+    // walk's order puts them all in uri order.
+    const walked = (finished?.entries ?? []).concat(checkManifestEntries(result.manifest ?? []));
+    const read =
+      result.manifestOrder === undefined
+        ? walked
+        : Array.from(result.manifestOrder, (at) => walked[at] as ManifestEntry);
     const entries =
       carry.baseline === undefined || result.carried === undefined
-        ? result.manifest
-        : withCarried(result.manifest ?? [], result.carried, carry.baseline);
+        ? read
+        : withCarried(read, result.carried, carry.baseline);
     const manifest = checkManifestReusingEntries({
       ...base,
       acquisition: result.acquisition,
@@ -351,18 +363,18 @@ export class LocalFileSurfaceSource implements SurfaceSource {
    * the signal's reason (the worker has already closed its handles and stopped); a worker failure becomes
    * a `failed` outcome, never a throw.
    */
-  async #runAbortable(
+  async #runAbortable<E>(
     request: AcquireRequest,
     signal: AbortSignal | undefined,
-  ): Promise<{ outcome: SettledOutcome; finished?: Finished }> {
-    const { finished: running, ticket } = this.#run({
-      request,
-      cancel: new SharedArrayBuffer(4),
-      surfaceFs: this.surfaceFs,
-    });
+    validate: (batch: readonly unknown[]) => E[],
+  ): Promise<{ outcome: SettledOutcome; finished?: Finished<E> }> {
+    const { finished: running, ticket } = this.#run(
+      { request, cancel: new SharedArrayBuffer(4), surfaceFs: this.surfaceFs },
+      validate,
+    );
     const onAbort = () => ticket.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
-    let result: { outcome: AcquireOutcome | { kind: 'failed'; message: string }; finished?: Finished };
+    let result: { outcome: AcquireOutcome | { kind: 'failed'; message: string }; finished?: Finished<E> };
     try {
       const finished = await running;
       result = { outcome: finished.outcome, finished };
@@ -380,11 +392,14 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     return { ...result, outcome: result.outcome as SettledOutcome };
   }
 
-  #run(job: PoolJob): { finished: Promise<Finished>; ticket: PoolTicket } {
-    const entries: SurfaceEntry[] = [];
+  #run<E>(
+    job: PoolJob,
+    validate: (batch: readonly unknown[]) => E[],
+  ): { finished: Promise<Finished<E>>; ticket: PoolTicket } {
+    const entries: E[] = [];
     let invalid: unknown;
-    let settle!: { resolve: (finished: Finished) => void; reject: (error: unknown) => void };
-    const finished = new Promise<Finished>((resolve, reject) => {
+    let settle!: { resolve: (finished: Finished<E>) => void; reject: (error: unknown) => void };
+    const finished = new Promise<Finished<E>>((resolve, reject) => {
       settle = { resolve, reject };
     });
     const inFlight = {
@@ -396,7 +411,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       onEntries: (batch) => {
         if (invalid !== undefined) return;
         try {
-          for (const entry of checkSurfaceEntries(batch)) entries.push(entry);
+          for (const entry of validate(batch)) entries.push(entry);
         } catch (error) {
           invalid = error;
         }

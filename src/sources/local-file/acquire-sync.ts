@@ -43,9 +43,15 @@ export interface AcquireResult {
   rootPath?: string;
   /**
    * In manifest mode: every entry found, sorted by uri (`entries` is then empty) — except, with a carry
-   * request, the files provably unchanged since the baseline, listed in `carried` instead.
+   * request, the files provably unchanged since the baseline, listed in `carried` instead. With an entry
+   * sink: only the entries not already handed to it, in walk order; see `manifestOrder`.
    */
   manifest?: ManifestEntry[];
+  /**
+   * With an entry sink, in manifest mode: walk positions (the posted entries in the order they were
+   * posted, then `manifest`) in uri order.
+   */
+  manifestOrder?: Int32Array;
   /** With a carry request: baseline indices of the carried files, ascending (digest-carry.ts). */
   carried?: Int32Array;
   /** In manifest mode: the stat key of each entry of the whole manifest (`manifest` merged with `carried`). */
@@ -60,8 +66,9 @@ export interface AcquireSyncOptions {
   /**
    * Receives entries in batches, in the order they were read, while the walk runs; the result then holds
    * only the rest, and the receiver sorts the union by uri. Without it, the result holds every entry.
+   * In manifest mode the batches are manifest entries (the result then gives their order).
    */
-  onEntries?: (batch: SurfaceEntry[]) => void;
+  onEntries?: (batch: SurfaceEntry[] | ManifestEntry[]) => void;
 }
 
 const CHUNK_BYTES = 1 << 20;
@@ -151,12 +158,12 @@ function acquireGuarded(
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
-      state.digestCarry = new DigestCarryWalk(request.carry);
+      state.digestCarry = new DigestCarryWalk(request.carry, state.manifest, options.onEntries);
     }
     if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
     else walkGlob(state, locator);
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
-    const manifest = state.manifest === undefined ? undefined : state.digestCarry?.finish(state.manifest);
+    const manifest = state.digestCarry?.finish();
     return {
       kind: 'done',
       result: {
@@ -167,7 +174,12 @@ function acquireGuarded(
         rootPath: rootPath.toString('utf8'),
         ...(manifest === undefined
           ? {}
-          : { manifest: manifest.manifest, statKeys: manifest.keys, carried: manifest.carried }),
+          : {
+              manifest: manifest.manifest,
+              statKeys: manifest.keys,
+              carried: manifest.carried,
+              ...(manifest.order === undefined ? {} : { manifestOrder: manifest.order }),
+            }),
         ...(request.carry === undefined || state.digestCarry === undefined
           ? {}
           : { carryCounts: state.digestCarry.counts }),

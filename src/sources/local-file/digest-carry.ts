@@ -1,3 +1,4 @@
+import type { ManifestEntry } from '../../models/manifest.js';
 import type { EntryStat } from './statx.js';
 
 /**
@@ -32,6 +33,9 @@ import type { EntryStat } from './statx.js';
 
 /** A file is carried only when its ctime is older than the clean moment by more than this. */
 export const CLEAN_MARGIN_MS = 1;
+
+/** Manifest entries per batch handed to a sink (as the walk's observation entries are). */
+const MANIFEST_BATCH = 1000;
 
 /** Numbers per entry in a stat-key column: dev, ino, size, mtimeMs, ctimeMs, st_mode (NaN: no key). */
 export const STAT_KEY_WIDTH = 6;
@@ -71,9 +75,29 @@ export class DigestCarryWalk {
   readonly #carried: number[] = [];
   /** Stat keys by position in the walk's manifest; NaN where an entry has none. */
   #keys = new Float64Array(1024 * STAT_KEY_WIDTH).fill(Number.NaN);
+  /** The uri of every entry the walk recorded, in walk order (posted ones included). */
+  readonly #walkUris: string[] = [];
 
-  constructor(request?: DigestCarryRequest) {
+  /**
+   * @param pending the walk's manifest: entries not yet handed to `sink`, in walk order.
+   * @param sink receives full batches while the walk runs (the acquisition thread posts them, so their
+   * transfer and validation overlap the walk); without one every entry stays in `pending`.
+   */
+  constructor(
+    request: DigestCarryRequest | undefined,
+    readonly pending: ManifestEntry[],
+    readonly sink?: (batch: ManifestEntry[]) => void,
+  ) {
     this.#request = request;
+  }
+
+  /** Adds an entry to the manifest; `keyStat` when a later manifest may carry it (a file hashed in full). */
+  add(entry: ManifestEntry, keyStat?: EntryStat): void {
+    const index = this.#walkUris.length;
+    this.#walkUris.push(entry.uri);
+    if (keyStat !== undefined) this.#record(index, keyStat);
+    this.pending.push(entry);
+    if (this.sink !== undefined && this.pending.length >= MANIFEST_BATCH) this.sink(this.pending.splice(0));
   }
 
   /**
@@ -108,11 +132,8 @@ export class DigestCarryWalk {
     return at;
   }
 
-  /**
-   * Records the stat key of the manifest entry at `index` (its position in the walk's manifest), hashed
-   * in full or carried, for a later manifest to carry from.
-   */
-  record(index: number, stat: EntryStat): void {
+  /** Records the stat key of the entry at walk position `index`, for a later manifest to carry from. */
+  #record(index: number, stat: EntryStat): void {
     const o = index * STAT_KEY_WIDTH;
     if (o + STAT_KEY_WIDTH > this.#keys.length) {
       const grown = new Float64Array(Math.max(this.#keys.length * 2, o + STAT_KEY_WIDTH)).fill(Number.NaN);
@@ -128,28 +149,28 @@ export class DigestCarryWalk {
   }
 
   /**
-   * The walk's entries sorted by uri; the baseline indices of the carried files, ascending (so their uris
-   * are sorted too); and the stat keys of the manifest the two make together, merged by uri
-   * ({@link mergeCarried}), {@link STAT_KEY_WIDTH} numbers per entry, NaN for an entry without a key. A
-   * carried file's key is the baseline's: carrying required them equal.
+   * How the walk's manifest ends. `order` lists walk positions in uri order; `manifest` is the entries
+   * still pending — sorted by uri when there is no sink (nothing was posted), else in walk order, to be
+   * appended to the posted ones and put in `order`. `carried` holds the baseline indices of the carried
+   * files, ascending (so their uris are sorted too), and `keys` the stat keys of the manifest the two
+   * make together, merged by uri ({@link mergeCarried}), {@link STAT_KEY_WIDTH} numbers per entry, NaN
+   * for an entry without a key (a carried file's key is the baseline's: carrying required them equal).
    */
-  finish<T extends { uri: string }>(
-    manifest: readonly T[],
-  ): { manifest: T[]; carried: Int32Array; keys: Float64Array } {
-    const order = Array.from(manifest.keys());
-    order.sort((i, j) => {
-      const a = (manifest[i] as T).uri;
-      const b = (manifest[j] as T).uri;
+  finish(): { manifest: ManifestEntry[]; order?: Int32Array; carried: Int32Array; keys: Float64Array } {
+    const uris = this.#walkUris;
+    const order = Int32Array.from(uris.keys()).sort((i, j) => {
+      const a = uris[i] as string;
+      const b = uris[j] as string;
       return a < b ? -1 : a > b ? 1 : 0;
     });
-    const sorted = order.map((i) => manifest[i] as T);
+    const sortedUris = Array.from(order, (i) => ({ uri: uris[i] as string }));
     const carried = Int32Array.from(this.#carried).sort();
     const request = this.#request;
-    const keys = new Float64Array((sorted.length + carried.length) * STAT_KEY_WIDTH).fill(Number.NaN);
+    const keys = new Float64Array((order.length + carried.length) * STAT_KEY_WIDTH).fill(Number.NaN);
     const available = Math.floor(this.#keys.length / STAT_KEY_WIDTH);
     let k = 0;
     mergeCarried(
-      sorted,
+      sortedUris,
       carried,
       (at) => request?.uris[at] as string,
       (walked) => {
@@ -166,7 +187,8 @@ export class DigestCarryWalk {
         k++;
       },
     );
-    return { manifest: sorted, carried, keys };
+    if (this.sink !== undefined) return { manifest: this.pending, order, carried, keys };
+    return { manifest: Array.from(order, (i) => this.pending[i] as ManifestEntry), carried, keys };
   }
 
   /** The baseline index of the keyed entry named `uri`, if any. */

@@ -6,6 +6,7 @@ import {
   rethrowCancelled,
 } from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
+import type { DigestCarryWalk } from './digest-carry.js';
 import { decodeName, escapeName } from './names.js';
 import type { EntryStat } from './statx.js';
 
@@ -32,7 +33,7 @@ export function recordManifestChild(
   name: Buffer,
   uri: string,
 ): 'descend' | 'done' {
-  const manifest = state.manifest as ManifestEntry[];
+  const walk = state.digestCarry as DigestCarryWalk;
   state.checkCancelled();
   let stat: EntryStat;
   try {
@@ -46,12 +47,12 @@ export function recordManifestChild(
   }
   const mode = stat.mode & 0o7777;
   if (stat.isDirectory()) {
-    manifest.push({ uri, type: 'directory', sizeBytes: 0, sha256: null, mode, linkTarget: null });
+    walk.add({ uri, type: 'directory', sizeBytes: 0, sha256: null, mode, linkTarget: null });
     return 'descend';
   }
   countEntry(state, uri);
   if (stat.isSymbolicLink()) {
-    manifest.push({
+    walk.add({
       uri,
       type: 'symlink',
       sizeBytes: stat.size,
@@ -62,12 +63,11 @@ export function recordManifestChild(
     return 'done';
   }
   if (!stat.isFile()) {
-    manifest.push({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
+    walk.add({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
     return 'done';
   }
-  const carry = state.digestCarry;
   // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
-  if (carry?.carriedFrom(uri, stat) !== undefined) return 'done';
+  if (walk.carriedFrom(uri, stat) !== undefined) return 'done';
   const result = readCandidate(state, dirFd, name, uri);
   // The confined read leaves its entry (if any) in state.entries; a manifest keeps size and digest only.
   const read = state.entries.at(-1)?.uri === uri ? state.entries.pop() : undefined;
@@ -81,9 +81,8 @@ export function recordManifestChild(
     mode,
     linkTarget: null,
   };
-  manifest.push(entry);
   // A later manifest may carry this entry only if the bytes hashed are the ones the stat describes.
-  if (sha256 !== null && read?.sizeBytes === stat.size) carry?.record(manifest.length - 1, stat);
+  walk.add(entry, sha256 !== null && read?.sizeBytes === stat.size ? stat : undefined);
   return 'done';
 }
 
