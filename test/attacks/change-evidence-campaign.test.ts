@@ -153,7 +153,7 @@ describe('change evidence in witness run', () => {
     assert.equal(carryOver?.changed, 1);
     assert.equal((carryOver?.carried ?? 0) + (carryOver?.racy ?? 0), 2);
     assert.equal(
-      (rewritten?.final?.metadata.stats as Record<string, number>).digestsCarried,
+      (rewritten?.final?.metadata.stats as Record<string, number> | undefined)?.digestsCarried,
       carryOver?.carried,
     );
     const hook = byId.get('non-executable-hook');
