@@ -154,7 +154,8 @@ function acquireGuarded(
       cancelled,
       Buffer.allocUnsafe(CHUNK_BYTES),
     );
-    state.entrySink = options.onEntries;
+    // A manifest's batches are manifest entries (DigestCarryWalk posts them); observation entries never.
+    state.entrySink = request.mode === 'manifest' ? undefined : options.onEntries;
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
