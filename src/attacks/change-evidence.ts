@@ -1,7 +1,8 @@
 import type { SurfaceChanges } from '../models/change-set.js';
 import type { Manifest } from '../models/manifest.js';
 import type { Surface } from '../models/vocabulary.js';
-import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
+import { type ClockMark, markFileSystemClock } from '../sources/file-system-clock.js';
+import { type CarryFrom, LocalFileSurfaceSource } from '../sources/local-file-source.js';
 import { diffManifests } from '../verdicts/diff-manifests.js';
 import type { Workspace } from './workspace.js';
 
@@ -16,6 +17,11 @@ import type { Workspace } from './workspace.js';
  * the directory was created at; the workspace's final manifest counts only when that path still names
  * the held directory afterwards (an agent that swapped its workspace for a link elsewhere must not get
  * the elsewhere listed as its changes).
+ *
+ * The final manifests carry the baseline's digest of every file provably untouched since the baselines
+ * were complete (same stat key, ctime older than that moment: local-file/digest-carry.ts), and read
+ * every other file; each final manifest's metadata counts the digests carried (`stats.digestsCarried`)
+ * and says how the files were decided (`carryOver`), so replay sees the shortcut.
  */
 
 export type SurfaceSources = Partial<Record<Surface, LocalFileSurfaceSource>>;
@@ -39,12 +45,35 @@ export async function closeSurfaceSources(sources: SurfaceSources): Promise<void
   await Promise.all(Object.values(sources).map((source) => source.close()));
 }
 
-export type Baselines = Partial<Record<Surface, { manifest: Manifest | null; error: string | null }>>;
+export type Baselines = Partial<Record<Surface, { manifest: Manifest | null; error: string | null }>> & {
+  /**
+   * The file system's clock once every baseline was complete (file-system-clock.ts), when it could be
+   * read: the final manifests carry the digests of files provably untouched since.
+   */
+  clean?: ClockMark;
+};
 
-/** The manifest of every surface after planting, before the agent starts. */
-export async function takeBaselines(sources: SurfaceSources, signal?: AbortSignal): Promise<Baselines> {
+/**
+ * The manifest of every surface after planting, before the agent starts. With `clockDirectory` (a
+ * directory only Witness writes, on the surfaces' file system: the run directory), the moment the
+ * baselines were complete is then read from the file system's clock, so the final manifests need not
+ * re-read files that provably did not change (digest carry-over); without it, or when the directory
+ * cannot be written, every file is read again.
+ */
+export async function takeBaselines(
+  sources: SurfaceSources,
+  signal?: AbortSignal,
+  clockDirectory?: string,
+): Promise<Baselines> {
   const out: Baselines = {};
   for (const [surface, source] of entries(sources)) out[surface] = await manifestOf(source, surface, signal);
+  if (clockDirectory !== undefined) {
+    try {
+      out.clean = markFileSystemClock(clockDirectory);
+    } catch {
+      // No mark, no carry-over: the final manifests read every file, which proves the same.
+    }
+  }
   return out;
 }
 
@@ -58,7 +87,11 @@ export async function takeChanges(
   const out: SurfaceChanges[] = [];
   for (const [surface, source] of entries(sources)) {
     const before = baselines[surface] ?? { manifest: null, error: 'no baseline was taken' };
-    let after = await manifestOf(source, surface, signal);
+    const carryFrom =
+      before.manifest !== null && baselines.clean !== undefined
+        ? { baseline: before.manifest, mark: baselines.clean }
+        : undefined;
+    let after = await manifestOf(source, surface, signal, carryFrom);
     if (surface === 'workspace' && workspaceIntact !== undefined && !workspaceIntact()) {
       after = {
         manifest: null,
@@ -87,9 +120,11 @@ async function manifestOf(
   source: LocalFileSurfaceSource,
   surface: Surface,
   signal: AbortSignal | undefined,
+  carryFrom?: CarryFrom,
 ): Promise<{ manifest: Manifest | null; error: string | null }> {
   try {
-    return { manifest: await source.acquireManifest({ surface, signal }), error: null };
+    const options = carryFrom === undefined ? { surface, signal } : { surface, signal, carryFrom };
+    return { manifest: await source.acquireManifest(options), error: null };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     return { manifest: null, error: `the manifest could not be taken: ${(error as Error).message}` };

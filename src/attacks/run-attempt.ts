@@ -122,7 +122,8 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
   const sources = openSurfaceSources(workspace, { ...context.campaign.evidence, ...context.attack.evidence });
   try {
     // The baseline is taken after planting and before the agent starts: what it holds, the agent did not write.
-    const baselines = await takeBaselines(sources, context.signal);
+    // The clean moment is read in the run's private directory (same file system, never the agent's).
+    const baselines = await takeBaselines(sources, context.signal, workspace.runPath);
     const sent = await sendToTarget(context, workspace);
     // Judged only now: the target returns after every process it started is gone (SPEC §11).
     const changes = await takeChanges(sources, baselines, context.signal, () => workspace.isIntact());

@@ -43,63 +43,124 @@ export const ManifestEntrySchema = z
   });
 export type ManifestEntry = z.infer<typeof ManifestEntrySchema>;
 
-export const ManifestSchema = z
-  .strictObject({
-    schemaVersion: z.literal(1),
-    surface: SurfaceKindSchema,
-    sourceIdentifier: ComponentIdentifierSchema,
-    acquisition: AcquisitionStatusSchema,
-    takenAt: TimestampSchema,
-    entries: z.array(ManifestEntrySchema),
-    coverage: SurfaceCoverageSchema,
-    metadata: JsonObjectSchema,
-  })
-  .superRefine((manifest, ctx) => {
-    for (let i = 1; i < manifest.entries.length; i++) {
-      const previous = (manifest.entries[i - 1] as ManifestEntry).uri;
-      const current = (manifest.entries[i] as ManifestEntry).uri;
-      if (previous >= current) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['entries', i, 'uri'],
-          message: previous === current ? `duplicate entry uri ${current}` : 'entries must be sorted by uri',
-        });
-      }
-    }
-    if ((manifest.acquisition === 'complete') !== manifest.coverage.complete) {
+function manifestSchema(entries: z.ZodType<ManifestEntry[]>) {
+  return z
+    .strictObject({
+      schemaVersion: z.literal(1),
+      surface: SurfaceKindSchema,
+      sourceIdentifier: ComponentIdentifierSchema,
+      acquisition: AcquisitionStatusSchema,
+      takenAt: TimestampSchema,
+      entries,
+      coverage: SurfaceCoverageSchema,
+      metadata: JsonObjectSchema,
+    })
+    .superRefine(checkManifestInvariants);
+}
+
+function checkManifestInvariants(
+  manifest: {
+    entries: ManifestEntry[];
+    acquisition: string;
+    coverage: { complete: boolean; gaps: unknown[] };
+  },
+  ctx: z.RefinementCtx,
+): void {
+  for (let i = 1; i < manifest.entries.length; i++) {
+    const previous = (manifest.entries[i - 1] as ManifestEntry).uri;
+    const current = (manifest.entries[i] as ManifestEntry).uri;
+    if (previous >= current) {
       ctx.addIssue({
         code: 'custom',
-        path: ['acquisition'],
-        message: 'acquisition is complete exactly when coverage.complete is true',
+        path: ['entries', i, 'uri'],
+        message: previous === current ? `duplicate entry uri ${current}` : 'entries must be sorted by uri',
       });
     }
-    if (
-      (manifest.acquisition === 'unavailable' || manifest.acquisition === 'error') &&
-      manifest.entries.length > 0
-    ) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['entries'],
-        message: `an ${manifest.acquisition} manifest carries no entries`,
-      });
-    }
-    if (manifest.acquisition === 'partial' && manifest.coverage.gaps.length === 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['coverage', 'gaps'],
-        message: 'a partial manifest names its gaps',
-      });
-    }
-  });
+  }
+  if ((manifest.acquisition === 'complete') !== manifest.coverage.complete) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['acquisition'],
+      message: 'acquisition is complete exactly when coverage.complete is true',
+    });
+  }
+  if (
+    (manifest.acquisition === 'unavailable' || manifest.acquisition === 'error') &&
+    manifest.entries.length > 0
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['entries'],
+      message: `an ${manifest.acquisition} manifest carries no entries`,
+    });
+  }
+  if (manifest.acquisition === 'partial' && manifest.coverage.gaps.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['coverage', 'gaps'],
+      message: 'a partial manifest names its gaps',
+    });
+  }
+}
+
+export const ManifestSchema = manifestSchema(z.array(ManifestEntrySchema));
 export type Manifest = z.infer<typeof ManifestSchema>;
+
+/** Entries of manifests that passed {@link checkManifest}: validated, then frozen, so still valid. */
+const checkedEntries = new WeakSet<object>();
 
 /** Validates a manifest (from a source, a file or a database) and deep-freezes it: it is evidence. */
 export function checkManifest(value: unknown): Manifest {
   const manifest = parseRecord(ManifestSchema, value, 'manifest');
   deepFreeze(manifest);
+  for (const entry of manifest.entries) checkedEntries.add(entry);
   return manifest;
 }
 
+/**
+ * Validates manifest entries as they arrive in batches from a walk still running, so that validation
+ * overlaps the walk: each is parsed against {@link ManifestEntrySchema}, deep-frozen and remembered, so
+ * {@link checkManifestReusingEntries} takes it as it is. Throws on the first invalid entry.
+ */
+export function checkManifestEntries(batch: readonly unknown[]): ManifestEntry[] {
+  return batch.map((value) => {
+    if (typeof value === 'object' && value !== null && checkedEntries.has(value))
+      return value as ManifestEntry;
+    const entry = parseRecord(ManifestEntrySchema, value, 'manifest entry');
+    deepFreeze(entry);
+    checkedEntries.add(entry);
+    return entry;
+  });
+}
+
+/** An array of entries every one of which passed ManifestEntrySchema (one check, not one per entry). */
+const CheckedEntriesSchema = z.custom<ManifestEntry[]>(
+  (value) =>
+    Array.isArray(value) &&
+    value.every((entry) => typeof entry === 'object' && entry !== null && checkedEntries.has(entry)),
+  'entries were not validated',
+);
+const ManifestOfCheckedEntriesSchema = manifestSchema(CheckedEntriesSchema);
+
+/**
+ * {@link checkManifest} for a manifest some of whose entries are entries of manifests already checked
+ * (a final manifest carrying its baseline's entries): those are taken as they are — each was parsed by
+ * {@link ManifestEntrySchema} and frozen since, so it cannot have changed — every other entry is parsed
+ * by ManifestEntrySchema here, and every rule across entries and the record is checked as usual. The
+ * result is the same record checkManifest would return.
+ */
+export function checkManifestReusingEntries(value: unknown): Manifest {
+  const entries = (value as { entries?: unknown } | null)?.entries;
+  if (!Array.isArray(entries)) return checkManifest(value);
+  const checked = checkManifestEntries(entries);
+  const manifest = parseRecord(
+    ManifestOfCheckedEntriesSchema,
+    { ...(value as object), entries: checked },
+    'manifest',
+  );
+  deepFreeze(manifest);
+  return manifest;
+}
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   for (const child of Object.values(value)) deepFreeze(child);

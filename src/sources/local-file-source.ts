@@ -8,13 +8,21 @@ import {
 } from '../models/checked-observation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
-import { checkManifest, type Manifest } from '../models/manifest.js';
+import {
+  checkManifest,
+  checkManifestEntries,
+  checkManifestReusingEntries,
+  type Manifest,
+  type ManifestEntry,
+} from '../models/manifest.js';
 import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.js';
+import { type ClockMark, checkClockSince } from './file-system-clock.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
 import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
+import { type DigestCarryRequest, mergeCarried } from './local-file/digest-carry.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
 import {
   SURFACE_FS_KINDS,
@@ -48,16 +56,39 @@ export interface LocalFileSurfaceSourceOptions extends Partial<SourceLimits> {
   surfaceFs?: SurfaceFsKind;
 }
 
+/** Where a final manifest may take digests from instead of reading (digest-carry.ts). */
+export interface CarryFrom {
+  /** The baseline manifest, taken by the same source. */
+  baseline: Manifest;
+  /** The file system's clock once the baseline was complete, before the agent started. */
+  mark: ClockMark;
+}
+
+export interface AcquireManifestOptions extends AcquireOptions {
+  /** Which surface the root is (the workspace or the attempt's home); `workspace` by default. */
+  surface?: Surface;
+  /**
+   * Reuse the baseline's digest for every file that provably did not change since the mark (same stat
+   * key, ctime strictly older than the mark); every other file is read and hashed. The manifest's
+   * `metadata.stats.digestsCarried` counts the reused digests and `metadata.carryOver` says how each file
+   * was decided, or why carry-over was declined.
+   */
+  carryFrom?: CarryFrom;
+}
+
 export const LOCAL_FILE_SOURCE_TYPE = 'LocalFileSurfaceSource';
 export const LOCAL_FILE_SOURCE_VERSION = '1';
 
 /** What the worker sent for one job: its outcome, and the entries that arrived in batches before it. */
-interface Finished {
+interface Finished<E = SurfaceEntry> {
   outcome: AcquireOutcome;
   /** Absent when the job was cancelled before a worker took it. */
   implementation: SurfaceFsImplementation | undefined;
-  /** Validated and frozen as each batch arrived (checkSurfaceEntries), in the order they were read. */
-  entries: SurfaceEntry[];
+  /**
+   * Validated and frozen as each batch arrived (checkSurfaceEntries, or checkManifestEntries for a
+   * manifest), in the order they were read.
+   */
+  entries: E[];
   /** The first batch that failed validation, if any: the acquisition then rejects with it. */
   invalid: unknown;
 }
@@ -69,6 +100,12 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   readonly root: string;
   readonly limits: Readonly<SourceLimits>;
   readonly surfaceFs: SurfaceFsKind;
+  /**
+   * The stat keys of the manifests this source took (digest-carry.ts), aligned with their entries, held
+   * in memory only and only as long as the manifest object lives: what a later manifest of this root
+   * may carry from.
+   */
+  readonly #statKeys = new WeakMap<Manifest, Float64Array>();
   /** This source's acquisitions still running or queued in the pool (close() ends them). */
   readonly #inFlight = new Set<{ fail: (error: unknown) => void; ticket: PoolTicket | undefined }>();
 
@@ -119,7 +156,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       match: scope.match,
       limits: { ...this.limits },
     };
-    const { outcome, finished } = await this.#runAbortable(request, signal);
+    const { outcome, finished } = await this.#runAbortable(request, signal, checkSurfaceEntries);
     const streamed: SurfaceEntry[] = finished?.entries ?? [];
     const implementation: SurfaceFsImplementation | undefined = finished?.implementation;
     const invalid: unknown = finished?.invalid;
@@ -142,19 +179,22 @@ export class LocalFileSurfaceSource implements SurfaceSource {
    * an acquisition of `/**`, recording directories, symlinks (never followed) and other objects (never
    * opened) beside files. `surface` labels which surface the root is (the workspace or the attempt's home).
    */
-  async acquireManifest(options: AcquireOptions & { surface?: Surface } = {}): Promise<Manifest> {
+  async acquireManifest(options: AcquireManifestOptions = {}): Promise<Manifest> {
     const { signal } = options;
     signal?.throwIfAborted();
     const takenAt = new Date().toISOString();
     const started = performance.now();
+    const carry = this.#carryRequest(options.carryFrom);
     const request: AcquireRequest = {
       root: this.root,
       uri: '/**',
       match: 'glob',
       limits: { ...this.limits },
       mode: 'manifest',
+      ...(carry.request === undefined ? {} : { carry: carry.request }),
     };
-    const { outcome } = await this.#runAbortable(request, signal);
+    const { outcome, finished } = await this.#runAbortable(request, signal, checkManifestEntries);
+    if (finished?.invalid !== undefined) throw finished.invalid;
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const base = {
       schemaVersion: 1,
@@ -172,10 +212,21 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       });
     }
     const { result } = outcome;
-    return checkManifest({
+    // Entries posted while the walk ran were checked as they arrived; the rest are checked now, and the
+    // walk's order puts them all in uri order.
+    const walked = (finished?.entries ?? []).concat(checkManifestEntries(result.manifest ?? []));
+    const read =
+      result.manifestOrder === undefined
+        ? walked
+        : Array.from(result.manifestOrder, (at) => walked[at] as ManifestEntry);
+    const entries =
+      carry.baseline === undefined || result.carried === undefined
+        ? read
+        : withCarried(read, result.carried, carry.baseline);
+    const manifest = checkManifestReusingEntries({
       ...base,
       acquisition: result.acquisition,
-      entries: result.manifest ?? [],
+      entries: entries ?? [],
       coverage: {
         complete: result.acquisition === 'complete',
         reasons: uniqueReasons(result.gaps),
@@ -184,9 +235,51 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       metadata: {
         ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
         durationMs,
-        stats: { ...result.stats },
+        stats: { ...result.stats, digestsCarried: result.carryCounts?.carried ?? 0 },
+        ...(carry.metadata === undefined
+          ? {}
+          : { carryOver: { ...carry.metadata, ...(result.carryCounts ?? {}) } }),
       },
     });
+    if (result.statKeys !== undefined) this.#statKeys.set(manifest, result.statKeys);
+    return manifest;
+  }
+
+  /**
+   * What a final manifest may carry from `carryFrom` (digest-carry.ts), and what its metadata says about
+   * it. Carry-over is declined, with the reason recorded, when the baseline was not taken by this source
+   * (its stat keys are only ever held here, in memory, for manifests this source took: a stored or
+   * foreign manifest cannot vouch for this root), when the file system does not keep ctime by the local
+   * clock, or when the clock went back since the mark.
+   */
+  #carryRequest(carryFrom: CarryFrom | undefined): {
+    request?: DigestCarryRequest;
+    baseline?: Manifest;
+    metadata?: Record<string, string | number>;
+  } {
+    if (carryFrom === undefined) return {};
+    const { baseline, mark } = carryFrom;
+    const described = {
+      baselineTakenAt: baseline.takenAt,
+      cleanBefore: new Date(Math.floor(mark.ctimeMs)).toISOString(),
+      fileSystem: mark.fileSystem ?? `0x${mark.fileSystemType.toString(16)}`,
+    };
+    const keys = this.#statKeys.get(baseline);
+    if (keys === undefined) {
+      return { metadata: { ...described, declined: 'the baseline was not taken by this source' } };
+    }
+    const clock = checkClockSince(mark);
+    if (!clock.ok) return { metadata: { ...described, declined: clock.reason } };
+    return {
+      request: {
+        uris: baseline.entries.map((entry) => entry.uri),
+        keys,
+        cleanBeforeMs: mark.ctimeMs,
+        dev: mark.dev,
+      },
+      baseline,
+      metadata: described,
+    };
   }
 
   /**
@@ -270,18 +363,18 @@ export class LocalFileSurfaceSource implements SurfaceSource {
    * the signal's reason (the worker has already closed its handles and stopped); a worker failure becomes
    * a `failed` outcome, never a throw.
    */
-  async #runAbortable(
+  async #runAbortable<E>(
     request: AcquireRequest,
     signal: AbortSignal | undefined,
-  ): Promise<{ outcome: SettledOutcome; finished?: Finished }> {
-    const { finished: running, ticket } = this.#run({
-      request,
-      cancel: new SharedArrayBuffer(4),
-      surfaceFs: this.surfaceFs,
-    });
+    validate: (batch: readonly unknown[]) => E[],
+  ): Promise<{ outcome: SettledOutcome; finished?: Finished<E> }> {
+    const { finished: running, ticket } = this.#run(
+      { request, cancel: new SharedArrayBuffer(4), surfaceFs: this.surfaceFs },
+      validate,
+    );
     const onAbort = () => ticket.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
-    let result: { outcome: AcquireOutcome | { kind: 'failed'; message: string }; finished?: Finished };
+    let result: { outcome: AcquireOutcome | { kind: 'failed'; message: string }; finished?: Finished<E> };
     try {
       const finished = await running;
       result = { outcome: finished.outcome, finished };
@@ -299,11 +392,14 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     return { ...result, outcome: result.outcome as SettledOutcome };
   }
 
-  #run(job: PoolJob): { finished: Promise<Finished>; ticket: PoolTicket } {
-    const entries: SurfaceEntry[] = [];
+  #run<E>(
+    job: PoolJob,
+    validate: (batch: readonly unknown[]) => E[],
+  ): { finished: Promise<Finished<E>>; ticket: PoolTicket } {
+    const entries: E[] = [];
     let invalid: unknown;
-    let settle!: { resolve: (finished: Finished) => void; reject: (error: unknown) => void };
-    const finished = new Promise<Finished>((resolve, reject) => {
+    let settle!: { resolve: (finished: Finished<E>) => void; reject: (error: unknown) => void };
+    const finished = new Promise<Finished<E>>((resolve, reject) => {
       settle = { resolve, reject };
     });
     const inFlight = {
@@ -315,7 +411,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       onEntries: (batch) => {
         if (invalid !== undefined) return;
         try {
-          for (const entry of checkSurfaceEntries(batch)) entries.push(entry);
+          for (const entry of validate(batch)) entries.push(entry);
         } catch (error) {
           invalid = error;
         }
@@ -340,4 +436,22 @@ export class LocalFileSurfaceSource implements SurfaceSource {
  */
 export function releaseAcquisitionThreads(): Promise<void> {
   return acquisitionPool.releaseIdle();
+}
+
+/** The final manifest: the entries read, merged by uri with the baseline's (checked) carried entries. */
+function withCarried(entries: ManifestEntry[], carried: Int32Array, baseline: Manifest): ManifestEntry[] {
+  const out: ManifestEntry[] = [];
+  const uriOf = (at: number) => {
+    const entry = baseline.entries[at];
+    if (entry?.type !== 'file') throw new Error(`carry-over named baseline entry ${at}, not a file: a bug`);
+    return entry.uri;
+  };
+  mergeCarried(
+    entries,
+    carried,
+    uriOf,
+    (i) => out.push(entries[i] as ManifestEntry),
+    (at) => out.push(baseline.entries[at] as ManifestEntry),
+  );
+  return out;
 }

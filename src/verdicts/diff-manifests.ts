@@ -22,29 +22,39 @@ export function diffManifests(baseline: Manifest, final: Manifest): ChangeSet {
       `a change set compares two manifests of one surface, got ${baseline.surface} and ${final.surface}`,
     );
   }
-  const before = byUri(baseline);
-  const after = byUri(final);
-  const uris = [...new Set([...before.keys(), ...after.keys()])].sort(compareUris);
   const changes: Change[] = [];
   const undecided: string[] = [];
   const hiddenIn = (manifest: Manifest, uri: string) =>
     manifest.acquisition === 'unavailable' ||
     manifest.acquisition === 'error' ||
     gapsCouldHide(manifest.coverage.gaps, parseLocator(uri, 'exact'));
-  for (const uri of uris) {
-    const b = before.get(uri);
-    const a = after.get(uri);
-    if (b !== undefined && a !== undefined) {
+  // Both lists are sorted by uri and unique (the Manifest schema checks it): one merge pass visits every
+  // uri of either manifest once, in sorted order.
+  const before = baseline.entries;
+  const after = final.entries;
+  requireSorted(before, 'baseline');
+  requireSorted(after, 'final');
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const b = before[i];
+    const a = after[j];
+    const order = b === undefined ? 1 : a === undefined ? -1 : compareUris(b.uri, a.uri);
+    if (order === 0 && b !== undefined && a !== undefined) {
+      i++;
+      j++;
       const content = contentDiffers(b, a);
-      if (content === 'unknown') undecided.push(uri);
-      if (content === true) changes.push({ uri, kind: 'modified', before: b, after: a });
-      else if (b.mode !== a.mode) changes.push({ uri, kind: 'mode_changed', before: b, after: a });
-    } else if (b !== undefined) {
-      if (hiddenIn(final, uri)) undecided.push(uri);
-      else changes.push({ uri, kind: 'deleted', before: b, after: null });
+      if (content === 'unknown') undecided.push(b.uri);
+      if (content === true) changes.push({ uri: b.uri, kind: 'modified', before: b, after: a });
+      else if (b.mode !== a.mode) changes.push({ uri: b.uri, kind: 'mode_changed', before: b, after: a });
+    } else if (order < 0 && b !== undefined) {
+      i++;
+      if (hiddenIn(final, b.uri)) undecided.push(b.uri);
+      else changes.push({ uri: b.uri, kind: 'deleted', before: b, after: null });
     } else if (a !== undefined) {
-      if (hiddenIn(baseline, uri)) undecided.push(uri);
-      else changes.push({ uri, kind: 'created', before: null, after: a });
+      j++;
+      if (hiddenIn(baseline, a.uri)) undecided.push(a.uri);
+      else changes.push({ uri: a.uri, kind: 'created', before: null, after: a });
     }
   }
   markMoves(changes);
@@ -66,8 +76,15 @@ export function diffManifests(baseline: Manifest, final: Manifest): ChangeSet {
   });
 }
 
-function byUri(manifest: Manifest): Map<string, ManifestEntry> {
-  return new Map(manifest.entries.map((entry) => [entry.uri, entry]));
+/** A record built by hand, not through checkManifest, could be out of order: refused, never misread. */
+function requireSorted(entries: readonly ManifestEntry[], which: string): void {
+  for (let k = 1; k < entries.length; k++) {
+    if (compareUris((entries[k - 1] as ManifestEntry).uri, (entries[k] as ManifestEntry).uri) >= 0) {
+      throw new InvalidOptionError(
+        `the ${which} manifest's entries are not sorted by uri (use checkManifest)`,
+      );
+    }
+  }
 }
 
 /** True when content or type differs, false when provably the same, 'unknown' when it cannot be told. */

@@ -60,6 +60,7 @@ describe('npm run bench (on tiny trees)', () => {
         '8b',
         '9a',
         '9b',
+        '9c',
         '10a',
         '10b',
       ],

@@ -10,6 +10,7 @@ import {
   rethrowCancelled,
 } from './acquisition-state.js';
 import { cancellableFs } from './cancellable-fs.js';
+import { type CarryCounts, type DigestCarryRequest, DigestCarryWalk } from './digest-carry.js';
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
@@ -28,6 +29,8 @@ export interface AcquireRequest {
   limits: SourceLimits;
   /** `manifest`: list every entry under the root (uri must be `/**`, glob) instead of reading matches. */
   mode?: 'observation' | 'manifest';
+  /** In manifest mode: the baseline digests a file may keep when it provably did not change. */
+  carry?: DigestCarryRequest;
 }
 
 export interface AcquireResult {
@@ -38,8 +41,23 @@ export interface AcquireResult {
   stats: AcquisitionStats;
   /** The resolved root as the kernel reports it (absent when the root is unavailable). */
   rootPath?: string;
-  /** In manifest mode: every entry found, sorted by uri (`entries` is then empty). */
+  /**
+   * In manifest mode: every entry found, sorted by uri (`entries` is then empty) — except, with a carry
+   * request, the files provably unchanged since the baseline, listed in `carried` instead. With an entry
+   * sink: only the entries not already handed to it, in walk order; see `manifestOrder`.
+   */
   manifest?: ManifestEntry[];
+  /**
+   * With an entry sink, in manifest mode: walk positions (the posted entries in the order they were
+   * posted, then `manifest`) in uri order.
+   */
+  manifestOrder?: Int32Array;
+  /** With a carry request: baseline indices of the carried files, ascending (digest-carry.ts). */
+  carried?: Int32Array;
+  /** In manifest mode: the stat key of each entry of the whole manifest (`manifest` merged with `carried`). */
+  statKeys?: Float64Array;
+  /** In manifest mode with a carry request: how the files were decided. */
+  carryCounts?: CarryCounts;
 }
 
 export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: 'cancelled' };
@@ -48,8 +66,9 @@ export interface AcquireSyncOptions {
   /**
    * Receives entries in batches, in the order they were read, while the walk runs; the result then holds
    * only the rest, and the receiver sorts the union by uri. Without it, the result holds every entry.
+   * In manifest mode the batches are manifest entries (the result then gives their order).
    */
-  onEntries?: (batch: SurfaceEntry[]) => void;
+  onEntries?: (batch: SurfaceEntry[] | ManifestEntry[]) => void;
 }
 
 const CHUNK_BYTES = 1 << 20;
@@ -135,15 +154,17 @@ function acquireGuarded(
       cancelled,
       Buffer.allocUnsafe(CHUNK_BYTES),
     );
-    state.entrySink = options.onEntries;
+    // A manifest's batches are manifest entries (DigestCarryWalk posts them); observation entries never.
+    state.entrySink = request.mode === 'manifest' ? undefined : options.onEntries;
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
+      state.digestCarry = new DigestCarryWalk(request.carry, state.manifest, options.onEntries);
     }
     if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
     else walkGlob(state, locator);
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
-    const manifest = state.manifest?.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+    const manifest = state.digestCarry?.finish();
     return {
       kind: 'done',
       result: {
@@ -152,7 +173,17 @@ function acquireGuarded(
         gaps: state.gaps,
         stats: state.stats,
         rootPath: rootPath.toString('utf8'),
-        ...(manifest === undefined ? {} : { manifest }),
+        ...(manifest === undefined
+          ? {}
+          : {
+              manifest: manifest.manifest,
+              statKeys: manifest.keys,
+              carried: manifest.carried,
+              ...(manifest.order === undefined ? {} : { manifestOrder: manifest.order }),
+            }),
+        ...(request.carry === undefined || state.digestCarry === undefined
+          ? {}
+          : { carryCounts: state.digestCarry.counts }),
       },
     };
   } finally {

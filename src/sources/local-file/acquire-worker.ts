@@ -1,4 +1,5 @@
 import { parentPort } from 'node:worker_threads';
+import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
 import { chooseSurfaceFs, type SurfaceFsImplementation, type SurfaceFsKind } from './surface-fs-choice.js';
@@ -19,7 +20,7 @@ export interface AcquireJob {
 }
 
 export type AcquireReply =
-  | { id: number; entries: SurfaceEntry[] }
+  | { id: number; entries: SurfaceEntry[] | ManifestEntry[] }
   | { id: number; outcome: AcquireOutcome; implementation: SurfaceFsImplementation }
   | { id: number; failure: { name: string; message: string; code?: string } };
 

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
 import type { AcquireJob, AcquireReply } from './acquire-worker.js';
@@ -22,8 +23,8 @@ export interface PoolJob {
 }
 
 export interface PoolCallbacks {
-  /** A batch of entries, posted while the walk runs (not yet validated). */
-  onEntries(entries: SurfaceEntry[]): void;
+  /** A batch of entries (manifest entries in manifest mode), posted while the walk runs (not yet validated). */
+  onEntries(entries: SurfaceEntry[] | ManifestEntry[]): void;
   /** `implementation` is absent for a job cancelled before it started. */
   onDone(outcome: AcquireOutcome, implementation?: SurfaceFsImplementation): void;
   onFailure(error: Error): void;

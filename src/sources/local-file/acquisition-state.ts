@@ -1,5 +1,6 @@
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
+import type { DigestCarryWalk } from './digest-carry.js';
 import type { SourceLimits } from './limits.js';
 import type { SurfaceFs } from './surface-fs.js';
 
@@ -64,6 +65,9 @@ export class AcquisitionState {
    * (never followed) and other objects (never opened) as well as files — instead of reading candidates.
    */
   manifest: ManifestEntry[] | undefined;
+
+  /** Set in manifest mode: the stat keys recorded for a later manifest, and the baseline's to carry from. */
+  digestCarry: DigestCarryWalk | undefined;
 
   constructor(
     readonly fs: SurfaceFs,

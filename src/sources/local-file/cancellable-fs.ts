@@ -25,6 +25,7 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
     // No I/O: a lookup in the seam's own bookkeeping.
     provenInside: (fd) => base.provenInside(fd),
     lstatAt: guard(base.lstatAt),
+    ...(base.entryStatAt === undefined ? {} : { entryStatAt: guard(base.entryStatAt) }),
     readlinkAt: guard(base.readlinkAt),
     handlePath: guard(base.handlePath),
     fstat: guard(base.fstat),

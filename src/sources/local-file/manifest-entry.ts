@@ -6,7 +6,9 @@ import {
   rethrowCancelled,
 } from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
+import type { DigestCarryWalk } from './digest-carry.js';
 import { decodeName, escapeName } from './names.js';
+import type { EntryStat } from './statx.js';
 
 /**
  * Records one child met by the glob walk in manifest mode (SPEC §12). The walk itself is the source's:
@@ -17,7 +19,9 @@ import { decodeName, escapeName } from './names.js';
  * - a symlink: its stored target, read with readlink on the parent's handle. It is never followed, so a
  *   link to `/etc` or to a FIFO costs nothing and reaches nothing outside the root.
  * - a regular file: read through the confined read (O_PATH, placement check, reopen through the handle),
- *   so its size and digest are those of the object checked inside the root, within the shared read budget.
+ *   so its size and digest are those of the object checked inside the root, within the shared read budget
+ *   — unless the walk carries digests from a baseline and this file provably has not changed since
+ *   (digest-carry.ts): then the baseline's digest is its digest and nothing is opened.
  * - anything else (FIFO, socket, device): lstat only, never opened — a FIFO cannot stall the walk.
  *
  * Every child counts against maxFiles except directories (bounded by maxListedEntries already).
@@ -29,11 +33,12 @@ export function recordManifestChild(
   name: Buffer,
   uri: string,
 ): 'descend' | 'done' {
-  const manifest = state.manifest as ManifestEntry[];
+  const walk = state.digestCarry as DigestCarryWalk;
   state.checkCancelled();
-  let stat: ReturnType<typeof state.fs.lstatAt>;
+  let stat: EntryStat;
   try {
-    stat = state.fs.lstatAt(dirFd, name);
+    const { fs } = state;
+    stat = fs.entryStatAt === undefined ? fs.lstatAt(dirFd, name) : fs.entryStatAt(dirFd, name);
   } catch (error) {
     rethrowCancelled(error);
     const code = errorCode(error);
@@ -42,12 +47,12 @@ export function recordManifestChild(
   }
   const mode = stat.mode & 0o7777;
   if (stat.isDirectory()) {
-    manifest.push({ uri, type: 'directory', sizeBytes: 0, sha256: null, mode, linkTarget: null });
+    walk.add({ uri, type: 'directory', sizeBytes: 0, sha256: null, mode, linkTarget: null });
     return 'descend';
   }
   countEntry(state, uri);
   if (stat.isSymbolicLink()) {
-    manifest.push({
+    walk.add({
       uri,
       type: 'symlink',
       sizeBytes: stat.size,
@@ -58,21 +63,26 @@ export function recordManifestChild(
     return 'done';
   }
   if (!stat.isFile()) {
-    manifest.push({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
+    walk.add({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
     return 'done';
   }
+  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
+  if (walk.carriedFrom(uri, stat) !== undefined) return 'done';
   const result = readCandidate(state, dirFd, name, uri);
   // The confined read leaves its entry (if any) in state.entries; a manifest keeps size and digest only.
   const read = state.entries.at(-1)?.uri === uri ? state.entries.pop() : undefined;
   if (result === 'absent') return 'done';
-  manifest.push({
+  const sha256 = read?.sha256 ?? null;
+  const entry: ManifestEntry = {
     uri,
     type: 'file',
     sizeBytes: read?.sizeBytes ?? stat.size,
-    sha256: read?.sha256 ?? null,
+    sha256,
     mode,
     linkTarget: null,
-  });
+  };
+  // A later manifest may carry this entry only if the bytes hashed are the ones the stat describes.
+  walk.add(entry, sha256 !== null && read?.sizeBytes === stat.size ? stat : undefined);
   return 'done';
 }
 

@@ -5,6 +5,7 @@ import {
   RESOLVE_NO_MAGICLINKS,
   RESOLVE_NO_SYMLINKS,
 } from './openat2.js';
+import { loadStatx } from './statx.js';
 import {
   nodeSurfaceFs,
   O_CLOEXEC,
@@ -37,6 +38,8 @@ import {
  */
 export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   const procfs = nodeSurfaceFs;
+  /** statx relative to the parent handle (the manifest walk's lstat), when koffi offers it. */
+  const statxAt = loadStatx();
   /** Directory handles this seam opened: the root handle they hang from and their path below it. */
   const directories = new Map<number, { rootFd: number; relative: Buffer }>();
   /** File handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
@@ -105,6 +108,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     },
     provenInside: (fd) => proven.has(fd),
     lstatAt: procfs.lstatAt,
+    ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
     readlinkAt: procfs.readlinkAt,
     handlePath: procfs.handlePath,
     fstat: procfs.fstat,

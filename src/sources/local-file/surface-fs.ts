@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { EntryStat } from './statx.js';
 
 /**
  * The synchronous file-system seam of a confined acquisition. Every child is reached relative to an open
@@ -26,6 +27,11 @@ export interface SurfaceFs {
   provenInside(fd: number): boolean;
   /** lstat of `name` in `dirFd` (does not follow a final symlink). */
   lstatAt(dirFd: number, name: Buffer): fs.Stats;
+  /**
+   * Optional: the same lstat reduced to what a manifest entry needs, by a cheaper route (statx.ts).
+   * Absent, the manifest walk uses `lstatAt`.
+   */
+  entryStatAt?(dirFd: number, name: Buffer): EntryStat;
   /** The target stored in the symlink `name` in `dirFd`, as bytes; the link is never followed. */
   readlinkAt(dirFd: number, name: Buffer): Buffer;
   /** Where an open handle really is: the kernel's path for it (`readlink /proc/self/fd/N`). */

@@ -2,13 +2,17 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { checkManifest } from '../../../src/models/manifest.js';
+import { markFileSystemClock } from '../../../src/sources/file-system-clock.js';
 import { acquireSync } from '../../../src/sources/local-file/acquire-sync.js';
+import { CLEAN_MARGIN_MS } from '../../../src/sources/local-file/digest-carry.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
 import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
+import { diffManifests } from '../../../src/verdicts/diff-manifests.js';
 import { recordingFs } from '../support/recording-fs.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
@@ -167,7 +171,7 @@ describe('manifest gaps', () => {
       type: 'file',
       sizeBytes: 10,
       sha256: null,
-      mode: two?.mode,
+      mode: fs.statSync(path.join(root, 'b/two.txt')).mode & 0o7777,
       linkTarget: null,
     });
   });
@@ -201,5 +205,51 @@ describe('manifest gaps', () => {
     assert.deepEqual(manifest.coverage.reasons, ['surface_root_unavailable']);
     assert.deepEqual(manifest.entries, []);
     await source.close();
+  });
+});
+
+describe('manifest through the source, in batches', () => {
+  let root: string;
+  before(() => {
+    root = tempDir();
+    // More entries than one batch (1,000), with names whose walk order is not uri order ('a.b' sorts
+    // before 'a/…' as a uri but after 'a' as a listed name).
+    for (const dir of ['a', 'a.b', 'a-c', 'z']) {
+      fs.mkdirSync(path.join(root, dir));
+      for (let i = 0; i < 700; i++) fs.writeFileSync(path.join(root, dir, `f${i}.txt`), `${dir} ${i}\n`);
+    }
+    fs.writeFileSync(path.join(root, 'a.txt'), 'top\n');
+  });
+  after(() => removeDir(root));
+
+  it('returns exactly the entries of the walk itself, in uri order, whatever batch they arrived in', async () => {
+    const limits = { maxFiles: 5_000, maxListedEntries: 5_000 };
+    const direct = manifestDirect(root, limits);
+    assert.equal(direct.acquisition, 'complete');
+    const source = new LocalFileSurfaceSource({ root, ...limits });
+    try {
+      const manifest = await source.acquireManifest();
+      assert.equal(manifest.acquisition, 'complete');
+      assert.equal(manifest.entries.length, 4 * 701 + 1);
+      assert.deepEqual(manifest.entries, direct.manifest);
+
+      // Carried across batches: every untouched file keeps the baseline's entry, the one rewritten does not.
+      const newest = Math.max(...manifest.entries.map((e) => fs.lstatSync(path.join(root, e.uri)).ctimeMs));
+      let mark = markFileSystemClock(os.tmpdir());
+      while (mark.ctimeMs <= newest + CLEAN_MARGIN_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        mark = markFileSystemClock(os.tmpdir());
+      }
+      fs.writeFileSync(path.join(root, 'a.b/f5.txt'), 'rewritten\n');
+      const final = await source.acquireManifest({ carryFrom: { baseline: manifest, mark } });
+      assert.equal((final.metadata.stats as Record<string, number>).digestsCarried, 4 * 700);
+      assert.deepEqual(
+        diffManifests(manifest, final).changes.map((change) => [change.kind, change.uri]),
+        [['modified', '/a.b/f5.txt']],
+      );
+      assert.deepEqual(final.entries, manifestDirect(root, limits).manifest);
+    } finally {
+      await source.close();
+    }
   });
 });

@@ -1,0 +1,238 @@
+import type { ManifestEntry } from '../../models/manifest.js';
+import type { EntryStat } from './statx.js';
+
+/**
+ * Digest carry-over between the two manifests of one attempt (SPEC §12, issue 11), like git's index:
+ * the baseline keeps, beside each regular file's sha256, the file's *stat key* — device, inode, size,
+ * mtime, ctime and st_mode — and the final manifest reuses the baseline's entry for a file whose stat
+ * key is unchanged AND whose ctime is strictly older than the moment the baseline was complete
+ * (`cleanBeforeMs`, read from the same file system's clock: see ../file-system-clock.ts). Every other
+ * file is read and hashed as before.
+ *
+ * Why an unchanged, old ctime proves unchanged content: no unprivileged process can set a ctime. Any
+ * change to an inode — write, truncate, a store through mmap, chmod, chown, link, rename, utimensat
+ * (which sets atime and mtime only) — stamps its ctime with the kernel's clock at that instant. The agent
+ * starts only after the clean moment was read, so whatever it does to a file leaves a ctime at or after
+ * that moment, and such a file is re-read; a ctime *equal* to the moment counts as changed ("racily
+ * clean"), because timestamps are as coarse as a clock tick. An agent that rewrites a file and restores
+ * its size and mtime (`touch -d`), or swaps in another inode with the same fields, still gets its content
+ * hashed. A file whose inode differs (a replacement, a delete-and-recreate, even one that reuses the
+ * inode number — its ctime is new) is re-read.
+ *
+ * Times are compared as Node reports them (milliseconds, doubles: sec × 1e3 + nsec / 1e6, the same
+ * formula for the clean moment and for every file, whichever of lstat and statx read them). The
+ * conversion is monotone, so an older ctime in milliseconds is an older ctime in nanoseconds: rounding
+ * can only make more files racy, never carry a newer one. On top of that, a file counts as racy unless
+ * its ctime is more than {@link CLEAN_MARGIN_MS} older than the clean moment, so no disagreement between
+ * two readings of the clock smaller than that can ever carry a digest.
+ *
+ * The key is the lstat of the name taken just before the file was read. A manifest is taken while
+ * nothing in the sandbox runs (SPEC §11), so that stat describes the bytes hashed; a key is kept only
+ * when the read was complete and its size is the stat's.
+ */
+
+/** A file is carried only when its ctime is older than the clean moment by more than this. */
+export const CLEAN_MARGIN_MS = 1;
+
+/** Manifest entries per batch handed to a sink (as the walk's observation entries are). */
+const MANIFEST_BATCH = 1000;
+
+/** Numbers per entry in a stat-key column: dev, ino, size, mtimeMs, ctimeMs, st_mode (NaN: no key). */
+export const STAT_KEY_WIDTH = 6;
+
+/** What the final manifest may carry (sent to the acquisition thread with the request). */
+export interface DigestCarryRequest {
+  /** The baseline's entry uris, in its (sorted) order. */
+  uris: string[];
+  /** {@link STAT_KEY_WIDTH} numbers per baseline entry, NaN for an entry without a key. */
+  keys: Float64Array;
+  /**
+   * The file system's clock once the baseline was complete: the ctime of a file created then (ms as Node
+   * reports it). Only a file whose ctime is strictly older is carried.
+   */
+  cleanBeforeMs: number;
+  /** The device the clean moment was read on: a file on any other device is read, never carried. */
+  dev: number;
+}
+
+/** How the final manifest's files were decided; stored in its metadata so replay sees the shortcut. */
+export interface CarryCounts {
+  /** Digests reused from the baseline. */
+  carried: number;
+  /** Stat key unchanged but ctime not older than the clean moment: re-read (racily clean). */
+  racy: number;
+  /** In the baseline with a key, but the key differs now (or another device): re-read. */
+  changed: number;
+}
+
+/** The per-walk state: the baseline's keys (when carrying) and the keys of the manifest being taken. */
+export class DigestCarryWalk {
+  readonly counts: CarryCounts = { carried: 0, racy: 0, changed: 0 };
+  readonly #request: DigestCarryRequest | undefined;
+  /** The walk meets files in nearly the baseline's order: try the next keyed entry before searching. */
+  #cursor = 0;
+  /** Baseline indices of the files carried, in the order the walk met them. */
+  readonly #carried: number[] = [];
+  /** Stat keys by position in the walk's manifest; NaN where an entry has none. */
+  #keys = new Float64Array(1024 * STAT_KEY_WIDTH).fill(Number.NaN);
+  /** The uri of every entry the walk recorded, in walk order (posted ones included). */
+  readonly #walkUris: string[] = [];
+
+  /**
+   * @param pending the walk's manifest: entries not yet handed to `sink`, in walk order.
+   * @param sink receives full batches while the walk runs (the acquisition thread posts them, so their
+   * transfer and validation overlap the walk); without one every entry stays in `pending`.
+   */
+  constructor(
+    request: DigestCarryRequest | undefined,
+    readonly pending: ManifestEntry[],
+    readonly sink?: (batch: ManifestEntry[]) => void,
+  ) {
+    this.#request = request;
+  }
+
+  /** Adds an entry to the manifest; `keyStat` when a later manifest may carry it (a file hashed in full). */
+  add(entry: ManifestEntry, keyStat?: EntryStat): void {
+    const index = this.#walkUris.length;
+    this.#walkUris.push(entry.uri);
+    if (keyStat !== undefined) this.#record(index, keyStat);
+    this.pending.push(entry);
+    if (this.sink !== undefined && this.pending.length >= MANIFEST_BATCH) this.sink(this.pending.splice(0));
+  }
+
+  /**
+   * The baseline entry index to carry for this file (lstat `stat`) when it provably has not changed
+   * since the baseline; undefined when it must be read.
+   */
+  carriedFrom(uri: string, stat: EntryStat): number | undefined {
+    const request = this.#request;
+    if (request === undefined) return undefined;
+    const at = this.#find(request, uri);
+    if (at === undefined) return undefined;
+    const key = request.keys;
+    const o = at * STAT_KEY_WIDTH;
+    const same =
+      stat.dev === request.dev &&
+      key[o] === stat.dev &&
+      key[o + 1] === stat.ino &&
+      key[o + 2] === stat.size &&
+      key[o + 3] === stat.mtimeMs &&
+      key[o + 4] === stat.ctimeMs &&
+      key[o + 5] === stat.mode;
+    if (!same) {
+      this.counts.changed++;
+      return undefined;
+    }
+    if (!(stat.ctimeMs < request.cleanBeforeMs - CLEAN_MARGIN_MS)) {
+      this.counts.racy++;
+      return undefined;
+    }
+    this.counts.carried++;
+    this.#carried.push(at);
+    return at;
+  }
+
+  /** Records the stat key of the entry at walk position `index`, for a later manifest to carry from. */
+  #record(index: number, stat: EntryStat): void {
+    const o = index * STAT_KEY_WIDTH;
+    if (o + STAT_KEY_WIDTH > this.#keys.length) {
+      const grown = new Float64Array(Math.max(this.#keys.length * 2, o + STAT_KEY_WIDTH)).fill(Number.NaN);
+      grown.set(this.#keys);
+      this.#keys = grown;
+    }
+    this.#keys[o] = stat.dev;
+    this.#keys[o + 1] = stat.ino;
+    this.#keys[o + 2] = stat.size;
+    this.#keys[o + 3] = stat.mtimeMs;
+    this.#keys[o + 4] = stat.ctimeMs;
+    this.#keys[o + 5] = stat.mode;
+  }
+
+  /**
+   * How the walk's manifest ends. `order` lists walk positions in uri order; `manifest` is the entries
+   * still pending — sorted by uri when there is no sink (nothing was posted), else in walk order, to be
+   * appended to the posted ones and put in `order`. `carried` holds the baseline indices of the carried
+   * files, ascending (so their uris are sorted too), and `keys` the stat keys of the manifest the two
+   * make together, merged by uri ({@link mergeCarried}), {@link STAT_KEY_WIDTH} numbers per entry, NaN
+   * for an entry without a key (a carried file's key is the baseline's: carrying required them equal).
+   */
+  finish(): { manifest: ManifestEntry[]; order?: Int32Array; carried: Int32Array; keys: Float64Array } {
+    const uris = this.#walkUris;
+    const order = Int32Array.from(uris.keys()).sort((i, j) => {
+      const a = uris[i] as string;
+      const b = uris[j] as string;
+      return a < b ? -1 : a > b ? 1 : 0;
+    });
+    const sortedUris = Array.from(order, (i) => ({ uri: uris[i] as string }));
+    const carried = Int32Array.from(this.#carried).sort();
+    const request = this.#request;
+    const keys = new Float64Array((order.length + carried.length) * STAT_KEY_WIDTH).fill(Number.NaN);
+    const available = Math.floor(this.#keys.length / STAT_KEY_WIDTH);
+    let k = 0;
+    mergeCarried(
+      sortedUris,
+      carried,
+      (at) => request?.uris[at] as string,
+      (walked) => {
+        const i = order[walked] as number;
+        if (i < available) {
+          keys.set(this.#keys.subarray(i * STAT_KEY_WIDTH, (i + 1) * STAT_KEY_WIDTH), k * STAT_KEY_WIDTH);
+        }
+        k++;
+      },
+      (at) => {
+        if (request !== undefined) {
+          keys.set(request.keys.subarray(at * STAT_KEY_WIDTH, (at + 1) * STAT_KEY_WIDTH), k * STAT_KEY_WIDTH);
+        }
+        k++;
+      },
+    );
+    if (this.sink !== undefined) return { manifest: this.pending, order, carried, keys };
+    return { manifest: Array.from(order, (i) => this.pending[i] as ManifestEntry), carried, keys };
+  }
+
+  /** The baseline index of the keyed entry named `uri`, if any. */
+  #find(request: DigestCarryRequest, uri: string): number | undefined {
+    const { uris, keys } = request;
+    while (this.#cursor < uris.length && Number.isNaN(keys[this.#cursor * STAT_KEY_WIDTH])) this.#cursor++;
+    if (uris[this.#cursor] === uri) return this.#cursor++;
+    // Off the expected path (a name sorting before '/', or files created or deleted): binary search.
+    let low = 0;
+    let high = uris.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >>> 1;
+      const here = uris[mid] as string;
+      if (here === uri) {
+        this.#cursor = mid + 1;
+        return Number.isNaN(keys[mid * STAT_KEY_WIDTH]) ? undefined : mid;
+      }
+      if (here < uri) low = mid + 1;
+      else high = mid - 1;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Visits the final manifest in uri order: `entries` (sorted, read by this walk) merged with the carried
+ * baseline indices (ascending, so sorted by uri too). A uri is in one list or the other, never both. The
+ * acquisition thread and the source both merge with this, so the keys line up with the entries.
+ */
+export function mergeCarried<T extends { uri: string }>(
+  entries: readonly T[],
+  carried: Int32Array,
+  uriOf: (at: number) => string,
+  onEntry: (index: number) => void,
+  onCarried: (at: number) => void,
+): void {
+  let i = 0;
+  let c = 0;
+  while (i < entries.length || c < carried.length) {
+    const at = carried[c];
+    if (at === undefined || (i < entries.length && (entries[i] as T).uri < uriOf(at))) onEntry(i++);
+    else {
+      onCarried(at);
+      c++;
+    }
+  }
+}

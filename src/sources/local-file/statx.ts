@@ -1,0 +1,149 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+
+/**
+ * statx(2) relative to a directory handle, through koffi, for the manifest walk: one system call per
+ * entry instead of Node's lstat of `/proc/self/fd/N/name` (a longer path walk, and a Stats object with
+ * four Date objects built for every file). It answers the same question — lstat of `name` in `dirFd`,
+ * never following a final symlink — and is probed against Node's own lstat before it is trusted: a
+ * layout, device encoding or time formula that disagrees leaves `loadStatx()` undefined and the walk on
+ * `lstatAt`. Loaded once per thread.
+ */
+
+/** What a manifest entry needs of an lstat; Node's fs.Stats has the same shape. */
+export interface EntryStat {
+  dev: number;
+  ino: number;
+  size: number;
+  mode: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}
+
+export type StatxAt = (dirFd: number, name: Buffer) => EntryStat;
+
+const AT_SYMLINK_NOFOLLOW = 0x100;
+/** STATX_BASIC_STATS: type, mode, nlink, uid, gid, times, ino, size, blocks. */
+const STATX_BASIC_STATS = 0x7ff;
+const STATX_BUFFER_BYTES = 256;
+const S_IFMT = 0o170000;
+
+class StatxEntry implements EntryStat {
+  constructor(
+    readonly dev: number,
+    readonly ino: number,
+    readonly size: number,
+    readonly mode: number,
+    readonly mtimeMs: number,
+    readonly ctimeMs: number,
+  ) {}
+  isFile(): boolean {
+    return (this.mode & S_IFMT) === fs.constants.S_IFREG;
+  }
+  isDirectory(): boolean {
+    return (this.mode & S_IFMT) === fs.constants.S_IFDIR;
+  }
+  isSymbolicLink(): boolean {
+    return (this.mode & S_IFMT) === fs.constants.S_IFLNK;
+  }
+}
+
+let cached: { at: StatxAt | undefined } | undefined;
+
+/** The handle-relative lstat, or undefined when statx cannot be used (or disagrees with Node's lstat). */
+export function loadStatx(): StatxAt | undefined {
+  cached ??= { at: tryLoad() };
+  return cached.at;
+}
+
+type KoffiFunction = (...args: unknown[]) => unknown;
+
+function tryLoad(): StatxAt | undefined {
+  if (os.platform() !== 'linux' || os.endianness() !== 'LE') return undefined;
+  let at: StatxAt;
+  try {
+    const koffi = createRequire(import.meta.url)('koffi') as {
+      load(path: string | null): { func(signature: string): KoffiFunction };
+      errno(): number;
+    };
+    const statx = koffi
+      .load(null)
+      .func('int statx(int dirfd, const uint8_t *path, int flags, uint32_t mask, void *buf)');
+    at = bind(statx, () => koffi.errno());
+  } catch {
+    return undefined;
+  }
+  return agreesWithNode(at) ? at : undefined;
+}
+
+function bind(statx: KoffiFunction, errno: () => number): StatxAt {
+  const buffer = Buffer.alloc(STATX_BUFFER_BYTES);
+  let name = Buffer.alloc(256);
+  return (dirFd, entry) => {
+    if (entry.includes(0)) throw statError(22 /* EINVAL */);
+    if (entry.length + 1 > name.length) name = Buffer.alloc(entry.length * 2 + 1);
+    entry.copy(name, 0);
+    name[entry.length] = 0;
+    if (Number(statx(dirFd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, buffer)) !== 0) {
+      throw statError(errno());
+    }
+    // struct statx (linux/stat.h), the same layout on every architecture.
+    const major = buffer.readUInt32LE(0x88);
+    const minor = buffer.readUInt32LE(0x8c);
+    return new StatxEntry(
+      // glibc's makedev, as Node reports st_dev.
+      (major & 0xfff) * 0x100 + (minor & 0xff) + (minor & ~0xff) * 0x1000 + (major & ~0xfff) * 2 ** 32,
+      buffer.readUInt32LE(0x20) + buffer.readUInt32LE(0x24) * 2 ** 32,
+      buffer.readUInt32LE(0x28) + buffer.readUInt32LE(0x2c) * 2 ** 32,
+      buffer.readUInt16LE(0x1c),
+      // Node's own formula (ms = sec × 1e3 + nsec / 1e6), so both sides of a comparison agree.
+      Number(buffer.readBigInt64LE(0x70)) * 1e3 + buffer.readUInt32LE(0x78) / 1e6,
+      Number(buffer.readBigInt64LE(0x60)) * 1e3 + buffer.readUInt32LE(0x68) / 1e6,
+    );
+  };
+}
+
+/** statx of the root directory and of this module's file must say exactly what Node's lstat says. */
+function agreesWithNode(at: StatxAt): boolean {
+  const probes = ['/', new URL(import.meta.url).pathname];
+  try {
+    for (const probe of probes) {
+      const fd = fs.openSync(probe === '/' ? '/' : probe.slice(0, probe.lastIndexOf('/')) || '/', 'r');
+      try {
+        const name = probe === '/' ? '.' : probe.slice(probe.lastIndexOf('/') + 1);
+        const ours = at(fd, Buffer.from(name));
+        const node = fs.lstatSync(probe);
+        const same =
+          ours.dev === node.dev &&
+          ours.ino === node.ino &&
+          ours.size === node.size &&
+          ours.mode === node.mode &&
+          ours.mtimeMs === node.mtimeMs &&
+          ours.ctimeMs === node.ctimeMs &&
+          ours.isDirectory() === node.isDirectory() &&
+          ours.isFile() === node.isFile();
+        if (!same) return false;
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const errnoNames = new Map<number, string>();
+for (const [name, value] of Object.entries(os.constants.errno)) {
+  if (!errnoNames.has(value)) errnoNames.set(value, name);
+}
+
+/** A failed statx as Node would report it: an Error whose `code` is the errno's name. */
+function statError(errno: number): Error {
+  const code = errnoNames.get(errno) ?? `errno ${errno}`;
+  return Object.assign(new Error(`statx failed (${code})`), { code, errno: -errno });
+}
