@@ -13,6 +13,7 @@ import { cancellableFs } from './cancellable-fs.js';
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
+import { type HelperLink, sharedLanes } from './read-lanes.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -40,6 +41,8 @@ export interface AcquireResult {
   rootPath?: string;
   /** In manifest mode: every entry found, sorted by uri (`entries` is then empty). */
   manifest?: ManifestEntry[];
+  /** Batches of files the second reader thread read (absent without one). Not part of the evidence. */
+  helperBatches?: number;
 }
 
 export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: 'cancelled' };
@@ -50,6 +53,11 @@ export interface AcquireSyncOptions {
    * only the rest, and the receiver sorts the union by uri. Without it, the result holds every entry.
    */
   onEntries?: (batch: SurfaceEntry[]) => void;
+  /**
+   * A second reader thread for this acquisition (read-lanes.ts), used by glob observations only: an exact
+   * locator reads one file, and a manifest keeps each file's digest beside its other fields in order.
+   */
+  helper?: HelperLink;
 }
 
 const CHUNK_BYTES = 1 << 20;
@@ -140,19 +148,39 @@ function acquireGuarded(
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
     }
-    if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
-    else walkGlob(state, locator);
+    const lanes =
+      options.helper !== undefined && locator.match === 'glob' && state.manifest === undefined
+        ? sharedLanes(
+            state.reader,
+            options.helper,
+            (seq, gap) => state.taskGap(seq, gap),
+            () => state.checkCancelled(),
+          )
+        : undefined;
+    if (lanes !== undefined) state.lanes = lanes;
+    let walked = false;
+    try {
+      if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
+      else walkGlob(state, locator);
+      state.lanes.finish();
+      walked = true;
+    } finally {
+      // Cancelled or failed: the handles still queued are closed unread, and the helper is told to stop.
+      if (!walked) state.lanes.abandon();
+    }
+    const gaps = state.orderedGaps();
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
     const manifest = state.manifest?.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
     return {
       kind: 'done',
       result: {
-        acquisition: state.gaps.length === 0 ? 'complete' : 'partial',
+        acquisition: gaps.length === 0 ? 'complete' : 'partial',
         entries,
-        gaps: state.gaps,
+        gaps,
         stats: state.stats,
         rootPath: rootPath.toString('utf8'),
         ...(manifest === undefined ? {} : { manifest }),
+        ...(lanes === undefined ? {} : { helperBatches: lanes.helperBatches }),
       },
     };
   } finally {

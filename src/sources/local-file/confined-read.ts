@@ -1,7 +1,7 @@
-import crypto, { createHash, type Hash } from 'node:crypto';
-import type { SurfaceEntry } from '../../models/observation.js';
+import type { Stats } from 'node:fs';
 import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
 import { placeHandle } from './confinement.js';
+import type { ReadTask } from './reserved-read.js';
 
 /**
  * Reads one candidate file under the confinement rules of SPEC §5 and §5.1:
@@ -13,22 +13,14 @@ import { placeHandle } from './confinement.js';
  *    regular file it proved needs no second look.
  * 3. fstat the handle: not a regular file → a gap, nothing read.
  * 4. Reopen through the handle (never by name, so a swap after the check cannot redirect the read),
- *    O_NONBLOCK, and take size, time and bytes from that one handle, within the shared read budget.
- * 5. Close every handle on every path.
+ *    O_NONBLOCK, fstat it and check it is the same regular file (dev/ino), then take size, time and
+ *    bytes from that one handle.
+ * 5. Reserve the file's share of maxReadBytes, in enumeration order, and hand the read handle to a reader
+ *    (reserved-read.ts): this thread, or the acquisition's second reader thread (read-lanes.ts).
+ * 6. Close every handle on every path (a handed-off read handle is closed by the reader that took it).
  */
 
 export type CandidateResult = 'read' | 'absent' | 'gap';
-
-const textDecoderOptions = { fatal: true, ignoreBOM: true } as const;
-
-/**
- * sha256 of bytes that are a whole file, in one call (`crypto.hash`, Node ≥ 20.12) rather than a Hash
- * object per file; the digest is the same, only the allocation and the two crossings into C++ go.
- */
-const hashWhole: (bytes: Buffer) => string =
-  typeof crypto.hash === 'function'
-    ? (bytes) => crypto.hash('sha256', bytes, 'hex')
-    : (bytes) => createHash('sha256').update(bytes).digest('hex');
 
 export function readCandidate(
   state: AcquisitionState,
@@ -75,14 +67,52 @@ export function readCandidate(
       state.gap('read_failed', uri, `open for reading failed (${errorCode(error)})`);
       return 'gap';
     }
+    let task: ReadTask | undefined;
     try {
-      return readOpenFile(state, readFd, pathStat, uri);
+      task = checkReopened(state, readFd, pathStat, uri);
     } finally {
-      fs.close(readFd);
+      if (task === undefined) fs.close(readFd);
     }
+    if (task === undefined) return 'gap';
+    // From here the read handle belongs to the lanes, which close it once it is read (or not read).
+    return state.lanes.hand(task);
   } finally {
     fs.close(pathFd);
   }
+}
+
+/**
+ * The reopened handle must be the regular file that was checked (same dev/ino): otherwise a gap and no
+ * byte read. Then the file's share of the read budget is reserved, here on the walking thread, in
+ * enumeration order, and the task that a reader runs is built.
+ */
+function checkReopened(
+  state: AcquisitionState,
+  fd: number,
+  pathStat: { dev: number; ino: number },
+  uri: string,
+): ReadTask | undefined {
+  let stat: Stats;
+  try {
+    stat = state.fs.fstat(fd);
+  } catch (error) {
+    rethrowCancelled(error);
+    state.gap('read_failed', uri, `fstat failed (${errorCode(error)})`);
+    return undefined;
+  }
+  if (!stat.isFile() || stat.dev !== pathStat.dev || stat.ino !== pathStat.ino) {
+    state.gap('confinement_unverified', uri, 'the reopened handle is not the checked file');
+    return undefined;
+  }
+  state.stats.filesRead++;
+  return {
+    seq: state.nextTaskSeq(),
+    fd,
+    uri,
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    reservation: state.reserve(stat.size),
+  };
 }
 
 function openFailed(
@@ -107,141 +137,6 @@ function openFailed(
   }
   state.gap('read_failed', uri, `open failed (${code})`);
   return 'gap';
-}
-
-function readOpenFile(
-  state: AcquisitionState,
-  fd: number,
-  pathStat: { dev: number; ino: number },
-  uri: string,
-): CandidateResult {
-  const { fs, limits, chunk } = state;
-  const stat = fs.fstat(fd);
-  if (!stat.isFile() || stat.dev !== pathStat.dev || stat.ino !== pathStat.ino) {
-    state.gap('confinement_unverified', uri, 'the reopened handle is not the checked file');
-    return 'gap';
-  }
-  state.stats.filesRead++;
-  // A file that fits in one chunk (nearly every file in a source tree) is hashed and decoded straight
-  // from the scratch chunk: no Hash object, no retained copy, no concatenation. Larger files stream
-  // through a Hash and keep their first maxContentBytes. Either way every byte read is hashed, each read
-  // is capped by what is left of maxReadBytes, and the cancellation flag is checked before every chunk.
-  let hash: Hash | undefined;
-  let firstChunk: Buffer | undefined;
-  const retained: Buffer[] = [];
-  let retainedBytes = 0;
-  let readBytes = 0;
-  let exceeded = false;
-  try {
-    for (;;) {
-      state.checkCancelled();
-      const left = state.readBytesLeft;
-      if (left <= 0) {
-        exceeded = readBytes < stat.size || fs.read(fd, chunk, 1) > 0;
-        break;
-      }
-      const requested = Math.min(chunk.length, left);
-      const count = fs.read(fd, chunk, requested);
-      if (count === 0) break;
-      const bytes = chunk.subarray(0, count);
-      state.stats.bytesRead += count;
-      readBytes += count;
-      // A regular file returns fewer bytes than asked only at its end: once that short read has reached
-      // the size fstat reported, the end is known without one more read (half the reads for small files).
-      const atEnd = count < requested && readBytes >= stat.size;
-      if (atEnd && hash === undefined) {
-        firstChunk = bytes;
-        break;
-      }
-      hash ??= createHash('sha256');
-      hash.update(bytes);
-      if (retainedBytes < limits.maxContentBytes) {
-        const keep = bytes.subarray(0, Math.min(count, limits.maxContentBytes - retainedBytes));
-        retained.push(Buffer.from(keep));
-        retainedBytes += keep.length;
-      }
-      if (atEnd) break;
-    }
-  } catch (error) {
-    rethrowCancelled(error);
-    state.gap('read_failed', uri, `read failed (${errorCode(error)})`);
-    return 'gap';
-  }
-  if (exceeded)
-    state.gap('read_limit_exceeded', uri, `read ${readBytes} of ${Math.max(stat.size, readBytes)} bytes`);
-  let content: string | null;
-  let partialText: boolean;
-  let sha256: string | null;
-  if (firstChunk !== undefined) {
-    // The whole file is in the chunk; the chunk is reused by the next file, so both the digest and the
-    // text are taken from it now.
-    sha256 = hashWhole(firstChunk);
-    partialText = firstChunk.length > limits.maxContentBytes;
-    content = partialText
-      ? decodeText(firstChunk.subarray(0, limits.maxContentBytes), true)
-      : decodeWhole(firstChunk);
-  } else {
-    partialText = exceeded || readBytes > retainedBytes;
-    content = decodeText(
-      retained.length === 1 ? (retained[0] as Buffer) : Buffer.concat(retained, retainedBytes),
-      partialText,
-    );
-    sha256 = exceeded ? null : (hash ?? createHash('sha256')).digest('hex');
-  }
-  const entry: SurfaceEntry = {
-    uri,
-    sizeBytes: exceeded ? Math.max(stat.size, readBytes) : readBytes,
-    sha256,
-    modifiedAt: modifiedAtOf(stat.mtimeMs),
-    content,
-    contentTruncated: content !== null && partialText,
-  };
-  state.addEntry(entry);
-  return exceeded ? 'gap' : 'read';
-}
-
-const EARLIEST_MS = Date.parse('0000-01-01T00:00:00.000Z');
-const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
-
-/**
- * The modification time as a record timestamp, clamped to years 0000–9999. An agent can set any mtime
- * (tmpfs keeps year 10000 and beyond); unclamped, such a time has no ISO-8601 form the wire format
- * accepts, and one planted file would turn the whole acquisition into a rejected record instead of
- * evidence. Write attribution never rests on this time (SPEC §5.1), so clamping loses nothing judged.
- */
-function modifiedAtOf(mtimeMs: number): string {
-  const clamped = Number.isFinite(mtimeMs) ? Math.min(Math.max(mtimeMs, EARLIEST_MS), LATEST_MS) : 0;
-  return new Date(clamped).toISOString();
-}
-
-/**
- * UTF-8 text of the retained bytes, or null when they are not UTF-8. A prefix cut inside a character
- * drops that character's bytes (at most 3); a byte-order mark is kept, so the text is the file's.
- */
-function decodeText(bytes: Buffer, isPrefix: boolean): string | null {
-  if (!isPrefix) return decodeWhole(bytes);
-  try {
-    // A prefix decodes in streaming mode so a character cut at the end is dropped, not an error; that
-    // leaves state in the decoder, so a prefix gets a decoder of its own.
-    return new TextDecoder('utf-8', textDecoderOptions).decode(bytes, { stream: true });
-  } catch {
-    return null;
-  }
-}
-
-/**
- * One fatal decoder for every whole file: a non-streaming decode starts from a clean state and leaves
- * none behind. After a failure it is replaced anyway, so no state from one file can ever reach another.
- */
-let wholeFileDecoder = new TextDecoder('utf-8', textDecoderOptions);
-
-function decodeWhole(bytes: Buffer): string | null {
-  try {
-    return wholeFileDecoder.decode(bytes);
-  } catch {
-    wholeFileDecoder = new TextDecoder('utf-8', textDecoderOptions);
-    return null;
-  }
 }
 
 function describeKind(stat: {
