@@ -94,7 +94,10 @@ export class AcquisitionState {
       sink: {
         chunk,
         maxContentBytes: limits.maxContentBytes,
-        read: (fd, buffer, length) => fs.read(fd, buffer, length),
+        fs,
+        fileRead: () => {
+          this.stats.filesRead++;
+        },
         checkCancelled: () => this.checkCancelled(),
         gap: (seq, gap) => this.taskGap(seq, gap),
         entry: (entry) => this.addEntry(entry),

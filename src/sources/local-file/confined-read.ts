@@ -1,7 +1,5 @@
-import type { Stats } from 'node:fs';
 import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
 import { placeHandle } from './confinement.js';
-import type { ReadTask } from './reserved-read.js';
 
 /**
  * Reads one candidate file under the confinement rules of SPEC §5 and §5.1:
@@ -12,12 +10,13 @@ import type { ReadTask } from './reserved-read.js';
  *    the openat2 seam the kernel already refused every resolution leaving the root while opening, so a
  *    regular file it proved needs no second look.
  * 3. fstat the handle: not a regular file → a gap, nothing read.
- * 4. Reopen through the handle (never by name, so a swap after the check cannot redirect the read),
- *    O_NONBLOCK, fstat it and check it is the same regular file (dev/ino), then take size, time and
- *    bytes from that one handle.
- * 5. Reserve the file's share of maxReadBytes, in enumeration order, and hand the read handle to a reader
- *    (reserved-read.ts): this thread, or the acquisition's second reader thread (read-lanes.ts).
- * 6. Close every handle on every path (a handed-off read handle is closed by the reader that took it).
+ * 4. Reserve the file's share of maxReadBytes (from that fstat), in enumeration order, and hand the
+ *    handle to a reader: this thread, or the acquisition's second reader thread (read-lanes.ts).
+ * 5. The reader (reserved-read.ts) reopens through the handle (never by name, so a swap after the check
+ *    cannot redirect the read), O_NONBLOCK, checks the reopened handle is the same regular file
+ *    (dev/ino), and takes time and bytes from it, within the reservation.
+ * 6. Close every handle on every path: the read handle by the reader that opened it, the O_PATH handle
+ *    on this thread (after the reader is done with it).
  */
 
 export type CandidateResult = 'read' | 'absent' | 'gap';
@@ -37,6 +36,7 @@ export function readCandidate(
     rethrowCancelled(error);
     return openFailed(state, dirFd, name, uri, error);
   }
+  let handed = false;
   try {
     // A regular file the kernel proved beneath the root at open time (openat2, RESOLVE_BENEATH from the
     // root handle) is strictly inside it: the root is a directory, so a file cannot be the root itself.
@@ -59,60 +59,21 @@ export function readCandidate(
       state.gap('not_a_file', uri, describeKind(pathStat));
       return 'gap';
     }
-    let readFd: number;
-    try {
-      readFd = fs.reopenForRead(pathFd);
-    } catch (error) {
-      rethrowCancelled(error);
-      state.gap('read_failed', uri, `open for reading failed (${errorCode(error)})`);
-      return 'gap';
-    }
-    let task: ReadTask | undefined;
-    try {
-      task = checkReopened(state, readFd, pathStat, uri);
-    } finally {
-      if (task === undefined) fs.close(readFd);
-    }
-    if (task === undefined) return 'gap';
-    // From here the read handle belongs to the lanes, which close it once it is read (or not read).
-    return state.lanes.hand(task);
+    // From here the O_PATH handle belongs to the lanes: a reader reopens it, and it is closed on this
+    // thread once the reader is done with it.
+    handed = true;
+    return state.lanes.hand({
+      seq: state.nextTaskSeq(),
+      pathFd,
+      uri,
+      size: pathStat.size,
+      dev: pathStat.dev,
+      ino: pathStat.ino,
+      reservation: state.reserve(pathStat.size),
+    });
   } finally {
-    fs.close(pathFd);
+    if (!handed) fs.close(pathFd);
   }
-}
-
-/**
- * The reopened handle must be the regular file that was checked (same dev/ino): otherwise a gap and no
- * byte read. Then the file's share of the read budget is reserved, here on the walking thread, in
- * enumeration order, and the task that a reader runs is built.
- */
-function checkReopened(
-  state: AcquisitionState,
-  fd: number,
-  pathStat: { dev: number; ino: number },
-  uri: string,
-): ReadTask | undefined {
-  let stat: Stats;
-  try {
-    stat = state.fs.fstat(fd);
-  } catch (error) {
-    rethrowCancelled(error);
-    state.gap('read_failed', uri, `fstat failed (${errorCode(error)})`);
-    return undefined;
-  }
-  if (!stat.isFile() || stat.dev !== pathStat.dev || stat.ino !== pathStat.ino) {
-    state.gap('confinement_unverified', uri, 'the reopened handle is not the checked file');
-    return undefined;
-  }
-  state.stats.filesRead++;
-  return {
-    seq: state.nextTaskSeq(),
-    fd,
-    uri,
-    size: stat.size,
-    mtimeMs: stat.mtimeMs,
-    reservation: state.reserve(stat.size),
-  };
 }
 
 function openFailed(

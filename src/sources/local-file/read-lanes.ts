@@ -1,18 +1,19 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { CoverageGap } from '../../models/observation.js';
 import type { CandidateResult } from './confined-read.js';
-import { type ReadSink, type ReadTask, readReserved } from './reserved-read.js';
+import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
 
 /**
- * Where the walk sends each opened, checked candidate (confined-read.ts) to be read: this thread, or a
- * second reader thread sharing the walk. The walk alone lists, opens, proves placement, checks the type
- * and dev/ino, and reserves each file's share of maxReadBytes in enumeration order; a reader only reads
- * the handle it is given, within that reservation, hashes, decodes and builds the entry. So whichever
+ * Where the walk sends each checked candidate (confined-read.ts) to be read: this thread, or a second
+ * reader thread sharing the walk. The walk alone lists, opens O_PATH, proves placement, checks the type
+ * and reserves each file's share of maxReadBytes in enumeration order; a reader only reopens the handle
+ * it is given through /proc/self/fd, checks dev/ino, reads within that reservation, hashes, decodes and
+ * builds the entry. O_PATH handles are opened and closed by the walk's thread only. So whichever
  * thread reads a file, and whenever, the entries, the budget cuts and the gaps are the same: the gaps
  * are put back in enumeration order by the sequence number each task carries.
  */
 export interface ReadLanes {
-  /** Takes ownership of `task.fd` (closed on this thread once read, or when abandoned). */
+  /** Takes ownership of `task.pathFd` (closed on this thread once read, or when abandoned). */
   hand(task: ReadTask): CandidateResult;
   /** Reads what is still queued and waits for the second reader to finish what it took. */
   finish(): void;
@@ -31,9 +32,9 @@ export function localLanes(reader: LocalReader): ReadLanes {
   return {
     hand(task) {
       try {
-        return readReserved(reader.sink, task);
+        return readTask(reader.sink, task);
       } finally {
-        reader.close(task.fd);
+        reader.close(task.pathFd);
       }
     },
     finish() {},
@@ -67,7 +68,8 @@ export type ToHelper = { tasks: ReadTask[] } | { end: true };
 export interface FromHelper {
   gaps: [seq: number, gap: CoverageGap][];
   bytesRead: number;
-  /** The batch's handles, read (or, once cancelled, not): the walker closes them. */
+  filesRead: number;
+  /** The batch's O_PATH handles, read (or, once cancelled, not): the walker closes them. */
   fds: number[];
 }
 
@@ -114,6 +116,7 @@ export function sharedLanes(
       for (const fd of result.fds) reader.close(fd);
       for (const [seq, gap] of result.gaps) recordGap(seq, gap);
       reader.sink.bytesRead(result.bytesRead);
+      for (let i = 0; i < result.filesRead; i++) reader.sink.fileRead();
     }
   };
   /** Waits until the helper has returned every batch; true if it did, false if its thread was lost. */
@@ -149,7 +152,7 @@ export function sharedLanes(
         local.hand(tasks[i] as ReadTask);
       } catch (error) {
         // Cancelled (or worse) midway: the handles of the rest are still ours to close.
-        for (let j = i + 1; j < tasks.length; j++) reader.close((tasks[j] as ReadTask).fd);
+        for (let j = i + 1; j < tasks.length; j++) reader.close((tasks[j] as ReadTask).pathFd);
         throw error;
       }
     }
@@ -162,7 +165,7 @@ export function sharedLanes(
     if (helperHasRoom()) {
       // The helper reads these handles and returns them; they are closed here when they come back.
       link.port.postMessage({ tasks } satisfies ToHelper);
-      out.push(tasks.map((task) => task.fd));
+      out.push(tasks.map((task) => task.pathFd));
       posted++;
     } else readHere(tasks);
     drain();
@@ -185,7 +188,7 @@ export function sharedLanes(
       }
     },
     abandon() {
-      for (const task of pending) reader.close(task.fd);
+      for (const task of pending) reader.close(task.pathFd);
       pending = [];
       end();
       // Cancelled (the helper reads no more and returns its handles at once) or failed: either way every

@@ -1,27 +1,31 @@
 import crypto, { createHash, type Hash } from 'node:crypto';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { errorCode, rethrowCancelled } from './acquisition-state.js';
+import type { SurfaceFs } from './surface-fs.js';
 
 /**
- * Reads one candidate file that the walk has already opened and checked (confined-read.ts), within the
- * bytes reserved for it. The reservation is made by the walk in enumeration order (`min(size, budget
+ * Reads one candidate file that the walk has already opened as O_PATH, placed inside the root and found
+ * to be a regular file (confined-read.ts), within the bytes reserved for it. The reservation is made by the walk in enumeration order (`min(size, budget
  * left)`), never by whichever reader thread gets there first: so two readers sharing one walk spend
  * maxReadBytes on the same files, cut the same file, and report the same gaps, whatever the timing.
  *
- * The same function runs on the walking thread and on the second reader thread; it touches only the
- * handle it is given (read, never close: the caller owns it) and reports through a {@link ReadSink}.
+ * The same function runs on the walking thread and on the second reader thread. It reaches nothing by
+ * name: it reopens the checked O_PATH handle through /proc/self/fd (a swap after the check cannot
+ * redirect it), refuses a reopened handle that is not the same regular file (dev/ino), and closes only
+ * the read handle it opened; the O_PATH handle stays the walk's. It reports through a {@link ReadSink}.
  */
 
-/** One opened, checked candidate, as the walk hands it to a reader. */
+/** One checked candidate, as the walk hands it to a reader. */
 export interface ReadTask {
   /** Position in enumeration order: orders this task's gaps among the walk's. */
   seq: number;
-  /** A read handle, reopened through the checked O_PATH handle and matched to it by dev/ino. */
-  fd: number;
+  /** The O_PATH handle, placed inside the root and fstat'ed as a regular file. */
+  pathFd: number;
   uri: string;
-  /** The size fstat reported for the read handle. */
+  /** What fstat of the O_PATH handle reported: the reservation was made from this size. */
   size: number;
-  mtimeMs: number;
+  dev: number;
+  ino: number;
   /** Bytes of maxReadBytes set aside for this file, in enumeration order: `min(size, budget left)`. */
   reservation: number;
 }
@@ -30,8 +34,10 @@ export interface ReadSink {
   /** Scratch buffer, reused across files. */
   readonly chunk: Buffer;
   readonly maxContentBytes: number;
-  /** Reads from the handle (the seam's `read`, behind the cancellation guard). */
-  read(fd: number, buffer: Buffer, length: number): number;
+  /** The seam's reopen, fstat, read and close, behind the cancellation guard. */
+  readonly fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close'>;
+  /** A reopened handle passed its check: the file counts as read (stats.filesRead). */
+  fileRead(): void;
   /** Throws AcquisitionCancelled once the caller's flag is up; called before every chunk. */
   checkCancelled(): void;
   /** A gap of the task with this `seq`. */
@@ -54,9 +60,47 @@ const hashWhole: (bytes: Buffer) => string =
     ? (bytes) => crypto.hash('sha256', bytes, 'hex')
     : (bytes) => createHash('sha256').update(bytes).digest('hex');
 
-export function readReserved(sink: ReadSink, task: ReadTask): ReadOutcome {
+export function readTask(sink: ReadSink, task: ReadTask): ReadOutcome {
+  const { uri } = task;
+  let fd: number;
+  try {
+    fd = sink.fs.reopenForRead(task.pathFd);
+  } catch (error) {
+    rethrowCancelled(error);
+    sink.gap(task.seq, {
+      reason: 'read_failed',
+      uri,
+      detail: `open for reading failed (${errorCode(error)})`,
+    });
+    return 'gap';
+  }
+  try {
+    let stat: { isFile(): boolean; dev: number; ino: number; mtimeMs: number };
+    try {
+      stat = sink.fs.fstat(fd);
+    } catch (error) {
+      rethrowCancelled(error);
+      sink.gap(task.seq, { reason: 'read_failed', uri, detail: `fstat failed (${errorCode(error)})` });
+      return 'gap';
+    }
+    if (!stat.isFile() || stat.dev !== task.dev || stat.ino !== task.ino) {
+      sink.gap(task.seq, {
+        reason: 'confinement_unverified',
+        uri,
+        detail: 'the reopened handle is not the checked file',
+      });
+      return 'gap';
+    }
+    sink.fileRead();
+    return readReserved(sink, task, fd, stat.mtimeMs);
+  } finally {
+    sink.fs.close(fd);
+  }
+}
+
+function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: number): ReadOutcome {
   const { chunk, maxContentBytes } = sink;
-  const { fd, uri, size, reservation } = task;
+  const { uri, size, reservation } = task;
   // The whole file was reserved: one byte past the reservation may be asked for, so a short read proves
   // the end in one call (half the reads for small files). A file that returns that byte grew after its
   // fstat; it is cut at its reservation (a budget never stretches by timing) and reported.
@@ -78,11 +122,11 @@ export function readReserved(sink: ReadSink, task: ReadTask): ReadOutcome {
       sink.checkCancelled();
       const left = reservation - readBytes;
       if (left <= 0 && !whole) {
-        exceeded = readBytes < size || sink.read(fd, chunk, 1) > 0;
+        exceeded = readBytes < size || sink.fs.read(fd, chunk, 1) > 0;
         break;
       }
       const requested = Math.min(chunk.length, whole ? left + 1 : left);
-      let count = sink.read(fd, chunk, requested);
+      let count = sink.fs.read(fd, chunk, requested);
       if (count === 0) break;
       if (count > left) {
         // Only possible when the whole file was reserved: it holds more than fstat said.
@@ -155,7 +199,7 @@ export function readReserved(sink: ReadSink, task: ReadTask): ReadOutcome {
     uri,
     sizeBytes: cut ? Math.max(size, readBytes) : readBytes,
     sha256,
-    modifiedAt: modifiedAtOf(task.mtimeMs),
+    modifiedAt: modifiedAtOf(mtimeMs),
     content,
     contentTruncated: content !== null && partialText,
   });
