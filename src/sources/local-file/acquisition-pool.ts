@@ -286,10 +286,24 @@ class AcquisitionPool {
     return slot;
   }
 
+  /**
+   * Starts one acquisition thread now, if none is alive, so that its start-up (a V8 isolate, the walk's
+   * modules) overlaps whatever the caller loads before its first acquisition (`witness score`). Idle
+   * like any other: it keeps no process alive and goes away after a minute unused.
+   */
+  prewarm(): void {
+    if (this.#slots.size > 0) return;
+    this.#park(this.#spawn());
+  }
+
   #finish(slot: Slot): void {
     slot.running = undefined;
     this.#dispatch();
     if (slot.running !== undefined) return;
+    this.#park(slot);
+  }
+
+  #park(slot: Slot): void {
     // Nothing queued for it: it must not keep the process alive, and after a while it goes away.
     slot.worker.unref();
     slot.idleTimer = setTimeout(() => {
