@@ -14,6 +14,7 @@ import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
 import { type HelperLink, sharedLanes } from './read-lanes.js';
+import { scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -59,8 +60,6 @@ export interface AcquireSyncOptions {
    */
   helper?: HelperLink;
 }
-
-const CHUNK_BYTES = 1 << 20;
 
 export function acquireSync(
   request: AcquireRequest,
@@ -135,14 +134,7 @@ function acquireGuarded(
         },
       };
     }
-    const state = new AcquisitionState(
-      fs,
-      request.limits,
-      rootPath,
-      rootFd,
-      cancelled,
-      Buffer.allocUnsafe(CHUNK_BYTES),
-    );
+    const state = new AcquisitionState(fs, request.limits, rootPath, rootFd, cancelled, scratchChunk());
     state.entrySink = options.onEntries;
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');

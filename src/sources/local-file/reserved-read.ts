@@ -49,6 +49,20 @@ export interface ReadSink {
 
 export type ReadOutcome = 'read' | 'gap';
 
+const CHUNK_BYTES = 1 << 20;
+let scratch: Buffer | undefined;
+
+/**
+ * This thread's read buffer (1 MiB), allocated once: allocating it per acquisition cost more than the
+ * whole rest of an exact acquisition (the allocation and the garbage collection it caused). Safe to share
+ * because everything on a thread that reads into it runs synchronously to the end of the file: no bytes
+ * of it are kept (digests and text are taken at once; retained prefixes are copied).
+ */
+export function scratchChunk(): Buffer {
+  scratch ??= Buffer.allocUnsafe(CHUNK_BYTES);
+  return scratch;
+}
+
 const textDecoderOptions = { fatal: true, ignoreBOM: true } as const;
 
 /**

@@ -2,7 +2,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { AcquisitionCancelled } from './acquisition-state.js';
 import { type FromHelper, LINK, type ToHelper } from './read-lanes.js';
-import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
+import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -34,11 +34,10 @@ export interface SecondReaderOptions {
 }
 
 const ENTRY_BATCH = 1000;
-const CHUNK_BYTES = 1 << 20;
 
 export function serveSecondReader(options: SecondReaderOptions): void {
   const { port, link, cancel } = options;
-  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  const chunk = scratchChunk();
   const cancelled = () => Atomics.load(cancel, 0) !== 0;
   let entries: SurfaceEntry[] = [];
   let gaps: [number, CoverageGap][] = [];
