@@ -132,7 +132,7 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
         ratio: sync / find_,
         target: 'breakdown',
         verdict: 'info',
-        note: `worker transfer + observation validation cost ${formatMs(witness - sync)} of ${formatMs(witness)}`,
+        note: `1a − 1c = ${formatMs(witness - sync)} (1a: two reader threads, plus the transfer and validation this walk does without)`,
       },
       {
         id: '1d',
