@@ -155,6 +155,11 @@ export class AcquisitionState {
     return order.map((i) => this.gaps[i] as CoverageGap);
   }
 
+  /** Bytes of maxReadBytes not yet reserved for a file. */
+  get readBytesLeft(): number {
+    return this.limits.maxReadBytes - this.#reserved;
+  }
+
   /** The number of the next read task, in enumeration order. */
   nextTaskSeq(): number {
     return this.#tasks++;
