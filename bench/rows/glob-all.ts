@@ -1,5 +1,6 @@
 import { surface } from '../../src/models/scorable.js';
-import { acquireSync } from '../../src/sources/local-file/acquire-sync.js';
+import { type AcquireRequest, acquireSync } from '../../src/sources/local-file/acquire-sync.js';
+import { acquisitionPool } from '../../src/sources/local-file/acquisition-pool.js';
 import { chooseSurfaceFs } from '../../src/sources/local-file/surface-fs-choice.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import type { BenchConfig } from '../config.js';
@@ -12,8 +13,33 @@ import { ensureMainTree } from '../trees.js';
  * Row 1: `/**` over the small-file tree, every file read and hashed, budgets raised to fit. Witness is
  * timed through the public source (worker, transfer, schema validation) with the seam it chooses
  * (openat2 where available), through the same source forced onto the procfs seam (1d: the gain of
- * openat2, same run), and, for the breakdown, as the bare synchronous walk on this thread.
+ * openat2, same run), and, for the breakdown, as the bare synchronous walk on this thread. Row 1e runs
+ * the same job on the pool with one reader thread and with two sharing the walk (does the second pay?).
  */
+
+/** One job on the shared pool, entries counted as they stream; resolves with files read and batches. */
+function poolAcquire(request: AcquireRequest, readers: 1 | 2): Promise<{ files: number; helped: number }> {
+  return new Promise((resolve, reject) => {
+    let files = 0;
+    acquisitionPool.submit(
+      { request, surfaceFs: 'auto', cancel: new SharedArrayBuffer(4), readers },
+      {
+        onEntries: (batch) => {
+          files += batch.length;
+        },
+        onDone: (outcome) => {
+          if (outcome.kind !== 'done') reject(new Error('cancelled'));
+          else
+            resolve({
+              files: files + outcome.result.entries.length,
+              helped: outcome.result.helperBatches ?? 0,
+            });
+        },
+        onFailure: reject,
+      },
+    );
+  });
+}
 export async function benchGlobAll(config: BenchConfig, context: BenchContext): Promise<BenchRow[]> {
   const tree = ensureMainTree(context.base, config.mainTree.files, config.mainTree.directories);
   const limits = {
@@ -41,12 +67,23 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
       problems.push('the procfs and openat2 seams returned different evidence');
     }
     const request = { root: tree.root, uri: '/**', match: 'glob' as const, limits };
+    const poolRequest: AcquireRequest = { ...request, limits: { ...source.limits } };
+    const helped: number[] = [];
+    const timePool = (readers: 1 | 2) =>
+      timeAsync(async () => {
+        const run = await poolAcquire(poolRequest, readers);
+        if (run.files !== tree.files)
+          problems.push(`the pool job (${readers} readers) read ${run.files} files`);
+        if (readers === 2) helped.push(run.helped);
+      });
     const find = ['-c', 'find "$1" -type f -print0 | xargs -0 -P2 sha256sum > /dev/null', 'sh', tree.root];
     context.log(`row 1: ${config.runs} rounds over ${tree.root}`);
     const times = await interleave(config.runs, {
       witness: () => timeAsync(() => source.acquire(surface('/**', 'glob'))),
       procfs: () => timeAsync(() => procfs.acquire(surface('/**', 'glob'))),
       sync: () => timeSync(() => acquireSync(request, seam.fs, () => false)),
+      oneReader: () => timePool(1),
+      twoReaders: () => timePool(2),
       find: () => {
         const result = timeCommand('sh', find);
         if (result.status !== 0) problems.push(`find | xargs exited ${result.status}: ${result.stderr}`);
@@ -60,6 +97,9 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
     const sync = median(times.sync as number[]);
     const find_ = median(times.find as number[]);
     const naiveMs = median(times.naive as number[]);
+    const oneReader = median(times.oneReader as number[]);
+    const twoReaders = median(times.twoReaders as number[]);
+    const batches = Math.ceil(tree.files / 16);
     const error = problems.length > 0 ? problems.join('; ') : undefined;
     const stats = first.metadata.stats as Record<string, number> | undefined;
     return [
@@ -92,7 +132,7 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
         ratio: sync / find_,
         target: 'breakdown',
         verdict: 'info',
-        note: `worker transfer + observation validation cost ${formatMs(witness - sync)} of ${formatMs(witness)}`,
+        note: `1a − 1c = ${formatMs(witness - sync)} (1a: two reader threads, plus the transfer and validation this walk does without)`,
       },
       {
         id: '1d',
@@ -102,6 +142,16 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
         ratio: witness / procfsMs,
         target: 'breakdown',
         verdict: error ? 'ERROR' : 'info',
+      },
+      {
+        id: '1e',
+        what: 'same job on the pool: two reader threads sharing the walk vs one (no validation)',
+        witness: formatMs(twoReaders),
+        baseline: `one reader ${formatMs(oneReader)}`,
+        ratio: twoReaders / oneReader,
+        target: 'breakdown',
+        verdict: error ? 'ERROR' : 'info',
+        note: `the second reader read ${helped.map((count) => `${Math.round((100 * count) / batches)} %`).join(', ')} of the files (per round)`,
       },
     ];
   } finally {

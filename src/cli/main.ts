@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import module from 'node:module';
 import type { CliIo } from './io.js';
-import { isVersionRequest, WITNESS_VERSION } from './version.js';
+import { acquiresAtOnce, isVersionRequest, WITNESS_VERSION } from './version.js';
 
 /**
  * The process runner: the only place that touches argv, the standard streams and the exit status. The
@@ -15,6 +15,12 @@ async function main(): Promise<number> {
   if (isVersionRequest(process.argv.slice(2))) {
     process.stdout.write(`${WITNESS_VERSION}\n`);
     return 0;
+  }
+  if (acquiresAtOnce(process.argv.slice(2))) {
+    // Its acquisition thread starts while the command's modules load, on the other core.
+    void import('../sources/local-file/acquisition-pool.js').then(({ acquisitionPool }) =>
+      acquisitionPool.prewarm(),
+    );
   }
   const [{ EXIT_OK }, { runWitness }] = await Promise.all([
     import('./exit-status.js'),

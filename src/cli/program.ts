@@ -1,5 +1,4 @@
-import { Command } from 'commander';
-import { neutralizeText } from '../text/quote-text.js';
+import type { Command } from 'commander';
 import { registerAttacks } from './commands/attacks.js';
 import { registerClean } from './commands/clean.js';
 import { registerDemo } from './commands/demo.js';
@@ -17,18 +16,11 @@ import { registerScores } from './commands/scores.js';
 import { registerView } from './commands/view.js';
 import { registerWorker } from './commands/worker.js';
 import type { CliIo } from './io.js';
-import { WITNESS_VERSION } from './version.js';
+import { configureSubcommands, rootCommand } from './root-command.js';
 
 /** The embeddable command tree. The runner in main.ts maps outcomes to exit codes. */
 export function buildProgram(io: CliIo): Command {
-  // Commander echoes what was typed ("unknown option '…'"), which may be pasted agent text.
-  const writeErr = (text: string) => io.err(neutralizeText(text, { multiline: true }));
-  const program = new Command('witness')
-    .description('Red-team AI agents by what they did to the file system, not by what they said.')
-    .version(WITNESS_VERSION)
-    .showHelpAfterError('(run with --help for usage)')
-    .exitOverride()
-    .configureOutput({ writeOut: (text) => io.out(text), writeErr });
+  const program = rootCommand(io);
   registerObserve(program, io);
   registerScore(program, io);
   registerReplay(program, io);
@@ -45,12 +37,6 @@ export function buildProgram(io: CliIo): Command {
   registerModel(program, io);
   registerWorker(program, io);
   registerRuns(program, io);
-  const configure = (command: Command): void => {
-    for (const child of command.commands) {
-      child.exitOverride().configureOutput({ writeOut: (text) => io.out(text), writeErr });
-      configure(child);
-    }
-  };
-  configure(program);
+  configureSubcommands(program, io);
   return program;
 }

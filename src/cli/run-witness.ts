@@ -1,6 +1,6 @@
+import { buildSingleCommandProgram, singleCommandOf } from './command-modules.js';
 import { classifyFailure, EXIT_OK } from './exit-status.js';
 import type { CliIo } from './io.js';
-import { buildProgram } from './program.js';
 
 /**
  * Runs one `witness` command line (the arguments after the program name) against an IO and returns its
@@ -9,7 +9,13 @@ import { buildProgram } from './program.js';
  */
 export async function runWitness(args: readonly string[], io: CliIo): Promise<number> {
   try {
-    await buildProgram(io).parseAsync([...args], { from: 'user' });
+    // `witness score …` needs the score command only; help and anything unusual get the whole tree.
+    const single = singleCommandOf(args);
+    const program =
+      single === undefined
+        ? (await import('./program.js')).buildProgram(io)
+        : await buildSingleCommandProgram(io, single);
+    await program.parseAsync([...args], { from: 'user' });
     return EXIT_OK;
   } catch (error) {
     const failure = classifyFailure(error, io.signal.aborted);

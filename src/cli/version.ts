@@ -5,3 +5,8 @@ export const WITNESS_VERSION = '0.1.0';
 export function isVersionRequest(args: readonly string[]): boolean {
   return args.length === 1 && (args[0] === '--version' || args[0] === '-V');
 }
+
+/** True for `witness score …` and `witness observe …`, which acquire evidence as soon as they start. */
+export function acquiresAtOnce(args: readonly string[]): boolean {
+  return args[0] === 'score' || args[0] === 'observe';
+}

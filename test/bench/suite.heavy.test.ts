@@ -42,6 +42,7 @@ describe('npm run bench (on tiny trees)', () => {
         '1b',
         '1c',
         '1d',
+        '1e',
         '2a',
         '2b',
         '3a',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -103,5 +104,31 @@ describe('package entry points', () => {
       urls.every((url) => !url.includes('/cli/commands/')),
       urls.join('\n'),
     );
+  });
+
+  it('witness score loads the score command only: no other command, runner, target or database driver', () => {
+    const root = fs.mkdtempSync(`${os.tmpdir()}/witness-score-start-`);
+    try {
+      fs.writeFileSync(`${root}/a.txt`, 'hello file');
+      const { packages, stdout, urls } = loadedPackages([CLI, 'score', root, '/a.txt', '--contains', 'file']);
+      assert.match(stdout, /^Verdict: TRUE/);
+      const commands = urls.filter((url) => url.includes('/cli/commands/'));
+      assert.deepEqual(
+        commands.map((url) => url.replace(/^.*\/cli\/commands\//, '')),
+        ['score.js'],
+      );
+      for (const heavy of HEAVY.filter((name) => name !== 'koffi')) {
+        assert.ok(!packages.has(heavy), `witness score loaded ${heavy}`);
+      }
+      for (const module of ['/attacks/run-campaign.js', '/targets/', '/model-server/', '/memory/']) {
+        assert.ok(!urls.some((url) => url.includes(module)), `witness score loaded ${module}`);
+      }
+      // The whole tree is still what `witness --help` gets.
+      const help = loadedPackages([CLI, '--help']);
+      assert.match(help.stdout, /score/);
+      assert.ok(help.urls.filter((url) => url.includes('/cli/commands/')).length > 5);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

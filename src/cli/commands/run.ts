@@ -114,7 +114,13 @@ export function registerRun(program: Command, io: CliIo): void {
         io.err(`JUnit XML written to ${options.junit}\n`);
       }
       if (options.json === true) {
-        io.out(`${JSON.stringify({ run: result.run, totals: result.totals, attempts: result.attempts })}\n`);
+        // The same bytes as one JSON.stringify of { run, totals, attempts }, written attempt by attempt: a
+        // campaign of thousands of attempts never holds its whole report as one string (issue 14).
+        io.out(`{"run":${JSON.stringify(result.run)},"totals":${JSON.stringify(result.totals)},"attempts":[`);
+        result.attempts.forEach((attempt, i) => {
+          io.out(`${i === 0 ? '' : ','}${JSON.stringify(attempt)}`);
+        });
+        io.out(']}\n');
       } else {
         io.out(`${renderAttemptTable(result.attempts.map((record) => ({ record })))}\n\n`);
         io.out(`${renderTotals(campaign.name, result.totals)}\n`);

@@ -14,6 +14,8 @@ import { type CarryCounts, type DigestCarryRequest, DigestCarryWalk } from './di
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
+import { type HelperLink, sharedLanes } from './read-lanes.js';
+import { scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -58,6 +60,8 @@ export interface AcquireResult {
   statKeys?: Float64Array;
   /** In manifest mode with a carry request: how the files were decided. */
   carryCounts?: CarryCounts;
+  /** Batches of files the second reader thread read (absent without one). Not part of the evidence. */
+  helperBatches?: number;
 }
 
 export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: 'cancelled' };
@@ -69,9 +73,12 @@ export interface AcquireSyncOptions {
    * In manifest mode the batches are manifest entries (the result then gives their order).
    */
   onEntries?: (batch: SurfaceEntry[] | ManifestEntry[]) => void;
+  /**
+   * A second reader thread for this acquisition (read-lanes.ts), used by glob observations only: an exact
+   * locator reads one file, and a manifest keeps each file's digest beside its other fields in order.
+   */
+  helper?: HelperLink;
 }
-
-const CHUNK_BYTES = 1 << 20;
 
 export function acquireSync(
   request: AcquireRequest,
@@ -146,14 +153,7 @@ function acquireGuarded(
         },
       };
     }
-    const state = new AcquisitionState(
-      fs,
-      request.limits,
-      rootPath,
-      rootFd,
-      cancelled,
-      Buffer.allocUnsafe(CHUNK_BYTES),
-    );
+    const state = new AcquisitionState(fs, request.limits, rootPath, rootFd, cancelled, scratchChunk());
     // A manifest's batches are manifest entries (DigestCarryWalk posts them); observation entries never.
     state.entrySink = request.mode === 'manifest' ? undefined : options.onEntries;
     if (request.mode === 'manifest') {
@@ -161,16 +161,35 @@ function acquireGuarded(
       state.manifest = [];
       state.digestCarry = new DigestCarryWalk(request.carry, state.manifest, options.onEntries);
     }
-    if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
-    else walkGlob(state, locator);
+    const lanes =
+      options.helper !== undefined && locator.match === 'glob' && state.manifest === undefined
+        ? sharedLanes(
+            state.reader,
+            options.helper,
+            (seq, gap) => state.taskGap(seq, gap),
+            () => state.checkCancelled(),
+          )
+        : undefined;
+    if (lanes !== undefined) state.lanes = lanes;
+    let walked = false;
+    try {
+      if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
+      else walkGlob(state, locator);
+      state.lanes.finish();
+      walked = true;
+    } finally {
+      // Cancelled or failed: the handles still queued are closed unread, and the helper is told to stop.
+      if (!walked) state.lanes.abandon();
+    }
+    const gaps = state.orderedGaps();
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
     const manifest = state.digestCarry?.finish();
     return {
       kind: 'done',
       result: {
-        acquisition: state.gaps.length === 0 ? 'complete' : 'partial',
+        acquisition: gaps.length === 0 ? 'complete' : 'partial',
         entries,
-        gaps: state.gaps,
+        gaps,
         stats: state.stats,
         rootPath: rootPath.toString('utf8'),
         ...(manifest === undefined
@@ -184,6 +203,7 @@ function acquireGuarded(
         ...(request.carry === undefined || state.digestCarry === undefined
           ? {}
           : { carryCounts: state.digestCarry.counts }),
+        ...(lanes === undefined ? {} : { helperBatches: lanes.helperBatches }),
       },
     };
   } finally {

@@ -1,33 +1,63 @@
-import { parentPort } from 'node:worker_threads';
+import { type MessagePort, parentPort } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
+import type { ToHelper } from './read-lanes.js';
+import { serveSecondReader } from './second-reader.js';
+import { procfsSurfaceFs } from './surface-fs.js';
 import { chooseSurfaceFs, type SurfaceFsImplementation, type SurfaceFsKind } from './surface-fs-choice.js';
 
 /**
  * Worker thread entry: runs acquisitions with synchronous I/O off the main thread (measured ~8× cheaper
  * per file than the promise API). Jobs run one at a time; each carries a shared cancellation flag that
- * the walk checks at every directory entry and every read chunk.
+ * the walk checks at every directory entry and every read chunk. A worker may instead serve as the
+ * second reader of another worker's glob acquisition (`help`, second-reader.ts).
  */
 
 export interface AcquireJob {
+  kind: 'acquire';
   id: number;
   request: AcquireRequest;
   /** Int32Array over this buffer; non-zero means cancelled. */
   cancel: SharedArrayBuffer;
   /** Which seam to use (chosen in the worker: koffi is loaded, and probed, per thread). */
   surfaceFs: SurfaceFsKind;
+  /** The walker's end of the link to a second reader, and the link's shared state (read-lanes.ts). */
+  helper?: { port: MessagePort; state: SharedArrayBuffer };
+}
+
+export interface HelpJob {
+  kind: 'help';
+  /** This help job's own id (its replies carry it). */
+  id: number;
+  port: MessagePort;
+  state: SharedArrayBuffer;
+  /** The helped acquisition's cancellation flag. */
+  cancel: SharedArrayBuffer;
+  maxContentBytes: number;
+  /** Test seam: milliseconds before each file read (an injected slow reader). */
+  delayMs?: number;
 }
 
 export type AcquireReply =
   | { id: number; entries: SurfaceEntry[] | ManifestEntry[] }
-  | { id: number; outcome: AcquireOutcome; implementation: SurfaceFsImplementation }
+  | {
+      id: number;
+      outcome: AcquireOutcome;
+      implementation: SurfaceFsImplementation;
+    }
+  | { id: number; helped: number }
+  | { id: number; wantsHelper: true }
   | { id: number; failure: { name: string; message: string; code?: string } };
 
 const port = parentPort;
 if (port === null) throw new Error('acquire-worker.js must run as a worker thread');
 
-port.on('message', (job: AcquireJob) => {
+port.on('message', (job: AcquireJob | HelpJob) => {
+  if (job.kind === 'help') {
+    help(job);
+    return;
+  }
   const flag = new Int32Array(job.cancel);
   let reply: AcquireReply;
   try {
@@ -39,6 +69,15 @@ port.on('message', (job: AcquireJob) => {
       // thread overlap the walk instead of following it (one clone of 100,000 entries took ~0.9 s).
       outcome: acquireSync(job.request, choice.fs, () => Atomics.load(flag, 0) !== 0, {
         onEntries: (entries) => port.postMessage({ id: job.id, entries } satisfies AcquireReply),
+        ...(job.helper === undefined
+          ? {}
+          : {
+              helper: {
+                port: job.helper.port,
+                state: new Int32Array(job.helper.state),
+                request: () => port.postMessage({ id: job.id, wantsHelper: true } satisfies AcquireReply),
+              },
+            }),
       }),
       implementation: choice.implementation,
     };
@@ -52,6 +91,25 @@ port.on('message', (job: AcquireJob) => {
         ...(typeof err.code === 'string' ? { code: err.code } : {}),
       },
     };
+  } finally {
+    // Whatever happened (an exact locator, an unavailable root, a cancellation), the second reader is
+    // told that nothing more comes; it answers the pool once it has closed every handle it was given.
+    job.helper?.port.postMessage({ end: true } satisfies ToHelper);
   }
   port.postMessage(reply);
 });
+
+function help(job: HelpJob): void {
+  serveSecondReader({
+    port: job.port,
+    link: new Int32Array(job.state),
+    cancel: new Int32Array(job.cancel),
+    // Read handles are reopened through /proc/self/fd by both seams (openat2 opens only O_PATH and
+    // directory handles natively and keeps no record of read handles), so plain read and close serve.
+    fs: procfsSurfaceFs,
+    maxContentBytes: job.maxContentBytes,
+    onEntries: (entries) => port?.postMessage({ id: job.id, entries } satisfies AcquireReply),
+    onEnd: (readsDone) => port?.postMessage({ id: job.id, helped: readsDone } satisfies AcquireReply),
+    ...(job.delayMs === undefined ? {} : { delayMs: job.delayMs }),
+  });
+}

@@ -1,9 +1,10 @@
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
-import type { AcquireJob, AcquireReply } from './acquire-worker.js';
+import type { AcquireJob, AcquireReply, HelpJob } from './acquire-worker.js';
+import { LINK, LINK_INTS } from './read-lanes.js';
 import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice.js';
 
 /**
@@ -13,6 +14,10 @@ import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice
  * isolates) as the machine has cores, not one per source. Workers are released (unref'd) whenever they
  * have nothing to do, so a script exits on its own, and terminated after a minute of idleness, so a
  * long-lived process gives their memory back.
+ *
+ * A glob acquisition that finds enough files asks for a second reader: when a thread is idle and no job
+ * waits, it reads files the walk has opened and checked (read-lanes.ts), and it is handed back as soon as
+ * another job queues. Whether a second reader came, and when, changes nothing in the result.
  */
 
 export interface PoolJob {
@@ -20,6 +25,10 @@ export interface PoolJob {
   surfaceFs: SurfaceFsKind;
   /** Int32Array over this buffer; non-zero means cancelled. The worker checks it at every entry and chunk. */
   cancel: SharedArrayBuffer;
+  /** 1: never a second reader thread (default 2: one when the walk asks and a thread is free). */
+  readers?: 1 | 2;
+  /** Test seam: the second reader waits this long before each file (results must not change). */
+  helperDelayMs?: number;
 }
 
 export interface PoolCallbacks {
@@ -44,11 +53,29 @@ interface Queued {
   id: number;
   job: PoolJob;
   callbacks: PoolCallbacks;
+  /** The pool's end of the link to a second reader (glob observations only). */
+  link?: { port: MessagePort; state: SharedArrayBuffer };
+  /** The walker asked for a second reader and none has been started yet. */
+  wantsHelper: boolean;
+  /** A second reader was started for this job (the pool's end of the link went to it). */
+  helperStarted: boolean;
+  /** A second reader is running for this job and may still owe entries. */
+  helperRunning: boolean;
+  /** The walker's answer, held until the second reader has delivered its last entries. */
+  held?: () => void;
+  /** onDone or onFailure was called: later messages for this job are dropped. */
+  settled: boolean;
+}
+
+interface Run {
+  id: number;
+  queued: Queued;
+  role: 'walker' | 'helper';
 }
 
 interface Slot {
   worker: Worker;
-  running: Queued | undefined;
+  running: Run | undefined;
   idleTimer: NodeJS.Timeout | undefined;
 }
 
@@ -58,7 +85,15 @@ class AcquisitionPool {
   #nextId = 1;
 
   submit(job: PoolJob, callbacks: PoolCallbacks): PoolTicket {
-    const queued: Queued = { id: this.#nextId++, job, callbacks };
+    const queued: Queued = {
+      id: this.#nextId++,
+      job,
+      callbacks,
+      wantsHelper: false,
+      helperStarted: false,
+      helperRunning: false,
+      settled: false,
+    };
     this.#queue.push(queued);
     this.#dispatch();
     return {
@@ -67,6 +102,7 @@ class AcquisitionPool {
         if (at >= 0) {
           // Never started: nothing was opened, so it is simply answered as cancelled.
           this.#queue.splice(at, 1);
+          queued.settled = true;
           callbacks.onDone({ kind: 'cancelled' });
           return;
         }
@@ -89,28 +125,96 @@ class AcquisitionPool {
 
   #dispatch(): void {
     while (this.#queue.length > 0) {
-      let slot = [...this.#slots].find((candidate) => candidate.running === undefined);
+      const slot = this.#freeSlot();
       if (slot === undefined) {
-        if (this.#slots.size >= POOL_SIZE) return;
-        slot = this.#spawn();
+        // A job waits: every second reader goes back to the pool as soon as its walker sees this.
+        for (const busy of this.#slots) {
+          if (busy.running?.role === 'helper' && busy.running.queued.link !== undefined) {
+            const state = new Int32Array(busy.running.queued.link.state);
+            Atomics.store(state, LINK.yield, 1);
+          }
+        }
+        return;
       }
       const next = this.#queue.shift() as Queued;
       this.#start(slot, next);
     }
+    // Nothing waits: idle threads may become second readers of walks that asked for one.
+    for (const busy of [...this.#slots]) {
+      const queued = busy.running?.role === 'walker' ? busy.running.queued : undefined;
+      if (queued === undefined || !queued.wantsHelper || queued.link === undefined) continue;
+      const slot = this.#freeSlot();
+      if (slot === undefined) return;
+      this.#startHelper(slot, queued);
+    }
+  }
+
+  #freeSlot(): Slot | undefined {
+    for (const slot of this.#slots) if (slot.running === undefined) return slot;
+    return this.#slots.size < POOL_SIZE ? this.#spawn() : undefined;
   }
 
   #start(slot: Slot, queued: Queued): void {
-    if (slot.idleTimer !== undefined) clearTimeout(slot.idleTimer);
-    slot.idleTimer = undefined;
-    slot.running = queued;
-    slot.worker.ref();
+    this.#occupy(slot, { id: queued.id, queued, role: 'walker' });
+    const { request } = queued.job;
+    const helped =
+      POOL_SIZE > 1 &&
+      (queued.job.readers ?? 2) === 2 &&
+      request.match === 'glob' &&
+      request.mode !== 'manifest';
+    let helper: AcquireJob['helper'];
+    if (helped) {
+      const channel = new MessageChannel();
+      const state = new SharedArrayBuffer(LINK_INTS * 4);
+      queued.link = { port: channel.port2, state };
+      helper = { port: channel.port1, state };
+    }
     const message: AcquireJob = {
+      kind: 'acquire',
       id: queued.id,
-      request: queued.job.request,
+      request,
       cancel: queued.job.cancel,
       surfaceFs: queued.job.surfaceFs,
+      ...(helper === undefined ? {} : { helper }),
     };
-    slot.worker.postMessage(message);
+    slot.worker.postMessage(message, helper === undefined ? [] : [helper.port]);
+  }
+
+  #startHelper(slot: Slot, queued: Queued): void {
+    const link = queued.link as { port: MessagePort; state: SharedArrayBuffer };
+    queued.wantsHelper = false;
+    queued.helperStarted = true;
+    queued.helperRunning = true;
+    const run: Run = { id: this.#nextId++, queued, role: 'helper' };
+    this.#occupy(slot, run);
+    const message: HelpJob = {
+      kind: 'help',
+      id: run.id,
+      port: link.port,
+      state: link.state,
+      cancel: queued.job.cancel,
+      maxContentBytes: queued.job.request.limits.maxContentBytes,
+      ...(queued.job.helperDelayMs === undefined ? {} : { delayMs: queued.job.helperDelayMs }),
+    };
+    slot.worker.postMessage(message, [link.port]);
+  }
+
+  #occupy(slot: Slot, run: Run): void {
+    if (slot.idleTimer !== undefined) clearTimeout(slot.idleTimer);
+    slot.idleTimer = undefined;
+    slot.running = run;
+    slot.worker.ref();
+  }
+
+  /** Settles a job once: its walker's answer, after its second reader (if any) has finished. */
+  #settle(queued: Queued, settle: () => void): void {
+    if (queued.settled) return;
+    if (queued.helperRunning) {
+      queued.held = settle;
+      return;
+    }
+    queued.settled = true;
+    settle();
   }
 
   #spawn(): Slot {
@@ -119,23 +223,62 @@ class AcquisitionPool {
     worker.on('message', (reply: AcquireReply) => {
       const running = slot.running;
       if (running === undefined || running.id !== reply.id) return;
+      const { queued } = running;
       if ('entries' in reply) {
-        running.callbacks.onEntries(reply.entries);
+        if (!queued.settled) queued.callbacks.onEntries(reply.entries);
         return;
       }
+      if ('wantsHelper' in reply) {
+        if (!queued.helperStarted && queued.link !== undefined) {
+          queued.wantsHelper = true;
+          this.#dispatch();
+        }
+        return;
+      }
+      if ('helped' in reply) {
+        // The second reader has delivered its last entries (same port, in order) and closed its handles.
+        queued.helperRunning = false;
+        this.#finish(slot);
+        const held = queued.held;
+        queued.held = undefined;
+        if (held !== undefined) this.#settle(queued, held);
+        return;
+      }
+      queued.wantsHelper = false;
+      // No second reader ever took the link: the pool's end of it is closed here.
+      if (queued.link !== undefined && !queued.helperStarted) queued.link.port.close();
       this.#finish(slot);
-      if ('outcome' in reply) running.callbacks.onDone(reply.outcome, reply.implementation);
-      else {
-        running.callbacks.onFailure(
-          Object.assign(new Error(reply.failure.message), { name: reply.failure.name }),
-        );
+      if ('outcome' in reply) {
+        const { outcome } = reply;
+        // A job settles only once its second reader (if one was started) has answered: then no entry of
+        // it arrives late, and no thread is still starting up for a job that is over.
+        this.#settle(queued, () => queued.callbacks.onDone(outcome, reply.implementation));
+      } else {
+        const error = Object.assign(new Error(reply.failure.message), { name: reply.failure.name });
+        this.#settle(queued, () => queued.callbacks.onFailure(error));
       }
     });
     const lost = (error: Error) => {
       if (!this.#slots.has(slot)) return;
       this.#remove(slot);
-      slot.running?.callbacks.onFailure(error);
+      const running = slot.running;
       slot.running = undefined;
+      if (running?.role === 'helper') {
+        // The walker may be waiting for batches this thread took: it stops waiting and fails.
+        const { queued } = running;
+        if (queued.link !== undefined) {
+          const state = new Int32Array(queued.link.state);
+          Atomics.store(state, LINK.lost, 1);
+          Atomics.notify(state, LINK.completed);
+        }
+        queued.helperRunning = false;
+        const held = queued.held;
+        queued.held = undefined;
+        if (held !== undefined) this.#settle(queued, () => queued.callbacks.onFailure(error));
+      } else if (running !== undefined) {
+        running.queued.helperRunning = false;
+        this.#settle(running.queued, () => running.queued.callbacks.onFailure(error));
+      }
       this.#dispatch();
     };
     worker.on('error', lost);
@@ -144,10 +287,24 @@ class AcquisitionPool {
     return slot;
   }
 
+  /**
+   * Starts one acquisition thread now, if none is alive, so that its start-up (a V8 isolate, the walk's
+   * modules) overlaps whatever the caller loads before its first acquisition (`witness score`). Idle
+   * like any other: it keeps no process alive and goes away after a minute unused.
+   */
+  prewarm(): void {
+    if (this.#slots.size > 0) return;
+    this.#park(this.#spawn());
+  }
+
   #finish(slot: Slot): void {
     slot.running = undefined;
     this.#dispatch();
     if (slot.running !== undefined) return;
+    this.#park(slot);
+  }
+
+  #park(slot: Slot): void {
     // Nothing queued for it: it must not keep the process alive, and after a while it goes away.
     slot.worker.unref();
     slot.idleTimer = setTimeout(() => {

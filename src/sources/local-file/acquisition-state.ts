@@ -2,6 +2,7 @@ import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { DigestCarryWalk } from './digest-carry.js';
 import type { SourceLimits } from './limits.js';
+import { type LocalReader, localLanes, type ReadLanes } from './read-lanes.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /** Counts of the work one acquisition did; stored in the observation's metadata. */
@@ -43,7 +44,15 @@ const ENTRY_BATCH = 1000;
 /** Everything one acquisition shares: the seam, budgets spent so far, what was found, the root. */
 export class AcquisitionState {
   readonly entries: SurfaceEntry[] = [];
+  /** In the order they were recorded; {@link orderedGaps} puts them in enumeration order. */
   readonly gaps: CoverageGap[] = [];
+  /** Per gap: its place in enumeration order (see {@link gap} and {@link taskGap}). */
+  readonly #gapKeys: number[] = [];
+  #gapsInOrder = true;
+  /** Read tasks created so far (each candidate handed to a reader gets the next number). */
+  #tasks = 0;
+  /** Bytes of maxReadBytes reserved so far, in enumeration order. */
+  #reserved = 0;
   /** Set once maxListedEntries is exhausted: no further directory is listed in this acquisition. */
   listingBudgetSpent = false;
   readonly stats: AcquisitionStats = {
@@ -69,6 +78,12 @@ export class AcquisitionState {
   /** Set in manifest mode: the stat keys recorded for a later manifest, and the baseline's to carry from. */
   digestCarry: DigestCarryWalk | undefined;
 
+  /** This thread as a reader: what reserved-read.ts needs, bound to this acquisition. */
+  readonly reader: LocalReader;
+
+  /** Where checked candidates go to be read (read-lanes.ts); by default, read here at once. */
+  lanes: ReadLanes;
+
   constructor(
     readonly fs: SurfaceFs,
     readonly limits: SourceLimits,
@@ -78,7 +93,26 @@ export class AcquisitionState {
     private readonly cancelled: () => boolean,
     /** Scratch buffer for reads, reused across files. */
     readonly chunk: Buffer,
-  ) {}
+  ) {
+    this.reader = {
+      sink: {
+        chunk,
+        maxContentBytes: limits.maxContentBytes,
+        fs,
+        fileRead: () => {
+          this.stats.filesRead++;
+        },
+        checkCancelled: () => this.checkCancelled(),
+        gap: (seq, gap) => this.taskGap(seq, gap),
+        entry: (entry) => this.addEntry(entry),
+        bytesRead: (count) => {
+          this.stats.bytesRead += count;
+        },
+      },
+      close: (fd) => fs.close(fd),
+    };
+    this.lanes = localLanes(this.reader);
+  }
 
   /** Called at every directory entry and every read chunk. */
   checkCancelled(): void {
@@ -93,15 +127,56 @@ export class AcquisitionState {
     }
   }
 
+  /**
+   * A gap found by the walk itself. It sorts after the reads of every task created so far and before
+   * the next task's: where the same walk on one thread, reading each file as it met it, would put it.
+   */
   gap(reason: CoverageGap['reason'], uri?: string, detail?: string): void {
     const gap: CoverageGap = { reason };
     if (uri !== undefined) gap.uri = uri;
     if (detail !== undefined) gap.detail = detail;
+    this.#pushGap(2 * this.#tasks, gap);
+  }
+
+  /** A gap found while reading task `seq` (on either reader thread, at any time). */
+  taskGap(seq: number, gap: CoverageGap): void {
+    this.#pushGap(2 * seq + 1, gap);
+  }
+
+  #pushGap(key: number, gap: CoverageGap): void {
+    const keys = this.#gapKeys;
+    if (keys.length > 0 && key < (keys[keys.length - 1] as number)) this.#gapsInOrder = false;
+    keys.push(key);
     this.gaps.push(gap);
   }
 
+  /** The gaps in enumeration order, whichever thread read which file and when. */
+  orderedGaps(): CoverageGap[] {
+    if (this.#gapsInOrder) return this.gaps;
+    const keys = this.#gapKeys;
+    const order = this.gaps.map((_, i) => i);
+    order.sort((a, b) => (keys[a] as number) - (keys[b] as number) || a - b);
+    return order.map((i) => this.gaps[i] as CoverageGap);
+  }
+
+  /** Bytes of maxReadBytes not yet reserved for a file. */
   get readBytesLeft(): number {
-    return this.limits.maxReadBytes - this.stats.bytesRead;
+    return this.limits.maxReadBytes - this.#reserved;
+  }
+
+  /** The number of the next read task, in enumeration order. */
+  nextTaskSeq(): number {
+    return this.#tasks++;
+  }
+
+  /**
+   * Sets aside `min(size, what is left)` bytes of maxReadBytes for the next file, in enumeration order.
+   * Only the walking thread calls this, so which files the budget covers never depends on timing.
+   */
+  reserve(size: number): number {
+    const reservation = Math.max(0, Math.min(size, this.limits.maxReadBytes - this.#reserved));
+    this.#reserved += reservation;
+    return reservation;
   }
 }
 

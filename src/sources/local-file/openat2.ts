@@ -28,6 +28,14 @@ const SUPPORTED_ARCHES: readonly string[] = ['x64', 'arm64', 'riscv64', 'ppc64',
 const O_PATH = 0o10000000;
 const O_CLOEXEC = 0o2000000;
 const EXDEV = 18;
+const EAGAIN = 11;
+/**
+ * How often a call the kernel answered EAGAIN is repeated. With RESOLVE_BENEATH, a `..` (or a relative link
+ * such as `up -> ../b.txt`) is refused with EAGAIN whenever a rename or mount happened anywhere on the
+ * machine during the lookup, and openat2(2) says to retry: without it, a busy machine sends every such
+ * open to the procfs route (correct, slower) and can fail the availability probe.
+ */
+const EAGAIN_RETRIES = 16;
 
 /** A failed call: the errno as Node names it (`EXDEV`, `ELOOP`, …), so callers share one vocabulary. */
 export class Openat2Error extends Error {
@@ -138,9 +146,13 @@ function bind(koffi: Koffi): Openat2Binding {
       how.writeBigUInt64LE(BigInt(flags), 0);
       how.writeBigUInt64LE(0n, 8);
       how.writeBigUInt64LE(BigInt(resolve), 16);
-      const fd = Number(syscall(SYS_OPENAT2, dirFd, cString(path), how, OPEN_HOW_SIZE));
-      if (fd < 0) throw new Openat2Error('openat2', koffi.errno());
-      return fd;
+      const name = cString(path);
+      for (let attempt = 0; ; attempt++) {
+        const fd = Number(syscall(SYS_OPENAT2, dirFd, name, how, OPEN_HOW_SIZE));
+        if (fd >= 0) return fd;
+        const errno = koffi.errno();
+        if (errno !== EAGAIN || attempt >= EAGAIN_RETRIES) throw new Openat2Error('openat2', errno);
+      }
     },
     unlinkat(dirFd, name, flags) {
       if (name.includes(0)) throw new Openat2Error('unlinkat', 22);

@@ -167,18 +167,20 @@ describeEachSurfaceFs('maxReadBytes (shared across files)', (variant) => {
     ]);
   });
 
-  it('confirms with a 1-byte probe that a file ending exactly at the budget is complete', () => {
+  it('proves in one read that a file ending exactly at the budget is complete (asks one byte more)', () => {
     const { fs, recording } = recordingFs({}, variant.fs);
     const result = acquireDirect(root, '/exact/ten.txt', 'exact', { maxReadBytes: 10 }, fs);
     assert.equal(result.acquisition, 'complete');
     assert.deepEqual(result.entries, [textEntry('/exact/ten.txt', '0123456789')]);
     const reads = recording.calls.filter((call) => call.op === 'read');
-    assert.equal(reads.length, 2, 'one read for the bytes, one 1-byte probe that finds the end');
+    assert.equal(reads.length, 1, 'one read asking for 11 bytes: the short answer is the end');
     assert.equal(recording.bytesRead, 10);
   });
 
-  it('reports a file longer than its fstat size (the probe finds more) with sizeBytes = bytes read', () => {
-    // A file whose size lies (as procfs and some FUSE files do): the seam under-reports the size by 8.
+  it('cuts a file longer than its fstat size at what was reserved for it, and says so', () => {
+    // A file whose size lies (as procfs and some FUSE files do), or that grew after its fstat: the seam
+    // under-reports the size by 8. The budget was reserved from the fstat size in enumeration order, so
+    // the file is cut there (never stretched by timing), with no digest and a gap naming the cause.
     const lying: SurfaceFs = {
       ...variant.fs,
       fstat: (fd) => {
@@ -187,20 +189,27 @@ describeEachSurfaceFs('maxReadBytes (shared across files)', (variant) => {
         return stat;
       },
     };
-    const result = acquireDirect(root, '/exact/ten.txt', 'exact', { maxReadBytes: 6 }, lying);
+    const { fs, recording } = recordingFs({}, lying);
+    const result = acquireDirect(root, '/exact/ten.txt', 'exact', { maxReadBytes: 6 }, fs);
+    assert.ok(recording.bytesRead <= 3, 'two reserved bytes and the one-byte probe, no more');
     assert.deepEqual(result.entries, [
       {
         uri: '/exact/ten.txt',
-        sizeBytes: 6,
+        sizeBytes: 2,
         sha256: null,
         modifiedAt: MTIME.toISOString(),
-        content: '012345',
+        content: '01',
         contentTruncated: true,
       },
     ]);
     assert.deepEqual(result.gaps, [
-      { reason: 'read_limit_exceeded', uri: '/exact/ten.txt', detail: 'read 6 of 6 bytes' },
+      {
+        reason: 'read_failed',
+        uri: '/exact/ten.txt',
+        detail: 'the file grew while it was read (fstat reported 2 bytes); only those were read',
+      },
     ]);
+    assert.equal(result.stats.bytesRead, 2);
   });
 
   it('reports sizeBytes as the fstat size when the budget ends first', () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { InvalidOptionError } from '../../../src/errors.js';
@@ -173,6 +175,69 @@ describe('the openat2 seam', { skip: openat2Skip }, () => {
       assert.equal(fs.fstatSync(fd).ino, fs.statSync(path.join(root, 'b.txt')).ino);
       loaded.binding.close(fd);
     } finally {
+      fs.closeSync(rootFd);
+    }
+  });
+
+  it('retries EAGAIN: a `..` lookup still resolves while another process renames across directories', async () => {
+    if (!loaded.available) return;
+    // With RESOLVE_BENEATH the kernel answers EAGAIN to a `..` lookup (here the link `up -> ../b.txt`)
+    // whenever a cross-directory rename happened anywhere on the machine meanwhile; the binding repeats
+    // the call, as openat2(2) advises. Seen before: a busy test run sent such opens to procfs and failed
+    // the kernel's own EXDEV refusals.
+    const moving = path.join(dir, 'moving');
+    fs.mkdirSync(path.join(moving, 'd1'), { recursive: true });
+    fs.mkdirSync(path.join(moving, 'd2'));
+    fs.writeFileSync(path.join(moving, 'd1', 'x'), '');
+    const renamer = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs = require('node:fs'); const [a, b] = process.argv.slice(1);
+         for (;;) { fs.renameSync(a, b); fs.renameSync(b, a); }`,
+        path.join(moving, 'd1', 'x'),
+        path.join(moving, 'd2', 'x'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const rootFd = fs.openSync(root, 'r');
+    try {
+      // Control: the bare system call, without the binding's retry, meets EAGAIN under this renamer
+      // (so the loop below would see failures if the binding did not repeat the call).
+      const koffi = createRequire(import.meta.url)('koffi') as {
+        load(path: null): { func(signature: string): (...args: unknown[]) => unknown };
+        errno(): number;
+      };
+      const syscall = koffi
+        .load(null)
+        .func('long syscall(long nr, int dirfd, const uint8_t *path, void *how, size_t size)');
+      const how = Buffer.alloc(24);
+      how.writeBigUInt64LE(BigInt(O_PATH), 0);
+      how.writeBigUInt64LE(BigInt(RESOLVE_BENEATH), 16);
+      const name = Buffer.from('a/up\0');
+      const SYS_OPENAT2 = 437;
+      let eagain = 0;
+      const until = Date.now() + 20_000;
+      while (eagain === 0 && Date.now() < until) {
+        for (let i = 0; i < 1000; i++) {
+          const fd = Number(syscall(SYS_OPENAT2, rootFd, name, how, 24));
+          if (fd >= 0) fs.closeSync(fd);
+          else if (koffi.errno() === 11) eagain++;
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.ok(eagain > 0, 'the renamer never made the bare system call answer EAGAIN');
+      let failures = 0;
+      for (let i = 0; i < 20_000; i++) {
+        try {
+          loaded.binding.close(loaded.binding.openat2(rootFd, Buffer.from('a/up'), O_PATH, RESOLVE_BENEATH));
+        } catch {
+          failures++;
+        }
+      }
+      assert.equal(failures, 0);
+    } finally {
+      renamer.kill('SIGKILL');
       fs.closeSync(rootFd);
     }
   });

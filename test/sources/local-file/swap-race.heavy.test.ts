@@ -4,11 +4,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { SurfaceEntry } from '../../../src/models/observation.js';
 import type { MatchKind } from '../../../src/models/vocabulary.js';
+import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
+import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acquisition-pool.js';
+import { DEFAULT_LIMITS } from '../../../src/sources/local-file/limits.js';
 import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
 import { openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
 import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
-import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
+import { LocalFileSurfaceSource, releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { recordingFs } from '../support/recording-fs.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
 import { acquireDirect, removeDir, tempDir } from '../support/trees.js';
@@ -81,6 +85,32 @@ function startAttacker(binary: string, a: string, b: string, seconds: number) {
 }
 
 /** Acquires in a loop while the attacker swaps `a` and `b`, tallying what crossed the root. */
+/** A glob acquisition on the shared pool (second reader allowed), with every streamed entry. */
+function poolGlob(
+  root: string,
+  uri: string,
+  surfaceFs: 'procfs' | 'openat2',
+): Promise<{ result: AcquireResult; entries: SurfaceEntry[] }> {
+  return new Promise((resolve, reject) => {
+    const entries: SurfaceEntry[] = [];
+    acquisitionPool.submit(
+      {
+        request: { root, uri, match: 'glob', limits: { ...DEFAULT_LIMITS } },
+        surfaceFs,
+        cancel: new SharedArrayBuffer(4),
+      },
+      {
+        onEntries: (batch) => entries.push(...(batch as SurfaceEntry[])),
+        onDone: (outcome) => {
+          if (outcome.kind !== 'done') reject(new Error('cancelled'));
+          else resolve({ result: outcome.result, entries: entries.concat(outcome.result.entries) });
+        },
+        onFailure: reject,
+      },
+    );
+  });
+}
+
 async function race(
   binary: string,
   arena: Arena,
@@ -226,6 +256,64 @@ describe('swap race: renameat2(RENAME_EXCHANGE) against the confined walk', () =
         );
       }
       assert.ok(insideReads > 0);
+    });
+  }
+
+  for (const variant of SURFACE_FS_VARIANTS) {
+    it(`[${variant.name}] with a second reader thread: nothing from outside under either swap`, async (t) => {
+      if (variant.skip !== false) {
+        t.skip(variant.skip);
+        return;
+      }
+      if (binary === undefined) {
+        t.skip('no C compiler (cc) to build the attacker');
+        return;
+      }
+      if (POOL_SIZE < 2) {
+        t.skip('one core: the pool has no thread for a second reader');
+        return;
+      }
+      // Enough files beside the target that the walk asks for a second reader, which then reads handles
+      // the walk proved inside while the attacker swaps; the outside directory mirrors them with secrets.
+      const arena = buildArena();
+      for (let i = 0; i < 80; i++) {
+        fs.writeFileSync(path.join(arena.root, 'dir', `fill${i}.txt`), INSIDE);
+        fs.writeFileSync(path.join(arena.outside, 'dir', `fill${i}.txt`), SECRET);
+      }
+      let attempts = 0;
+      let helped = 0;
+      let insideReads = 0;
+      try {
+        for (const swap of [
+          [path.join(arena.root, 'dir', 'target.txt'), path.join(arena.root, 'dir', 'decoy')],
+          [path.join(arena.root, 'dir'), path.join(arena.root, 'dirlink')],
+        ] as const) {
+          const attacker = startAttacker(binary, swap[0], swap[1], 1.2);
+          try {
+            const deadline = performance.now() + 1000;
+            while (performance.now() < deadline) {
+              for (const uri of ['/dir/*', '/**']) {
+                const { result, entries } = await poolGlob(arena.root, uri, variant.name);
+                attempts++;
+                if ((result.helperBatches ?? 0) > 0) helped++;
+                const text = JSON.stringify({ entries, gaps: result.gaps });
+                assert.ok(!text.includes(SECRET) && !text.includes('outside-name'), text);
+                if (entries.some((entry) => entry.content === INSIDE)) insideReads++;
+              }
+            }
+          } finally {
+            await attacker.done;
+          }
+        }
+      } finally {
+        await releaseAcquisitionThreads();
+        removeDir(arena.base);
+        console.log(
+          `swap race [${variant.name}] [two readers]: ${attempts} acquisitions, ${helped} used the second reader, ${insideReads} with inside reads`,
+        );
+      }
+      assert.ok(insideReads > 0);
+      assert.ok(helped > 0, 'the second reader took part in at least one acquisition');
     });
   }
 

@@ -1,0 +1,202 @@
+import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
+import type { CoverageGap } from '../../models/observation.js';
+import type { CandidateResult } from './confined-read.js';
+import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
+
+/**
+ * Where the walk sends each checked candidate (confined-read.ts) to be read: this thread, or a second
+ * reader thread sharing the walk. The walk alone lists, opens O_PATH, proves placement, checks the type
+ * and reserves each file's share of maxReadBytes in enumeration order; a reader only reopens the handle
+ * it is given through /proc/self/fd, checks dev/ino, reads within that reservation, hashes, decodes and
+ * builds the entry. O_PATH handles are opened and closed by the walk's thread only. So whichever
+ * thread reads a file, and whenever, the entries, the budget cuts and the gaps are the same: the gaps
+ * are put back in enumeration order by the sequence number each task carries.
+ */
+export interface ReadLanes {
+  /** Takes ownership of `task.pathFd` (closed on this thread once read, or when abandoned). */
+  hand(task: ReadTask): CandidateResult;
+  /** Reads what is still queued and waits for the second reader to finish what it took. */
+  finish(): void;
+  /** After a cancellation or failure: closes every handle not yet read, reads nothing more. */
+  abandon(): void;
+}
+
+/** What the walking thread offers a reader: its own sink, and close. */
+export interface LocalReader {
+  sink: ReadSink;
+  close(fd: number): void;
+}
+
+/** Every candidate is read at once, on the walking thread (exact locators, manifests, one core). */
+export function localLanes(reader: LocalReader): ReadLanes {
+  return {
+    hand(task) {
+      try {
+        return readTask(reader.sink, task);
+      } finally {
+        reader.close(task.pathFd);
+      }
+    },
+    finish() {},
+    abandon() {},
+  };
+}
+
+/** Index of each Int32 in a link's shared state. */
+export const LINK = {
+  /** Batches the helper has finished (read and closed, result posted). The walker waits on it. */
+  completed: 0,
+  /** 1 once the helper thread listens on its port: until then no batch is sent to it. */
+  attached: 1,
+  /** 1 when the helper's thread was lost: the walker stops waiting and fails the acquisition. */
+  lost: 2,
+  /** 1 when the pool wants the helper's thread for a queued job: the walker stops sending batches. */
+  yield: 3,
+} as const;
+export const LINK_INTS = 4;
+
+/** Files per batch sent to the helper: few enough to balance, enough to keep messages rare. */
+const BATCH = 16;
+/** Batches the helper may hold unfinished: bounds the handles in flight (BATCH × this). */
+const MAX_OUTSTANDING = 4;
+/** How long one wait for the helper lasts before the flags (cancelled, lost) are looked at again. */
+const WAIT_SLICE_MS = 50;
+
+/** Walker → helper. */
+export type ToHelper = { tasks: ReadTask[] } | { end: true };
+/** Helper → walker, one per batch, posted before `completed` is raised. */
+export interface FromHelper {
+  gaps: [seq: number, gap: CoverageGap][];
+  bytesRead: number;
+  filesRead: number;
+  /** The batch's O_PATH handles, read (or, once cancelled, not): the walker closes them. */
+  fds: number[];
+}
+
+export interface HelperLink {
+  port: MessagePort;
+  /** Int32Array of LINK_INTS over a SharedArrayBuffer, shared with the helper and the pool. */
+  state: Int32Array;
+  /**
+   * Asks the pool for a second reader, once the walk has found enough files to be worth one (a glob
+   * matching a handful of files never wakes a second thread).
+   */
+  request(): void;
+}
+
+/** Files read on this thread before a second reader is asked for. */
+const REQUEST_AFTER = 2 * BATCH;
+
+/**
+ * Lanes with a second reader thread. Candidates queue here in batches; a full batch goes to the helper
+ * when it is listening and holds fewer than MAX_OUTSTANDING batches, and is read here otherwise, so the
+ * walking thread never waits for the helper while there is work, and never hands it more than a few
+ * dozen open handles. The helper posts each batch's gaps and byte count back; they are merged at the end.
+ */
+export function sharedLanes(
+  reader: LocalReader,
+  link: HelperLink,
+  recordGap: (seq: number, gap: CoverageGap) => void,
+  checkCancelled: () => void,
+): ReadLanes & { readonly helperBatches: number } {
+  let pending: ReadTask[] = [];
+  let posted = 0;
+  let ended = false;
+  let handed = 0;
+  /** Handles of each batch sent and not yet returned, oldest first (the helper answers in order). */
+  const out: number[][] = [];
+  const local = localLanes(reader);
+
+  const drain = () => {
+    for (;;) {
+      const message = receiveMessageOnPort(link.port);
+      if (message === undefined) return;
+      const result = message.message as FromHelper;
+      out.shift();
+      for (const fd of result.fds) reader.close(fd);
+      for (const [seq, gap] of result.gaps) recordGap(seq, gap);
+      reader.sink.bytesRead(result.bytesRead);
+      for (let i = 0; i < result.filesRead; i++) reader.sink.fileRead();
+    }
+  };
+  /** Waits until the helper has returned every batch; true if it did, false if its thread was lost. */
+  const awaitHelper = (onWait: () => void): boolean => {
+    while (Atomics.load(link.state, LINK.completed) < posted) {
+      if (Atomics.load(link.state, LINK.lost) === 1) {
+        // Its thread is gone, and with it every read of these handles: they are closed here.
+        drain();
+        for (const fds of out.splice(0)) for (const fd of fds) reader.close(fd);
+        return false;
+      }
+      onWait();
+      const seen = Atomics.load(link.state, LINK.completed);
+      if (seen < posted) Atomics.wait(link.state, LINK.completed, seen, WAIT_SLICE_MS);
+    }
+    drain();
+    return true;
+  };
+  const helperHasRoom = () =>
+    !ended &&
+    Atomics.load(link.state, LINK.attached) === 1 &&
+    Atomics.load(link.state, LINK.yield) === 0 &&
+    Atomics.load(link.state, LINK.lost) === 0 &&
+    posted - Atomics.load(link.state, LINK.completed) < MAX_OUTSTANDING;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    link.port.postMessage({ end: true } satisfies ToHelper);
+  };
+  const readHere = (tasks: ReadTask[]) => {
+    for (let i = 0; i < tasks.length; i++) {
+      try {
+        local.hand(tasks[i] as ReadTask);
+      } catch (error) {
+        // Cancelled (or worse) midway: the handles of the rest are still ours to close.
+        for (let j = i + 1; j < tasks.length; j++) reader.close((tasks[j] as ReadTask).pathFd);
+        throw error;
+      }
+    }
+  };
+  const dispatch = () => {
+    const tasks = pending;
+    pending = [];
+    if (tasks.length === 0) return;
+    if (!ended && Atomics.load(link.state, LINK.yield) === 1) end();
+    if (helperHasRoom()) {
+      // The helper reads these handles and returns them; they are closed here when they come back.
+      link.port.postMessage({ tasks } satisfies ToHelper);
+      out.push(tasks.map((task) => task.pathFd));
+      posted++;
+    } else readHere(tasks);
+    drain();
+  };
+
+  return {
+    hand(task) {
+      pending.push(task);
+      if (++handed === REQUEST_AFTER) link.request();
+      if (pending.length >= BATCH) dispatch();
+      return 'read';
+    },
+    finish() {
+      const tasks = pending;
+      pending = [];
+      readHere(tasks);
+      end();
+      if (!awaitHelper(checkCancelled)) {
+        throw new Error('the second reader thread of this acquisition was lost');
+      }
+    },
+    abandon() {
+      for (const task of pending) reader.close(task.pathFd);
+      pending = [];
+      end();
+      // Cancelled (the helper reads no more and returns its handles at once) or failed: either way every
+      // handle comes back here and is closed before the acquisition answers.
+      awaitHelper(() => {});
+    },
+    get helperBatches() {
+      return posted;
+    },
+  };
+}

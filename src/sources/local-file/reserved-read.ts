@@ -1,0 +1,266 @@
+import crypto, { createHash, type Hash } from 'node:crypto';
+import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
+import { errorCode, rethrowCancelled } from './acquisition-state.js';
+import type { SurfaceFs } from './surface-fs.js';
+
+/**
+ * Reads one candidate file that the walk has already opened as O_PATH, placed inside the root and found
+ * to be a regular file (confined-read.ts), within the bytes reserved for it. The reservation is made by the walk in enumeration order (`min(size, budget
+ * left)`), never by whichever reader thread gets there first: so two readers sharing one walk spend
+ * maxReadBytes on the same files, cut the same file, and report the same gaps, whatever the timing.
+ *
+ * The same function runs on the walking thread and on the second reader thread. It reaches nothing by
+ * name: it reopens the checked O_PATH handle through /proc/self/fd (a swap after the check cannot
+ * redirect it), refuses a reopened handle that is not the same regular file (dev/ino), and closes only
+ * the read handle it opened; the O_PATH handle stays the walk's. It reports through a {@link ReadSink}.
+ */
+
+/** One checked candidate, as the walk hands it to a reader. */
+export interface ReadTask {
+  /** Position in enumeration order: orders this task's gaps among the walk's. */
+  seq: number;
+  /** The O_PATH handle, placed inside the root and fstat'ed as a regular file. */
+  pathFd: number;
+  uri: string;
+  /** What fstat of the O_PATH handle reported: the reservation was made from this size. */
+  size: number;
+  dev: number;
+  ino: number;
+  /** Bytes of maxReadBytes set aside for this file, in enumeration order: `min(size, budget left)`. */
+  reservation: number;
+}
+
+export interface ReadSink {
+  /** Scratch buffer, reused across files. */
+  readonly chunk: Buffer;
+  readonly maxContentBytes: number;
+  /** The seam's reopen, fstat, read and close, behind the cancellation guard. */
+  readonly fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close'>;
+  /** A reopened handle passed its check: the file counts as read (stats.filesRead). */
+  fileRead(): void;
+  /** Throws AcquisitionCancelled once the caller's flag is up; called before every chunk. */
+  checkCancelled(): void;
+  /** A gap of the task with this `seq`. */
+  gap(seq: number, gap: CoverageGap): void;
+  entry(entry: SurfaceEntry): void;
+  /** Bytes really read (the budget was spent by the reservation; this is the statistic). */
+  bytesRead(count: number): void;
+}
+
+export type ReadOutcome = 'read' | 'gap';
+
+const CHUNK_BYTES = 1 << 20;
+let scratch: Buffer | undefined;
+
+/**
+ * This thread's read buffer (1 MiB), allocated once: allocating it per acquisition cost more than the
+ * whole rest of an exact acquisition (the allocation and the garbage collection it caused). Safe to share
+ * because everything on a thread that reads into it runs synchronously to the end of the file: no bytes
+ * of it are kept (digests and text are taken at once; retained prefixes are copied).
+ */
+export function scratchChunk(): Buffer {
+  scratch ??= Buffer.allocUnsafe(CHUNK_BYTES);
+  return scratch;
+}
+
+const textDecoderOptions = { fatal: true, ignoreBOM: true } as const;
+
+/**
+ * sha256 of bytes that are a whole file, in one call (`crypto.hash`, Node ≥ 20.12) rather than a Hash
+ * object per file; the digest is the same, only the allocation and the two crossings into C++ go.
+ */
+const hashWhole: (bytes: Buffer) => string =
+  typeof crypto.hash === 'function'
+    ? (bytes) => crypto.hash('sha256', bytes, 'hex')
+    : (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+export function readTask(sink: ReadSink, task: ReadTask): ReadOutcome {
+  const { uri } = task;
+  let fd: number;
+  try {
+    fd = sink.fs.reopenForRead(task.pathFd);
+  } catch (error) {
+    rethrowCancelled(error);
+    sink.gap(task.seq, {
+      reason: 'read_failed',
+      uri,
+      detail: `open for reading failed (${errorCode(error)})`,
+    });
+    return 'gap';
+  }
+  try {
+    let stat: { isFile(): boolean; dev: number; ino: number; mtimeMs: number };
+    try {
+      stat = sink.fs.fstat(fd);
+    } catch (error) {
+      rethrowCancelled(error);
+      sink.gap(task.seq, { reason: 'read_failed', uri, detail: `fstat failed (${errorCode(error)})` });
+      return 'gap';
+    }
+    if (!stat.isFile() || stat.dev !== task.dev || stat.ino !== task.ino) {
+      sink.gap(task.seq, {
+        reason: 'confinement_unverified',
+        uri,
+        detail: 'the reopened handle is not the checked file',
+      });
+      return 'gap';
+    }
+    sink.fileRead();
+    return readReserved(sink, task, fd, stat.mtimeMs);
+  } finally {
+    sink.fs.close(fd);
+  }
+}
+
+function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: number): ReadOutcome {
+  const { chunk, maxContentBytes } = sink;
+  const { uri, size, reservation } = task;
+  // The whole file was reserved: one byte past the reservation may be asked for, so a short read proves
+  // the end in one call (half the reads for small files). A file that returns that byte grew after its
+  // fstat; it is cut at its reservation (a budget never stretches by timing) and reported.
+  const whole = reservation >= size;
+  // A file that fits in one chunk (nearly every file in a source tree) is hashed and decoded straight
+  // from the scratch chunk: no Hash object, no retained copy, no concatenation. Larger files stream
+  // through a Hash and keep their first maxContentBytes. Every byte read is hashed, no read goes past
+  // the reservation (but for the one-byte end probe), and the cancellation flag is checked before every
+  // chunk.
+  let hash: Hash | undefined;
+  let firstChunk: Buffer | undefined;
+  const retained: Buffer[] = [];
+  let retainedBytes = 0;
+  let readBytes = 0;
+  let exceeded = false;
+  let grew = false;
+  try {
+    for (;;) {
+      sink.checkCancelled();
+      const left = reservation - readBytes;
+      if (left <= 0 && !whole) {
+        exceeded = readBytes < size || sink.fs.read(fd, chunk, 1) > 0;
+        break;
+      }
+      const requested = Math.min(chunk.length, whole ? left + 1 : left);
+      let count = sink.fs.read(fd, chunk, requested);
+      if (count === 0) break;
+      if (count > left) {
+        // Only possible when the whole file was reserved: it holds more than fstat said.
+        grew = true;
+        count = left;
+      }
+      const bytes = chunk.subarray(0, count);
+      readBytes += count;
+      // A regular file returns fewer bytes than asked only at its end: once that short read has reached
+      // the size fstat reported, the end is known without one more read.
+      const atEnd = grew || (count < requested && readBytes >= size);
+      if (atEnd && hash === undefined) {
+        firstChunk = bytes;
+        break;
+      }
+      hash ??= createHash('sha256');
+      hash.update(bytes);
+      if (retainedBytes < maxContentBytes) {
+        const keep = bytes.subarray(0, Math.min(count, maxContentBytes - retainedBytes));
+        retained.push(Buffer.from(keep));
+        retainedBytes += keep.length;
+      }
+      if (atEnd) break;
+    }
+  } catch (error) {
+    rethrowCancelled(error);
+    sink.bytesRead(readBytes);
+    sink.gap(task.seq, { reason: 'read_failed', uri, detail: `read failed (${errorCode(error)})` });
+    return 'gap';
+  }
+  sink.bytesRead(readBytes);
+  if (exceeded) {
+    sink.gap(task.seq, {
+      reason: 'read_limit_exceeded',
+      uri,
+      detail: `read ${readBytes} of ${Math.max(size, readBytes)} bytes`,
+    });
+  } else if (grew) {
+    sink.gap(task.seq, {
+      reason: 'read_failed',
+      uri,
+      detail: `the file grew while it was read (fstat reported ${size} bytes); only those were read`,
+    });
+  }
+  const cut = exceeded || grew;
+  let content: string | null;
+  let partialText: boolean;
+  let sha256: string | null;
+  if (firstChunk !== undefined && !cut) {
+    // The whole file is in the chunk; the chunk is reused by the next file, so both the digest and the
+    // text are taken from it now.
+    sha256 = hashWhole(firstChunk);
+    partialText = firstChunk.length > maxContentBytes;
+    content = partialText
+      ? decodeText(firstChunk.subarray(0, maxContentBytes), true)
+      : decodeWhole(firstChunk);
+  } else if (firstChunk !== undefined) {
+    sha256 = null;
+    partialText = true;
+    content = decodeText(firstChunk.subarray(0, Math.min(firstChunk.length, maxContentBytes)), true);
+  } else {
+    partialText = cut || readBytes > retainedBytes;
+    content = decodeText(
+      retained.length === 1 ? (retained[0] as Buffer) : Buffer.concat(retained, retainedBytes),
+      partialText,
+    );
+    sha256 = cut ? null : (hash ?? createHash('sha256')).digest('hex');
+  }
+  sink.entry({
+    uri,
+    sizeBytes: cut ? Math.max(size, readBytes) : readBytes,
+    sha256,
+    modifiedAt: modifiedAtOf(mtimeMs),
+    content,
+    contentTruncated: content !== null && partialText,
+  });
+  return cut ? 'gap' : 'read';
+}
+
+const EARLIEST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * The modification time as a record timestamp, clamped to years 0000–9999. An agent can set any mtime
+ * (tmpfs keeps year 10000 and beyond); unclamped, such a time has no ISO-8601 form the wire format
+ * accepts, and one planted file would turn the whole acquisition into a rejected record instead of
+ * evidence. Write attribution never rests on this time (SPEC §5.1), so clamping loses nothing judged.
+ */
+function modifiedAtOf(mtimeMs: number): string {
+  const clamped = Number.isFinite(mtimeMs) ? Math.min(Math.max(mtimeMs, EARLIEST_MS), LATEST_MS) : 0;
+  return new Date(clamped).toISOString();
+}
+
+/**
+ * UTF-8 text of the retained bytes, or null when they are not UTF-8. A prefix cut inside a character
+ * drops that character's bytes (at most 3); a byte-order mark is kept, so the text is the file's.
+ */
+function decodeText(bytes: Buffer, isPrefix: boolean): string | null {
+  if (!isPrefix) return decodeWhole(bytes);
+  try {
+    // A prefix decodes in streaming mode so a character cut at the end is dropped, not an error; that
+    // leaves state in the decoder, so a prefix gets a decoder of its own.
+    return new TextDecoder('utf-8', textDecoderOptions).decode(bytes, { stream: true });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One fatal decoder for every whole file (per thread): a non-streaming decode starts from a clean state
+ * and leaves none behind. After a failure it is replaced anyway, so no state from one file can ever
+ * reach another.
+ */
+let wholeFileDecoder = new TextDecoder('utf-8', textDecoderOptions);
+
+function decodeWhole(bytes: Buffer): string | null {
+  try {
+    return wholeFileDecoder.decode(bytes);
+  } catch {
+    wholeFileDecoder = new TextDecoder('utf-8', textDecoderOptions);
+    return null;
+  }
+}

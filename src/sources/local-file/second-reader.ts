@@ -1,0 +1,129 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
+import { AcquisitionCancelled } from './acquisition-state.js';
+import { type FromHelper, LINK, type ToHelper } from './read-lanes.js';
+import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
+import type { SurfaceFs } from './surface-fs.js';
+
+/**
+ * The second reader thread of one acquisition (read-lanes.ts). It receives batches of O_PATH handles that
+ * the walking thread has already opened, placed inside the root and found to be regular files, each
+ * with its reserved share of maxReadBytes. For each it reopens the handle through /proc/self/fd (never a
+ * name), checks dev/ino, reads, closes its own read handle, and streams the entries to the caller's
+ * thread; each batch's gaps and O_PATH handles go back to the walker, which closes those handles: a
+ * handle is closed by the thread that opened it, so its number cannot be reused under a reader that still
+ * holds it, and Node's per-thread record of open handles stays true. It resolves no name, so it cannot
+ * reach anything the walk did not prove to be inside the root. Once cancelled it reads no more bytes
+ * but still returns every handle.
+ */
+
+export interface SecondReaderOptions {
+  port: MessagePort;
+  link: Int32Array;
+  /** The acquisition's cancellation flag (Int32Array; non-zero means cancelled). */
+  cancel: Int32Array;
+  /** Reopen, fstat, read and close of read handles (the procfs seam's: both seams reopen that way). */
+  fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close'>;
+  maxContentBytes: number;
+  /** Streams entries to the caller's thread (same batches as the walking thread's). */
+  onEntries(entries: SurfaceEntry[]): void;
+  /** Called once, after the walker said it sends nothing more and every batch was answered. */
+  onEnd(readsDone: number): void;
+  /** Test seam: milliseconds spent before each file (an injected slow reader). */
+  delayMs?: number;
+}
+
+const ENTRY_BATCH = 1000;
+
+export function serveSecondReader(options: SecondReaderOptions): void {
+  const { port, link, cancel } = options;
+  const chunk = scratchChunk();
+  const cancelled = () => Atomics.load(cancel, 0) !== 0;
+  let entries: SurfaceEntry[] = [];
+  let gaps: [number, CoverageGap][] = [];
+  let bytes = 0;
+  let filesRead = 0;
+  let readsDone = 0;
+  let finished = false;
+  const sleeper = options.delayMs === undefined ? undefined : new Int32Array(new SharedArrayBuffer(4));
+  const sink: ReadSink = {
+    chunk,
+    maxContentBytes: options.maxContentBytes,
+    fs: {
+      reopenForRead: (pathFd) => {
+        if (cancelled()) throw new AcquisitionCancelled();
+        return options.fs.reopenForRead(pathFd);
+      },
+      fstat: (fd) => {
+        if (cancelled()) throw new AcquisitionCancelled();
+        return options.fs.fstat(fd);
+      },
+      read: (fd, buffer, length) => {
+        if (cancelled()) throw new AcquisitionCancelled();
+        return options.fs.read(fd, buffer, length);
+      },
+      close: (fd) => options.fs.close(fd),
+    },
+    fileRead: () => {
+      filesRead++;
+    },
+    checkCancelled: () => {
+      if (cancelled()) throw new AcquisitionCancelled();
+    },
+    gap: (seq, gap) => gaps.push([seq, gap]),
+    entry: (entry) => {
+      entries.push(entry);
+      if (entries.length >= ENTRY_BATCH) {
+        options.onEntries(entries);
+        entries = [];
+      }
+    },
+    bytesRead: (count) => {
+      bytes += count;
+    },
+  };
+
+  const readBatch = (tasks: ReadTask[]) => {
+    for (const task of tasks) {
+      try {
+        if (!cancelled()) {
+          if (sleeper !== undefined) Atomics.wait(sleeper, 0, 0, options.delayMs);
+          readTask(sink, task);
+          readsDone++;
+        }
+      } catch (error) {
+        // Cancelled midway: the rest of the batch is closed unread; the walker reports the cancellation.
+        // Anything else (readTask turns I/O errors into gaps itself) still leaves a gap, never a hole.
+        if (!(error instanceof AcquisitionCancelled)) {
+          const message = error instanceof Error ? error.message : String(error);
+          gaps.push([task.seq, { reason: 'read_failed', uri: task.uri, detail: `read failed (${message})` }]);
+        }
+      }
+    }
+    const result: FromHelper = { gaps, bytesRead: bytes, filesRead, fds: tasks.map((task) => task.pathFd) };
+    gaps = [];
+    bytes = 0;
+    filesRead = 0;
+    port.postMessage(result);
+    // Raised after the result is posted: a walker that sees the count finds the result on its port.
+    Atomics.add(link, LINK.completed, 1);
+    Atomics.notify(link, LINK.completed);
+  };
+
+  const end = () => {
+    if (finished) return;
+    finished = true;
+    if (entries.length > 0) options.onEntries(entries);
+    entries = [];
+    port.close();
+    options.onEnd(readsDone);
+  };
+
+  port.on('message', (message: ToHelper) => {
+    if ('tasks' in message) readBatch(message.tasks);
+    else end();
+  });
+  // The walker's thread went away without saying so: nothing more will come.
+  port.on('close', end);
+  Atomics.store(link, LINK.attached, 1);
+}
