@@ -6,7 +6,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { loadCampaignFile } from '../../src/attacks/campaign-file.js';
-import { type CampaignMemory, MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
+import {
+  type CampaignMemory,
+  MemoryAttemptRecorder,
+  withAttackResultSaver,
+} from '../../src/attacks/memory-recorder.js';
 import { runCampaign } from '../../src/attacks/run-campaign.js';
 import { openMemory } from '../../src/memory/open-memory.js';
 import { type JobTiming, runWorker } from '../../src/queue/queue-worker.js';
@@ -245,20 +249,11 @@ function formatSignedMs(ms: number): string {
 
 /** The memory, with the time of each attack-result transaction recorded (what the queue's completion replaces). */
 function timingSaves(memory: CampaignMemory, saves: number[]): CampaignMemory {
-  return {
-    resolveMessage: (...args) => memory.resolveMessage(...args),
-    saveScore: (...args) => memory.saveScore(...args),
-    createConversation: (...args) => memory.createConversation(...args),
-    appendMessage: (...args) => memory.appendMessage(...args),
-    saveRun: (...args) => memory.saveRun(...args),
-    listRuns: (...args) => memory.listRuns(...args),
-    listAttempts: (...args) => memory.listAttempts(...args),
-    saveAttackResult: async (result) => {
-      const started = performance.now();
-      await memory.saveAttackResult(result);
-      saves.push(performance.now() - started);
-    },
-  };
+  return withAttackResultSaver(memory, async (result) => {
+    const started = performance.now();
+    await memory.saveAttackResult(result);
+    saves.push(performance.now() - started);
+  });
 }
 
 /** `witness run` of the campaign in a child process; its steady rate from its stored results' times. */

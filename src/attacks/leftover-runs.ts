@@ -1,8 +1,8 @@
-import { closeSync, constants, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import type { RemovalReport } from '../sources/local-file/confined-removal.js';
 import { removeTree } from '../sources/local-file/confined-removal.js';
 import { childPath } from '../sources/local-file/surface-fs.js';
+import { listOwnedDirectories } from './owned-directories.js';
 import { RUN_DIRECTORY_PREFIX, RUN_MARKER } from './workspace.js';
 
 /**
@@ -32,23 +32,10 @@ export function findLeftoverRuns(input: {
   uid: number;
   isAlive: (pid: number) => boolean;
 }): LeftoverRun[] {
-  let names: string[];
-  try {
-    names = readdirSync(input.parent);
-  } catch {
-    return [];
-  }
   const runs: LeftoverRun[] = [];
-  for (const name of names.sort()) {
-    if (!name.startsWith(RUN_DIRECTORY_PREFIX)) continue;
-    const path = join(input.parent, name);
-    let stats: ReturnType<typeof lstatSync>;
-    try {
-      stats = lstatSync(path);
-    } catch {
-      continue;
-    }
-    if (!stats.isDirectory() || stats.uid !== input.uid) continue;
+  for (const { path } of listOwnedDirectories(input.parent, input.uid, (name) =>
+    name.startsWith(RUN_DIRECTORY_PREFIX),
+  )) {
     const marker = readMarker(path);
     if (marker === undefined) continue;
     runs.push({ path, ...marker, inUse: marker.pid !== null && input.isAlive(marker.pid) });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Memory } from '../memory/memory.js';
+import type { AttackResult } from '../models/attack-result.js';
 import type { AttemptRecord } from '../models/attempt-record.js';
 import type { CampaignRun } from '../models/campaign-run.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
@@ -28,6 +29,26 @@ export type CampaignMemory = Pick<
   | 'listRuns'
   | 'listAttempts'
 >;
+
+/**
+ * The memory with its attack results handed to `save` instead: every other call goes to `memory`. The queue
+ * worker uses it to store a result in the transaction that completes its job.
+ */
+export function withAttackResultSaver(
+  memory: CampaignMemory,
+  save: (result: AttackResult) => Promise<void>,
+): CampaignMemory {
+  return {
+    resolveMessage: (...args) => memory.resolveMessage(...args),
+    saveScore: (...args) => memory.saveScore(...args),
+    createConversation: (...args) => memory.createConversation(...args),
+    appendMessage: (...args) => memory.appendMessage(...args),
+    saveRun: (...args) => memory.saveRun(...args),
+    listRuns: (...args) => memory.listRuns(...args),
+    listAttempts: (...args) => memory.listAttempts(...args),
+    saveAttackResult: save,
+  };
+}
 
 export class MemoryAttemptRecorder implements AttemptRecorder {
   readonly #memory: CampaignMemory;

@@ -5,12 +5,11 @@ import { sql } from 'kysely';
 import { type Attack, attackExpectation, type Campaign } from '../attacks/campaign.js';
 import { prepareCampaignContainment } from '../attacks/campaign-containment.js';
 import { loadCampaignFile } from '../attacks/campaign-file.js';
-import { type CampaignMemory, MemoryAttemptRecorder } from '../attacks/memory-recorder.js';
+import { MemoryAttemptRecorder, withAttackResultSaver } from '../attacks/memory-recorder.js';
 import { runAttempt } from '../attacks/run-attempt.js';
 import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { createRunDirectory, type RunDirectory } from '../attacks/workspace.js';
 import { BundleMismatchError, InvalidOptionError } from '../errors.js';
-import type { Memory } from '../memory/memory.js';
 import { openMemory } from '../memory/open-memory.js';
 import type { AttackResult } from '../models/attack-result.js';
 import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
@@ -249,7 +248,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     let captured: AttackResult | undefined;
     try {
       started = performance.now();
-      const recorder = new MemoryAttemptRecorder(capturingMemory(memory, (result) => (captured = result)));
+      const recorder = new MemoryAttemptRecorder(
+        withAttackResultSaver(memory, async (result) => {
+          captured = result;
+        }),
+      );
       const record = await runAttempt({
         campaign: context.campaign,
         target: context.target,
@@ -374,20 +377,4 @@ async function loadRunContext(
     return result.rows[0]?.cancelled === true;
   };
   return { run, campaign, target, redactor, runDirectory, cancelled };
-}
-
-/** The memory as the recorder sees it, except that the attack result is handed to `capture`, not stored. */
-function capturingMemory(memory: Memory, capture: (result: AttackResult) => void): CampaignMemory {
-  return {
-    resolveMessage: (...args) => memory.resolveMessage(...args),
-    saveScore: (...args) => memory.saveScore(...args),
-    createConversation: (...args) => memory.createConversation(...args),
-    appendMessage: (...args) => memory.appendMessage(...args),
-    saveRun: (...args) => memory.saveRun(...args),
-    listRuns: (...args) => memory.listRuns(...args),
-    listAttempts: (...args) => memory.listAttempts(...args),
-    saveAttackResult: async (result) => {
-      capture(result);
-    },
-  };
 }

@@ -1,5 +1,4 @@
-import { lstatSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { listOwnedDirectories } from '../attacks/owned-directories.js';
 import { type RemovalReport, removeTree } from '../sources/local-file/confined-removal.js';
 
 /**
@@ -34,24 +33,13 @@ export function sweepWorkerDirectories(input: {
   uid: number;
   isAlive: (pid: number) => boolean;
 }): SweptDirectory[] {
-  let names: string[];
-  try {
-    names = readdirSync(input.parent);
-  } catch {
-    return [];
-  }
+  const pidOf = (name: string) => Number(WORKER_DIRECTORY_NAME.exec(name)?.[1]);
   const swept: SweptDirectory[] = [];
-  for (const name of names.sort()) {
-    const pid = Number(WORKER_DIRECTORY_NAME.exec(name)?.[1]);
-    if (!Number.isSafeInteger(pid) || pid <= 0) continue;
-    const path = join(input.parent, name);
-    let stats: ReturnType<typeof lstatSync>;
-    try {
-      stats = lstatSync(path);
-    } catch {
-      continue;
-    }
-    if (!stats.isDirectory() || stats.uid !== input.uid || input.isAlive(pid)) continue;
+  for (const { name, path, stats } of listOwnedDirectories(input.parent, input.uid, (name) =>
+    WORKER_DIRECTORY_NAME.test(name),
+  )) {
+    const pid = pidOf(name);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || input.isAlive(pid)) continue;
     swept.push({ path, pid, report: removeTree(path, { expected: { dev: stats.dev, ino: stats.ino } }) });
   }
   return swept;
