@@ -113,6 +113,17 @@ describe('a process contained by bubblewrap', { skip }, () => {
     assert.ok(Date.now() - started < 20_000, 'the run did not wait for the daemon');
   });
 
+  it('leaves no timer behind once it has ended (a finished `witness run` exits at once)', async () => {
+    // Seen as every `witness run` (and every test file with an agent) staying alive reapMs (5 s) after
+    // its last attempt: the bounds on reaping and draining were timers nobody cleared.
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const { end, stdout } = await collect(startContained(options('echo done')));
+    assert.equal(stdout, 'done\n');
+    assert.equal(end.allGone, true);
+    assert.equal(timers(), before, 'a timer of the ended process is still armed');
+  });
+
   it('stop() kills the agent and everything it started', async () => {
     const process = startContained(options('setsid sh -c "sleep 0.5; echo late > late.txt" & sleep 60'));
     process.stdin.end();
