@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnCli } from '../../support/cli.js';
+import { waitUntil } from '../../support/wait-until.js';
 import { makeWorkspace } from '../../support/workspace.js';
 
 /**
@@ -43,9 +43,8 @@ export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promis
     );
     return marker === undefined ? '' : readFileSync(path.join(dir, marker), 'utf8').trim();
   };
-  for (let waited = 0; startedIn() === '' && waited < 60_000; waited += 50) await sleep(50);
+  await waitUntil('the agent to start', () => startedIn() !== '');
   const workspace = startedIn();
-  assert.notEqual(workspace, '', 'the agent started');
   assert.ok(workspace.startsWith(`${realpathSync(dir)}/`), workspace);
   process.kill(pid, signal);
   const result = await running;
