@@ -1,27 +1,43 @@
 #!/usr/bin/env node
 // Runs one lane of the suite with node's test runner: `fast` (`npm test`: every test/**/*.test.ts that is
 // not heavy) or `heavy` (`npm run test:heavy`: test/**/*.heavy.test.ts). Arguments after the lane go to
-// `node --test` (`npm test -- --test-name-pattern=verdict`).
+// `node --test` (`npm test -- --test-name-pattern=verdict`). docs/testing.md explains the choices below.
 //
-// The list of files comes from the TypeScript sources, not from dist/: tsc never deletes what it once
-// emitted, so a test that was deleted or renamed (moved into the heavy lane) still has its old .js in
-// dist/test, and listing dist/ would keep running it. A source whose built file is missing is an error
-// (the build did not run or failed), never a silently smaller suite.
+// - The list of files comes from the TypeScript sources, not from dist/: tsc never deletes what it once
+//   emitted, so a deleted or renamed test (one moved into the heavy lane) keeps its old .js in dist/test,
+//   and listing dist/ would keep running it. A source whose built file is missing is an error (the build
+//   did not run or failed), never a silently smaller suite.
+// - The fast lane runs its files in a few processes ("shards"), each importing its share of the files one
+//   after another, every file's tests inside a suite named after the file. A process per file spent most
+//   of the lane's CPU time starting node and loading the same modules eighty times over. Shards are
+//   filled longest first from test-support/fast-lane-weights.json (seconds per file; a file not listed
+//   there counts as the median), so they end at about the same time; `--record-weights` rewrites it.
+// - The heavy lane keeps a process per file: its races, resource bounds and descriptor counts are
+//   measured on a process of their own, two at a time as they were written for.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// Files run at once. Fast tests often wait on child processes (sandboxed agents, the CLI) rather than use
-// a core, so more files than the two cores of a CI machine keep both busy (measured: docs/testing.md).
-// The heavy lane's races and resource bounds keep the two they were written for.
-const CONCURRENCY = { fast: 3, heavy: 2 };
+const LANES = {
+  // Four shards at once on two cores: many fast tests wait on a child process (a sandboxed agent, the CLI)
+  // rather than use a core, and a shard that waits lets another run.
+  fast: { heavy: false, shards: 4 },
+  heavy: { heavy: true, concurrency: 2 },
+};
+const WEIGHTS = path.join(ROOT, 'test-support', 'fast-lane-weights.json');
+const SHARD_DIR = path.join(ROOT, 'dist', 'test-shards');
 
-const [lane, ...extra] = process.argv.slice(2);
-if (!Object.hasOwn(CONCURRENCY, lane ?? '')) {
-  process.stderr.write(`usage: node test-support/run-tests.mjs <fast|heavy> [node --test options]\n`);
+const [lane, ...rest] = process.argv.slice(2);
+const recordWeights = rest.includes('--record-weights');
+const extra = rest.filter((arg) => arg !== '--record-weights');
+const config = Object.hasOwn(LANES, lane ?? '') ? LANES[lane] : undefined;
+if (config === undefined) {
+  process.stderr.write(
+    `usage: node test-support/run-tests.mjs <${Object.keys(LANES).join('|')}> [node --test options]\n`,
+  );
   process.exit(2);
 }
 
@@ -32,32 +48,84 @@ function sources(dir) {
     const relative = path.join(dir, entry.name);
     if (entry.isDirectory()) found.push(...sources(relative));
     else if (entry.isFile() && entry.name.endsWith('.test.ts')) {
-      if (entry.name.endsWith('.heavy.test.ts') === (lane === 'heavy')) found.push(relative);
+      if (entry.name.endsWith('.heavy.test.ts') === config.heavy) found.push(relative);
     }
   }
   return found.sort();
 }
 
-const files = sources('test').map((source) => path.join('dist', source.replace(/\.ts$/, '.js')));
-const missing = files.filter((file) => !existsSync(path.join(ROOT, file)));
-if (files.length === 0 || missing.length > 0) {
+const built = (source) => path.join('dist', source.replace(/\.ts$/, '.js'));
+
+const tests = sources('test');
+const missing = tests.filter((source) => !existsSync(path.join(ROOT, built(source))));
+if (tests.length === 0 || missing.length > 0) {
   process.stderr.write(
-    files.length === 0
+    tests.length === 0
       ? `no ${lane} test sources under test/\n`
-      : `built tests missing (run \`npx tsc -b tsconfig.json\` and fix its errors): ${missing.join(', ')}\n`,
+      : `built tests missing (run \`npx tsc -b tsconfig.json\` and fix its errors): ${missing.map(built).join(', ')}\n`,
   );
   process.exit(1);
+}
+
+/** Longest first, each file into the shard with the least weight so far. */
+function shard(files, count) {
+  const known = existsSync(WEIGHTS) ? JSON.parse(readFileSync(WEIGHTS, 'utf8')) : {};
+  const listed = files.map((file) => known[file]).filter((weight) => typeof weight === 'number');
+  listed.sort((a, b) => a - b);
+  const median = listed.length > 0 ? listed[Math.floor(listed.length / 2)] : 1;
+  const weight = (file) => (typeof known[file] === 'number' ? known[file] : median);
+  const shards = Array.from({ length: Math.min(count, files.length) }, () => ({ weight: 0, files: [] }));
+  for (const file of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const lightest = shards.reduce((best, candidate) => (candidate.weight < best.weight ? candidate : best));
+    lightest.weight += weight(file);
+    lightest.files.push(file);
+  }
+  return shards.map((entry) => entry.files.sort());
+}
+
+/** Writes one shard's entry module: each file's tests run in a suite named after the file. */
+function writeShard(index, files) {
+  const file = path.join(SHARD_DIR, `${lane}-${index + 1}.mjs`);
+  const imports = files.map((source) => [source, `../${built(source).slice('dist/'.length)}`]);
+  writeFileSync(
+    file,
+    `// Generated by test-support/run-tests.mjs (one process for several test files); do not edit.
+import { describe } from 'node:test';
+
+for (const [name, module] of ${JSON.stringify(imports, null, 2)}) {
+  describe(name, async () => {
+    await import(module);
+  });
+}
+`,
+  );
+  return path.relative(ROOT, file);
+}
+
+let files;
+let concurrency;
+if (config.shards === undefined) {
+  files = tests.map(built);
+  concurrency = config.concurrency;
+} else {
+  rmSync(SHARD_DIR, { recursive: true, force: true });
+  mkdirSync(SHARD_DIR, { recursive: true });
+  files = shard(tests, config.shards).map((group, index) => writeShard(index, group));
+  concurrency = files.length;
 }
 
 const child = spawn(
   process.execPath,
   [
     '--test',
-    `--test-concurrency=${CONCURRENCY[lane]}`,
+    `--test-concurrency=${concurrency}`,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=./test-support/summary-reporter.mjs',
     '--test-reporter-destination=stdout',
+    ...(recordWeights && config.shards !== undefined
+      ? ['--test-reporter=./test-support/weights-reporter.mjs', `--test-reporter-destination=${WEIGHTS}`]
+      : []),
     ...extra,
     ...files,
   ],
