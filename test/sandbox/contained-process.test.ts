@@ -161,7 +161,9 @@ process.stdout.write(JSON.stringify({ stdout, allGone: end.allGone }));
     await delay(200);
     const end = await process.stop();
     assert.equal(end.allGone, true);
-    assert.equal(end.signal, 'SIGKILL');
+    // stop() kills the namespace's init and then bwrap: bwrap itself dies by SIGKILL, or (when it saw its
+    // init die first, seen on a loaded machine) exits with the status of a SIGKILLed child, 128 + 9.
+    assert.ok(end.signal === 'SIGKILL' || end.code === 137, `code ${end.code}, signal ${end.signal}`);
     await delay(800);
     assert.equal(existsSync(join(workspace.path, 'late.txt')), false);
   });
