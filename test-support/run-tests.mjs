@@ -71,6 +71,18 @@ if (tests.length === 0 || missing.length > 0) {
   process.exit(1);
 }
 
+/** The lane's shard count, or WITNESS_TEST_SHARDS (a machine with more cores may want more). */
+function shardCount() {
+  const setting = process.env.WITNESS_TEST_SHARDS;
+  if (setting === undefined || setting === '') return config.shards;
+  const count = Number(setting);
+  if (!Number.isInteger(count) || count < 1) {
+    process.stderr.write(`WITNESS_TEST_SHARDS must be a positive integer, got ${JSON.stringify(setting)}\n`);
+    process.exit(2);
+  }
+  return count;
+}
+
 /** Longest first, each file into the shard with the least weight so far. */
 function shard(files, count) {
   const known = existsSync(WEIGHTS) ? JSON.parse(readFileSync(WEIGHTS, 'utf8')) : {};
@@ -116,7 +128,7 @@ if (config.shards === undefined) {
   mkdirSync(SHARD_DIR, { recursive: true });
   const shared = tests.filter((source) => !OWN_PROCESS.has(source));
   files = [
-    ...shard(shared, config.shards).map((group, index) => writeShard(index, group)),
+    ...shard(shared, shardCount()).map((group, index) => writeShard(index, group)),
     ...tests.filter((source) => OWN_PROCESS.has(source)).map(built),
   ];
   concurrency = files.length;
