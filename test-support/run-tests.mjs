@@ -28,9 +28,13 @@ const LANES = {
   fast: { heavy: false, shards: 4 },
   heavy: { heavy: true, concurrency: 2 },
 };
-// Fast-lane files that check the whole process (its count of open descriptors before and after an
-// operation): in a shard, another file's late cleanup could move that count, so each gets a process.
-const OWN_PROCESS = new Set(['test/sources/local-file/cancellation.test.ts']);
+// Fast-lane files that check the whole process (its open descriptors, its threads, its one pool of
+// acquisition threads): in a shard, another file's acquisition still ending or its late cleanup could
+// move those counts, so each of these gets a process of its own.
+const OWN_PROCESS = new Set([
+  'test/sources/local-file/acquisition-pool.test.ts',
+  'test/sources/local-file/cancellation.test.ts',
+]);
 const WEIGHTS = path.join(ROOT, 'test-support', 'fast-lane-weights.json');
 const SHARD_DIR = path.join(ROOT, 'dist', 'test-shards');
 
