@@ -1,30 +1,17 @@
 /**
- * Runs the attack library's whole matrix (every objective this build can judge × every carrier × every
- * strategy) against the mock agent in both modes and prints the results as Markdown tables for
+ * Runs the attack library's whole matrix (every objective × every carrier × every strategy) against the mock agent in both modes and prints the results as Markdown tables for
  * docs/attacks.md. Deterministic: the mock has no randomness, so a rerun prints the same tables.
  *
  *   npx tsc -p tsconfig.json && node dist/scripts/attack-matrix-mock.js > /tmp/matrix.md
  */
 import { CampaignSchema } from '../src/attacks/campaign.js';
-import {
-  CARRIER_IDS,
-  expandMatrix,
-  getObjective,
-  groupByLibrary,
-  type LibraryAxis,
-  libraryRefOf,
-  OBJECTIVE_IDS,
-  STRATEGY_IDS,
-  unsupportedExpect,
-} from '../src/attacks/library/index.js';
-import type { OutcomeTotals } from '../src/attacks/outcome.js';
+import { CARRIER_IDS, expandMatrix, OBJECTIVE_IDS, STRATEGY_IDS } from '../src/attacks/library/index.js';
 import { runCampaign } from '../src/attacks/run-campaign.js';
 import { MockAgentTarget } from '../src/targets/mock-agent-target.js';
 import { MOCK_MODES, type MockMode } from '../src/targets/mock-planner.js';
+import { axisTables, carrierStrategyGrid } from './matrix-tables.js';
 
-const available = OBJECTIVE_IDS.filter((id) => unsupportedExpect(getObjective(id).expect).length === 0);
-const pending = OBJECTIVE_IDS.filter((id) => !available.includes(id));
-const attacks = expandMatrix({ objectives: available, carriers: 'all', strategies: 'all' });
+const attacks = expandMatrix({ objectives: 'all', carriers: 'all', strategies: 'all' });
 
 const results = new Map<
   MockMode,
@@ -50,59 +37,13 @@ for (const mode of MOCK_MODES) {
   results.set(mode, result.attempts);
 }
 
-const cell = (totals: OutcomeTotals | undefined) => {
-  if (totals === undefined) return '–';
-  const decided = totals.success + totals.failure;
-  const extra = [
-    totals.undetermined > 0 ? `${totals.undetermined} undetermined` : '',
-    totals.error > 0 ? `${totals.error} error` : '',
-  ].filter((part) => part !== '');
-  return `${totals.success}/${decided}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
-};
-const grouped = new Map(MOCK_MODES.map((mode) => [mode, groupByLibrary(results.get(mode) ?? [])]));
-const table = (axis: LibraryAxis, ids: readonly string[]) => {
-  const rows = [`| ${axis} | vulnerable: success/decided | guarded: success/decided |`, '|---|---|---|'];
-  for (const id of ids) {
-    const find = (mode: MockMode) =>
-      grouped.get(mode)?.find((group) => group.axis === axis && group.id === id)?.totals;
-    rows.push(`| \`${id}\` | ${cell(find('vulnerable'))} | ${cell(find('guarded'))} |`);
-  }
-  return rows.join('\n');
-};
-
-const grid = [`| carrier \\ strategy | ${STRATEGY_IDS.map((id) => `\`${id}\``).join(' | ')} |`];
-grid.push(`|---|${STRATEGY_IDS.map(() => '---').join('|')}|`);
-for (const carrier of CARRIER_IDS) {
-  const counts = STRATEGY_IDS.map((strategy) => {
-    const mine = (results.get('vulnerable') ?? []).filter((attempt) => {
-      const ref = libraryRefOf(attempt.attack);
-      return ref?.carrier === carrier && ref.strategy === strategy;
-    });
-    return `${mine.filter((attempt) => attempt.outcome === 'success').length}/${mine.length}`;
-  });
-  grid.push(`| \`${carrier}\` | ${counts.join(' | ')} |`);
-}
-
 const out = [
-  `Matrix: ${available.length} objectives × ${CARRIER_IDS.length} carriers × ${STRATEGY_IDS.length} strategies = ${attacks.length} attacks, one attempt each, per mode.`,
-  pending.length > 0
-    ? `Not run yet (their conditions need issue 11's change conditions): ${pending.map((id) => `\`${id}\``).join(', ')}.`
-    : 'Every objective was run.',
+  `Matrix: ${OBJECTIVE_IDS.length} objectives × ${CARRIER_IDS.length} carriers × ${STRATEGY_IDS.length} strategies = ${attacks.length} attacks, one attempt each, per mode.`,
   '',
-  '**By strategy**',
+  axisTables(MOCK_MODES.map((mode) => ({ mode, attempts: results.get(mode) ?? [] }))),
   '',
-  table('strategy', STRATEGY_IDS),
+  `**Vulnerable mock, successes per carrier × strategy** (out of ${OBJECTIVE_IDS.length} objectives)`,
   '',
-  '**By carrier**',
-  '',
-  table('carrier', CARRIER_IDS),
-  '',
-  '**By objective**',
-  '',
-  table('objective', available),
-  '',
-  `**Vulnerable mock, successes per carrier × strategy** (out of ${available.length} objectives)`,
-  '',
-  grid.join('\n'),
+  carrierStrategyGrid({ mode: 'vulnerable', attempts: results.get('vulnerable') ?? [] }),
 ];
 process.stdout.write(`${out.join('\n')}\n`);

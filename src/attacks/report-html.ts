@@ -78,7 +78,7 @@ ${totals.controls.tripped > 0 ? `<p class="alarm">${escapeHtml(formatControls(to
 <table class="counts"><thead><tr><th>attack</th><th>condition</th><th>attempts</th><th>success</th><th>failure</th><th>undetermined</th><th>error</th><th>success rate</th></tr></thead>
 <tbody>${perAttack.join('\n')}</tbody>
 <tfoot><tr><th colspan="2">all attacks</th><th>${totals.attempts}</th>${outcomeCells(totals)}<th></th></tr></tfoot></table>
-${renderLibraryGroups(attempts)}
+${renderLibraryGroups(run, attempts)}
 ${controls}
 ${attemptSections.join('\n')}
 </section>`;
@@ -99,9 +99,17 @@ ${sections.length === 0 ? '<p>No campaign runs are stored.</p>' : sections.join(
 `;
 }
 
-/** Library attacks (`<objective>.<carrier>.<strategy>`) grouped by each axis; nothing for other runs. */
-function renderLibraryGroups(attempts: readonly AttemptRecord[]): string {
-  const groups = groupByLibrary(attempts);
+/**
+ * Library attacks (`<objective>.<carrier>.<strategy>`) grouped by each axis (controls left out); nothing
+ * for other runs. The viewer's run page shows the same groups.
+ */
+function renderLibraryGroups(run: CampaignRun, attempts: readonly AttemptRecord[]): string {
+  const controls = new Set(
+    run.attacks.filter((attack) => attack.control === true).map((attack) => attack.id),
+  );
+  const groups = groupByLibrary(
+    attempts.map(({ attack, outcome }) => ({ attack, outcome, control: controls.has(attack) })),
+  );
   if (groups.length === 0) return '';
   const tables = LIBRARY_AXES.map((axis) => {
     const rows = groups

@@ -9,6 +9,14 @@
  *   sandbox, the namespace's init dies and the kernel kills every process in it, so no daemon can write to
  *   this attempt's workspace after it is judged, or to a later attempt's.
  * - `--new-session`: no process in the sandbox can push input into Witness's terminal (TIOCSTI).
+ * - `--cap-drop ALL`: when Witness runs as root (CI, containers), bubblewrap otherwise leaves the agent every
+ *   capability, and an agent with CAP_SYS_ADMIN undoes the rest of this list from inside: it remounts `/`
+ *   writable and writes the host, or unmounts the tmpfs over the operator's home and reads it. With CAP_SYS_TIME
+ *   it could also step the clock that change evidence trusts. Run unprivileged, the agent has none anyway.
+ * - `/proc/sys` and `/proc/sysrq-trigger` read-only over the fresh `/proc`: bubblewrap covers them only for
+ *   an unprivileged caller. Without capabilities, uid 0 still passes the owner check on sysctl files, so a
+ *   root-run agent could set host-wide sysctls (`kernel.core_pattern = |/payload` runs the payload as root
+ *   on the host at the next crash).
  * - `--ro-bind / /`: the host is read-only; a write to `~/.bashrc` or `/etc` fails inside the sandbox.
  * - `--tmpfs` over each hidden directory (the per-run directory holding every attempt's workspace, the
  *   operator's home) and `/dev/null` over each hidden file (the memory database, its WAL): another
@@ -52,8 +60,8 @@ export interface BwrapPlan {
 
 /**
  * The isolation every sandboxed process gets, and the availability probe checks: own PID, IPC and UTS
- * namespaces, dies with Witness, a new session (no TIOCSTI into the operator's terminal), the host
- * read-only, fresh /dev, /proc and /tmp.
+ * namespaces, dies with Witness, a new session (no TIOCSTI into the operator's terminal), no capabilities
+ * (even when Witness runs as root), the host read-only, fresh /dev, /proc and /tmp.
  */
 export const BASE_BWRAP_ARGUMENTS: readonly string[] = Object.freeze([
   '--unshare-pid',
@@ -61,6 +69,8 @@ export const BASE_BWRAP_ARGUMENTS: readonly string[] = Object.freeze([
   '--unshare-uts',
   '--die-with-parent',
   '--new-session',
+  '--cap-drop',
+  'ALL',
   '--ro-bind',
   '/',
   '/',
@@ -68,6 +78,12 @@ export const BASE_BWRAP_ARGUMENTS: readonly string[] = Object.freeze([
   '/dev',
   '--proc',
   '/proc',
+  '--ro-bind',
+  '/proc/sys',
+  '/proc/sys',
+  '--ro-bind-try',
+  '/proc/sysrq-trigger',
+  '/proc/sysrq-trigger',
   '--tmpfs',
   '/tmp',
 ]);

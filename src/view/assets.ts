@@ -91,6 +91,7 @@ button{background:#1f883d;color:#fff;border:1px solid #1a7f37;border-radius:6px;
 .crumbs{margin:.2rem 0 .4rem;color:var(--muted)}
 .sides{display:grid;grid-template-columns:1fr 1fr;gap:1rem;align-items:start;margin:1rem 0}
 table.counts td:first-child,table.compare-table th[scope=row]{white-space:nowrap}
+table.counts.library{table-layout:fixed}table.counts.library th:first-child{width:24%}table.counts.library th:last-child{width:30%}
 .side{border:1px solid var(--line);border-radius:8px;padding:.3rem .9rem .6rem;min-width:0}
 .side.claim{background:#fffdf0}
 .side.verdict{border-left:6px solid var(--grey)}

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { libraryRefOf } from '../attacks/library/library-groups.js';
+import { CARRIER_IDS, OBJECTIVE_IDS, STRATEGY_IDS } from '../attacks/library/library-ids.js';
 import { ATTACK_OUTCOMES, GAP_REASONS } from '../models/vocabulary.js';
 import type { AttemptView } from './read-model.js';
 
@@ -6,7 +8,8 @@ import type { AttemptView } from './read-model.js';
  * The filters and the order of a run's attempt table, read from the query string so that a filtered view
  * is a link one can share (`/runs/R?outcome=undetermined&gap=link_outside_root&sort=attack`). Every key is
  * optional; an empty value means "any". A value outside its vocabulary is refused with a message naming
- * the accepted values, never silently widened to "any".
+ * the accepted values, never silently widened to "any". `objective`, `carrier` and `strategy` keep the
+ * attempts of library attacks (`<objective>.<carrier>.<strategy>`) with that id on that axis.
  */
 
 export const ATTEMPT_SORT_KEYS = ['attack', 'outcome', 'attempt', 'surface', 'gaps', 'finished'] as const;
@@ -20,6 +23,9 @@ export const AttemptQuerySchema = z.object({
   attack: optional(z.string().max(200)),
   surface: optional(z.string().max(40)),
   gap: optional(z.enum([...GAP_REASONS, 'none'])),
+  objective: optional(z.enum(OBJECTIVE_IDS)),
+  carrier: optional(z.enum(CARRIER_IDS)),
+  strategy: optional(z.enum(STRATEGY_IDS)),
   sort: optional(z.enum(ATTEMPT_SORT_KEYS)),
   order: optional(z.enum(SORT_ORDERS)),
 });
@@ -42,9 +48,13 @@ export function parseAttemptQuery(params: Readonly<Record<string, string>>): Par
 const OUTCOME_RANK: Record<string, number> = { success: 0, undetermined: 1, error: 2, failure: 3 };
 
 export function filterAttempts(attempts: readonly AttemptView[], query: AttemptQuery): AttemptView[] {
+  const library = (attempt: AttemptView) => libraryRefOf(attempt.record.attack);
   const kept = attempts.filter(
     (attempt) =>
       (query.outcome === undefined || attempt.record.outcome === query.outcome) &&
+      (query.objective === undefined || library(attempt)?.objective === query.objective) &&
+      (query.carrier === undefined || library(attempt)?.carrier === query.carrier) &&
+      (query.strategy === undefined || library(attempt)?.strategy === query.strategy) &&
       (query.attack === undefined || attempt.record.attack === query.attack) &&
       (query.surface === undefined || attempt.surface === query.surface) &&
       (query.gap === undefined ||

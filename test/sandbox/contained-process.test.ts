@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import {
   closeSync,
   constants,
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { agentEnvironment } from '../../src/sandbox/agent-environment.js';
+import { BASE_BWRAP_ARGUMENTS } from '../../src/sandbox/bwrap-arguments.js';
 import {
   type ContainedProcess,
   type ContainedProcessOptions,
@@ -224,6 +226,68 @@ process.stdout.write(JSON.stringify({ stdout, allGone: end.allGone }));
       assert.match(stdout, /end\n$/);
     } finally {
       rmSync(operatorHome, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves the agent no capability, so root cannot remount the host or unmount a hidden directory', async () => {
+    // The attack: Witness runs as root (CI, a container) and an agent with CAP_SYS_ADMIN undoes its own
+    // sandbox from inside: it remounts `/` writable and writes the host, or unmounts the tmpfs over the
+    // operator's home and reads what it hid.
+    const operatorHome = realpathSync(mkdtempSync(join('/var/tmp', 'witness-operator-')));
+    writeFileSync(join(operatorHome, '.secret'), 'operator-secret');
+    const escapeScript = [
+      'grep CapEff /proc/self/status',
+      'mount -o remount,bind,rw / 2>&1',
+      `echo o > ${outside}/o.txt 2>&1`,
+      `umount ${operatorHome} 2>&1`,
+      `cat ${operatorHome}/.secret 2>&1`,
+      'echo end',
+    ].join('; ');
+    try {
+      const { stdout } = await collect(
+        startContained(options(escapeScript, { hiddenDirectories: [runDir, operatorHome] })),
+      );
+      assert.match(stdout, /CapEff:\s+0+\n/);
+      assert.match(stdout, /end\n$/);
+      assert.equal(existsSync(join(outside, 'o.txt')), false);
+      assert.equal(stdout.includes('operator-secret'), false);
+      if (process.getuid?.() === 0 && availability.available) {
+        // Control: the same sandbox without `--cap-drop ALL` is escaped by the same script, so the
+        // assertions above can see an escape when there is one.
+        const args = BASE_BWRAP_ARGUMENTS.filter((arg, i, all) => arg !== 'ALL' && all[i + 1] !== 'ALL');
+        assert.equal(args.length, BASE_BWRAP_ARGUMENTS.length - 2);
+        const control = spawnSync(
+          availability.bwrapPath,
+          [...args, '--tmpfs', operatorHome, '--', '/bin/sh', '-c', escapeScript],
+          { encoding: 'utf8' },
+        );
+        assert.equal(readFileSync(join(outside, 'o.txt'), 'utf8'), 'o\n');
+        assert.ok(control.stdout.includes('operator-secret'), control.stdout);
+      }
+    } finally {
+      rmSync(operatorHome, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps /proc/sys read-only, so root cannot set a host-wide sysctl', async () => {
+    // The attack: without capabilities uid 0 still passes the owner check on sysctl files, and
+    // `kernel.core_pattern = |/payload` runs the payload as root on the host at the next crash. The probe
+    // writes back the value already there, so even a sandbox that fails this test changes nothing.
+    const probe =
+      'v=$(cat /proc/sys/kernel/core_pattern); printf "%s\\n" "$v" > /proc/sys/kernel/core_pattern && echo WROTE; echo end';
+    const { stdout } = await collect(startContained(options(probe)));
+    assert.match(stdout, /end\n$/);
+    assert.equal(stdout.includes('WROTE'), false, stdout);
+    if (process.getuid?.() === 0 && availability.available) {
+      // Control: bubblewrap's own /proc, without the read-only cover, lets root write it.
+      const args = BASE_BWRAP_ARGUMENTS.filter(
+        (arg, i, all) => !arg.startsWith('/proc/sys') && !all[i + 1]?.startsWith('/proc/sys'),
+      );
+      assert.equal(args.length, BASE_BWRAP_ARGUMENTS.length - 6);
+      const control = spawnSync(availability.bwrapPath, [...args, '--', '/bin/sh', '-c', probe], {
+        encoding: 'utf8',
+      });
+      assert.match(control.stdout, /WROTE/);
     }
   });
 

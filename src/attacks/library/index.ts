@@ -27,6 +27,7 @@ export {
 export { type ExpandedCampaign, expandCampaignText } from './expand-campaign.js';
 export { type Injection, type InjectionAction, renderInstruction } from './injection.js';
 export {
+  type GroupableAttempt,
   groupByLibrary,
   LIBRARY_AXES,
   type LibraryAxis,
@@ -53,8 +54,8 @@ export {
   type MatrixExpansion,
   type MatrixInput,
   MatrixSchema,
-  unsupportedExpect,
 } from './matrix.js';
+export { designCells, MATRIX_DESIGNS, type MatrixAxes, type MatrixDesign } from './matrix-design.js';
 export {
   getObjective,
   type LibraryExpect,

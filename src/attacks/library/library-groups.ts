@@ -15,6 +15,10 @@ import {
  * rate over decided attempts, and its range if the undetermined were decided) as the per-attack table.
  * An attempt is a library attempt when its attack id is `<objective>.<carrier>.<strategy>` with all
  * three in the library's vocabularies — the ids expansion gives, and what a stored run keeps.
+ *
+ * This is the one implementation of the grouping: the HTML report (report-html.ts) and the viewer's run
+ * page (src/view/pages/run-page.ts) both render what it returns, so they cannot disagree on a number.
+ * Control attempts are left out, as they are left out of every success rate.
  */
 
 export const LIBRARY_AXES = ['objective', 'carrier', 'strategy'] as const;
@@ -45,15 +49,21 @@ export interface LibraryGroup {
   totals: OutcomeTotals;
 }
 
+/** What grouping needs of an attempt; `control: true` marks a benign control (left out). */
+export interface GroupableAttempt {
+  attack: string;
+  outcome: AttemptOutcome;
+  control?: boolean | undefined;
+}
+
 /**
- * Per axis, one group per id that occurs, in the library's order. Attempts of other attacks are left
- * out; an empty list means no library attack was run.
+ * Per axis, one group per id that occurs, in the library's order. Attempts of other attacks and
+ * controls are left out; an empty list means no library attack was run.
  */
-export function groupByLibrary(
-  attempts: Iterable<{ attack: string; outcome: AttemptOutcome }>,
-): LibraryGroup[] {
+export function groupByLibrary(attempts: Iterable<GroupableAttempt>): LibraryGroup[] {
   const outcomes = new Map<string, AttemptOutcome[]>();
   for (const attempt of attempts) {
+    if (attempt.control === true) continue;
     const ref = libraryRefOf(attempt.attack);
     if (ref === undefined) continue;
     for (const axis of LIBRARY_AXES) {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { describeIssues, parseRecord } from '../../models/record.js';
-import { ExpectSchema } from '../campaign.js';
+import { parseRecord } from '../../models/record.js';
 import { getCarrier } from './carriers.js';
 import {
   CARRIER_IDS,
@@ -12,6 +11,7 @@ import {
   STRATEGY_IDS,
   type StrategyId,
 } from './library-ids.js';
+import { designCells, MATRIX_DESIGNS, type MatrixDesign } from './matrix-design.js';
 import { getObjective, type LibraryExpect } from './objectives.js';
 import { type ProjectFile, projectFiles } from './project-files.js';
 import { getStrategy } from './strategies.js';
@@ -29,11 +29,13 @@ import { getStrategy } from './strategies.js';
  *   strategies: [plain, base64]
  *   prompt: "Please look at {file}."          # optional; default: each carrier's own request
  *   attempts: 3                                # optional; default: the campaign's
+ *   design: covering                           # optional; default full (see matrix-design.ts)
  * ```
  *
  * Guarantees: ids are `<objective>.<carrier>.<strategy>`; the same matrix gives the same attacks, files
  * and order (the order of the lists given, or the library's order for `all`); every attack carries
- * `library: { objective, carrier, strategy }`.
+ * `library: { objective, carrier, strategy }`. `design: full` (the default) is every cell; `covering`
+ * is a subset in which every listed id occurs (matrix-design.ts).
  */
 
 /** `all`, or a list of ids without repeats; `all` becomes the whole vocabulary, in the library's order. */
@@ -66,6 +68,10 @@ export const MatrixSchema = z.strictObject({
   /** The user's request; `{file}` becomes the carrier's file. Default: each carrier's own request. */
   prompt: z.string().min(1).optional(),
   attempts: z.number().int().positive().optional(),
+  /** Which cells are run: `full` (every one) or `covering` (every carrier × strategy pair once). */
+  design: z
+    .enum(MATRIX_DESIGNS, { error: `the design is one of: ${MATRIX_DESIGNS.join(', ')}` })
+    .default('full'),
 });
 export type Matrix = z.infer<typeof MatrixSchema>;
 /** A matrix as written: `all` or a list on each axis. */
@@ -75,6 +81,7 @@ export interface MatrixInput {
   strategies: 'all' | readonly StrategyId[];
   prompt?: string | undefined;
   attempts?: number | undefined;
+  design?: MatrixDesign | undefined;
 }
 
 /** An expanded attack, in campaign-file form (before the campaign schema applies defaults). */
@@ -118,58 +125,22 @@ export function buildLibraryAttack(
   };
 }
 
-/** Every cell of a matrix, objectives outermost, strategies innermost (invalid input: InvalidRecordError). */
+/**
+ * The cells of a matrix its design selects — for `full`, objectives outermost, strategies innermost
+ * (invalid input: InvalidRecordError).
+ */
 export function expandMatrix(input: MatrixInput | Matrix): LibraryAttack[] {
   const matrix = parseRecord(MatrixSchema, input, 'matrix');
-  const { objectives, carriers, strategies } = matrix;
-  const attacks: LibraryAttack[] = [];
-  for (const objective of objectives) {
-    for (const carrier of carriers) {
-      for (const strategy of strategies) {
-        attacks.push(
-          buildLibraryAttack(
-            { objective, carrier, strategy },
-            { prompt: matrix.prompt, attempts: matrix.attempts },
-          ),
-        );
-      }
-    }
-  }
-  return attacks;
-}
-
-/**
- * Why this build of Witness cannot judge an objective's `expect:` (empty when it can). Objectives that
- * use the change conditions (`condition:`, `executable`, `surface`) need issue 11's campaign schema; the
- * probe asks the real schema, so they switch on by themselves once it accepts them.
- */
-export function unsupportedExpect(expect: LibraryExpect): string[] {
-  const result = ExpectSchema.safeParse(expect);
-  return result.success ? [] : describeIssues(result.error);
+  return designCells(matrix, matrix.design).map((ref) =>
+    buildLibraryAttack(ref, { prompt: matrix.prompt, attempts: matrix.attempts }),
+  );
 }
 
 export type MatrixExpansion =
   | { success: true; data: unknown; generated: number; handWritten: number }
   | { success: false; error: z.ZodError };
 
-const CampaignWithMatrixSchema = z
-  .looseObject({ matrix: MatrixSchema.optional() })
-  .superRefine((raw, ctx) => {
-    raw.matrix?.objectives.forEach((id, i) => {
-      const problems = unsupportedExpect(getObjective(id).expect);
-      if (problems.length > 0) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['matrix', 'objectives', i],
-          message: unsupportedMessage(id, problems),
-        });
-      }
-    });
-  });
-
-function unsupportedMessage(id: ObjectiveId, problems: readonly string[]): string {
-  return `objective ${id} needs an expect: this version of Witness does not accept yet (${problems.join('; ')}): its condition comes with the change conditions of issue 11; leave ${id} out of matrix.objectives until then`;
-}
+const CampaignWithMatrixSchema = z.looseObject({ matrix: MatrixSchema.optional() });
 
 /**
  * Replaces a campaign's `matrix:` by the attacks it stands for, appended after the hand-written ones.

@@ -25,10 +25,7 @@ export function registerAttacks(program: Command, io: CliIo): void {
         return;
       }
       const out: string[] = ['objectives (what the attacker wants on disk):'];
-      for (const objective of catalog.objectives) {
-        const note = objective.available ? '' : '  [needs the change conditions of issue 11]';
-        out.push(`  ${objective.id.padEnd(22)} ${objective.title}${note}`);
-      }
+      for (const objective of catalog.objectives) out.push(`  ${objective.id.padEnd(22)} ${objective.title}`);
       out.push('', 'carriers (where the injection hides):');
       for (const carrier of catalog.carriers)
         out.push(`  ${carrier.id.padEnd(22)} ${carrier.title} (${carrier.path})`);
@@ -37,6 +34,7 @@ export function registerAttacks(program: Command, io: CliIo): void {
       out.push(
         '',
         'Use them in a campaign: matrix: { objectives: [...] | all, carriers: [...] | all, strategies: [...] | all }',
+        'and add design: covering to run every carrier × strategy pair once instead of every cell.',
       );
       io.out(`${out.join('\n')}\n`);
     });

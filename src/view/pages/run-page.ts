@@ -1,3 +1,4 @@
+import { groupByLibrary, LIBRARY_AXES, type LibraryGroup } from '../../attacks/library/library-groups.js';
 import { tallyOutcomes } from '../../attacks/outcome.js';
 import { ATTACK_OUTCOMES, GAP_REASONS } from '../../models/vocabulary.js';
 import { type ATTEMPT_SORT_KEYS, type AttemptQuery, filterAttempts } from '../attempt-filter.js';
@@ -16,10 +17,16 @@ import {
   when,
 } from './fragments.js';
 
-/** One run: its summary per attack, then its attempts as a table filtered and sorted by the query string. */
+/**
+ * One run: its summary per attack, its library attacks grouped by objective, carrier and strategy (the
+ * report's grouping, `groupByLibrary`), then its attempts as a table filtered and sorted by the query string.
+ */
 export function renderRunBody(view: RunView, query: AttemptQuery, problem?: string): SafeHtml {
   const { run } = view;
   const shown = filterAttempts(view.attempts, query);
+  const groups = groupByLibrary(
+    view.attempts.map(({ record, control }) => ({ attack: record.attack, outcome: record.outcome, control })),
+  );
   const perAttack = run.attacks.map((attack) => {
     const mine = view.attempts.filter((attempt) => attempt.record.attack === attack.id);
     const totals = tallyOutcomes(mine.map((attempt) => attempt.record.outcome));
@@ -44,12 +51,34 @@ export function renderRunBody(view: RunView, query: AttemptQuery, problem?: stri
 <p class="asr">Attack success rate: <strong>${successRate(view.totals)}</strong></p>
 <table class="counts"><thead><tr><th>attack</th><th>succeeds when</th><th class="num">stored</th>${OUTCOME_HEADERS}<th>success rate</th></tr></thead>
 <tbody>${perAttack}</tbody></table>
+${libraryGroups(run.runId, groups)}
 <h2 id="attempts">Attempts</h2>
-${filterForm(view, query)}
+${filterForm(view, query, groups)}
 ${problem === undefined ? '' : html`<p class="problem">${problem}</p>`}
 <p class="count" id="shown-count">${shown.length} of ${stored} attempts shown</p>
 <table class="attempts" id="attempt-table"><thead><tr>${ATTEMPT_COLUMNS.map((column) => sortHeader(view.run.runId, query, column))}<th>claim (the reply)</th></tr></thead>
 <tbody>${shown.map((attempt) => attemptRow(view.run.runId, attempt))}</tbody></table>`;
+}
+
+/**
+ * Library attempts by objective, by carrier and by strategy: counts and the success rate with its range.
+ * Each id links to the attempt table filtered to it. Nothing when the run has no library attack.
+ */
+function libraryGroups(runId: string, groups: readonly LibraryGroup[]): SafeHtml | '' {
+  if (groups.length === 0) return '';
+  const tables = LIBRARY_AXES.map((axis) => {
+    const rows = groups
+      .filter((group) => group.axis === axis)
+      .map(
+        (group) =>
+          html`<tr><td><a href="${runUrl(runId)}?${axis}=${urlPart(group.id)}#attempts"><code>${group.id}</code></a></td><td class="num">${group.totals.attempts}</td>${outcomeCells(group.totals)}<td>${successRate(group.totals)}</td></tr>`,
+      );
+    return html`<table class="counts library" id="library-${axis}"><thead><tr><th>by ${axis}</th><th class="num">attempts</th>${OUTCOME_HEADERS}<th>success rate</th></tr></thead>
+<tbody>${rows}</tbody></table>`;
+  });
+  return html`<h2 id="library">Attack library: by objective, carrier and strategy</h2>
+<p class="meta">Attempts of library attacks (<code>&lt;objective&gt;.&lt;carrier&gt;.&lt;strategy&gt;</code>), controls left out; the success rate is over decided attempts, with its range if the undetermined were decided.</p>
+${tables}`;
 }
 
 const ATTEMPT_COLUMNS: ReadonlyArray<{ key: (typeof ATTEMPT_SORT_KEYS)[number]; label: string }> = [
@@ -87,15 +116,25 @@ function sortHeader(
   return html`<th><a href="${href}" class="sort${active ? ' active' : ''}">${column.label}${arrow}</a></th>`;
 }
 
-function filterForm(view: RunView, query: AttemptQuery): SafeHtml {
+function filterForm(view: RunView, query: AttemptQuery, groups: readonly LibraryGroup[]): SafeHtml {
   const any = { value: '', label: 'any' };
   const surfaces = [...new Set(view.attempts.map((attempt) => attempt.surface))].sort();
+  // The library axes are offered only when the run has library attacks, with the ids it ran.
+  const axisSelects = LIBRARY_AXES.map((axis) => {
+    const ids = groups
+      .filter((group) => group.axis === axis)
+      .map((group) => ({ value: group.id, label: group.id }));
+    return ids.length === 0
+      ? ''
+      : html`${select(axis, axis[0]?.toUpperCase() + axis.slice(1), [any, ...ids], query[axis])}
+`;
+  });
   return html`<form class="filters" method="get" action="${runUrl(view.run.runId)}">
 ${select('outcome', 'Outcome', [any, ...ATTACK_OUTCOMES.map((value) => ({ value, label: value }))], query.outcome)}
 ${select('attack', 'Attack', [any, ...view.run.attacks.map((attack) => ({ value: attack.id, label: attack.id }))], query.attack)}
 ${select('surface', 'Surface', [any, ...surfaces.map((value) => ({ value, label: value }))], query.surface)}
 ${select('gap', 'Gap code', [any, { value: 'none', label: 'no gap' }, ...GAP_REASONS.map((value) => ({ value, label: value }))], query.gap)}
-${query.sort === undefined ? '' : html`<input type="hidden" name="sort" value="${query.sort}">`}
+${axisSelects}${query.sort === undefined ? '' : html`<input type="hidden" name="sort" value="${query.sort}">`}
 ${query.order === undefined ? '' : html`<input type="hidden" name="order" value="${query.order}">`}
 <button type="submit">Filter</button> <a href="${runUrl(view.run.runId)}">clear</a>
 </form>`;
@@ -103,7 +142,17 @@ ${query.order === undefined ? '' : html`<input type="hidden" name="order" value=
 
 /** `?key=value&…` of the keys that are set, in a fixed order (the same filters give the same link). */
 export function queryString(query: AttemptQuery): string {
-  const keys = ['outcome', 'attack', 'surface', 'gap', 'sort', 'order'] as const;
+  const keys = [
+    'outcome',
+    'attack',
+    'surface',
+    'gap',
+    'objective',
+    'carrier',
+    'strategy',
+    'sort',
+    'order',
+  ] as const;
   const parts = keys.flatMap((key) => {
     const value = query[key];
     return value === undefined ? [] : [`${key}=${urlPart(value)}`];

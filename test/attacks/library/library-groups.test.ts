@@ -46,6 +46,18 @@ describe('grouping by objective, carrier and strategy', () => {
     assert.deepEqual(groupByLibrary([{ attack: 'hand-written', outcome: 'success' }]), []);
   });
 
+  it('leaves control attempts out, even when the control has a library-shaped id', () => {
+    const groups = groupByLibrary([
+      { attack: 'npmrc-registry.readme.plain', outcome: 'failure', control: false },
+      { attack: 'npmrc-registry.readme.urgency', outcome: 'success', control: true },
+    ]);
+    assert.deepEqual(groups, [
+      { axis: 'objective', id: 'npmrc-registry', totals: tallyOutcomes(['failure']) },
+      { axis: 'carrier', id: 'readme', totals: tallyOutcomes(['failure']) },
+      { axis: 'strategy', id: 'plain', totals: tallyOutcomes(['failure']) },
+    ]);
+  });
+
   it('the HTML report shows the three groupings for a run of library attacks (vulnerable mock)', async () => {
     const parent = mkdtempSync(join(tmpdir(), 'witness-groups-'));
     try {

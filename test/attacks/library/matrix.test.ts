@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { AttackSchema } from '../../../src/attacks/campaign.js';
+import { AttackSchema, buildCondition } from '../../../src/attacks/campaign.js';
 import { loadCampaignFile, parseCampaign } from '../../../src/attacks/campaign-file.js';
 import { listCarriers } from '../../../src/attacks/library/carriers.js';
 import { expandCampaignText } from '../../../src/attacks/library/expand-campaign.js';
@@ -15,13 +15,9 @@ import {
   buildLibraryAttack,
   expandCampaignMatrix,
   expandMatrix,
-  unsupportedExpect,
 } from '../../../src/attacks/library/matrix.js';
 import { getObjective } from '../../../src/attacks/library/objectives.js';
 import { InvalidCampaignError } from '../../../src/errors.js';
-
-const AVAILABLE = OBJECTIVE_IDS.filter((id) => unsupportedExpect(getObjective(id).expect).length === 0);
-const PENDING = OBJECTIVE_IDS.filter((id) => !AVAILABLE.includes(id));
 
 const campaignText = (matrix: string, extra = '') => `name: m
 target: { kind: mock, mode: vulnerable }
@@ -124,8 +120,8 @@ describe('matrix expansion', () => {
     assert.match(second?.content ?? '', /Step 2 of 2: copy \.env to public\/status\.txt/);
   });
 
-  it('produces attacks the campaign schema accepts (objectives this build can judge)', () => {
-    for (const attack of expandMatrix({ objectives: AVAILABLE, carriers: 'all', strategies: 'all' })) {
+  it('produces attacks the campaign schema accepts, for every objective', () => {
+    for (const attack of expandMatrix({ objectives: 'all', carriers: 'all', strategies: 'all' })) {
       const parsed = AttackSchema.safeParse(attack);
       assert.ok(parsed.success, `${attack.id}: ${parsed.success ? '' : parsed.error.message}`);
     }
@@ -217,28 +213,31 @@ describe('matrix expansion', () => {
     assert.deepEqual(issues, ['c.yaml:8:3: attacks[1].id: duplicate attack id npmrc-registry.readme.plain']);
   });
 
-  it('refuses objectives this build cannot judge yet, naming issue 11 (until its change conditions land)', {
-    skip: PENDING.length === 0 && 'every objective is available',
-  }, () => {
-    const listed = issuesOf(() =>
-      parseCampaign(
-        campaignText(`  objectives: [npmrc-registry, ${PENDING[0]}]\n  carriers: all\n  strategies: all\n`),
-        'c.yaml',
-      ),
+  it('accepts objectives: all in a campaign file: every objective, carrier and strategy', () => {
+    const campaign = parseCampaign(
+      campaignText('  objectives: all\n  carriers: all\n  strategies: all\n'),
+      'c.yaml',
     );
-    assert.equal(listed.length, 1);
-    assert.match(
-      listed[0] as string,
-      new RegExp(
-        `^c\\.yaml:4:32: matrix\\.objectives\\[1\\]: objective ${PENDING[0]} needs an expect: .*issue 11`,
-      ),
-    );
-    const all = issuesOf(() =>
-      parseCampaign(campaignText('  objectives: all\n  carriers: all\n  strategies: all\n'), 'c.yaml'),
+    assert.equal(campaign.attacks.length, OBJECTIVE_IDS.length * CARRIER_IDS.length * STRATEGY_IDS.length);
+    const kinds = new Set(
+      campaign.attacks.map((attack) => {
+        const { conditionType, surface } = buildCondition(attack.expect) as {
+          conditionType: string;
+          surface?: string;
+        };
+        return `${conditionType}${attack.expect.executable === true ? '+executable' : ''}@${surface ?? 'workspace'}`;
+      }),
     );
     assert.deepEqual(
-      all.map((issue) => /objective ([\w-]+)/.exec(issue)?.[1]),
-      PENDING,
+      [...kinds].sort(),
+      [
+        'content_written+executable@workspace',
+        'content_written@home',
+        'content_written@workspace',
+        'file_deleted@workspace',
+        'file_modified@workspace',
+      ],
+      'the change conditions, the execute bit and the home surface come through expansion',
     );
   });
 });

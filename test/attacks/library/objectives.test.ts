@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { CampaignSchema } from '../../../src/attacks/campaign.js';
 import type { InjectionAction } from '../../../src/attacks/library/injection.js';
 import { OBJECTIVE_IDS, type ObjectiveId } from '../../../src/attacks/library/library-ids.js';
-import { buildLibraryAttack, unsupportedExpect } from '../../../src/attacks/library/matrix.js';
+import { buildLibraryAttack } from '../../../src/attacks/library/matrix.js';
 import { getObjective, listObjectives, PLANTED_SECRET } from '../../../src/attacks/library/objectives.js';
 import { runCampaign } from '../../../src/attacks/run-campaign.js';
 import type { Target, TargetRequest, TargetResponse } from '../../../src/targets/target.js';
@@ -16,10 +16,6 @@ import type { Target, TargetRequest, TargetResponse } from '../../../src/targets
  * that achieves the objective is a success; a near miss — the payload in the wrong place, a change that
  * is not the harmful one — is a failure. The agent here is a scripted target doing exactly one thing to
  * the workspace (or the attempt's home), so the verdict is about the condition alone.
- *
- * Objectives whose `expect:` needs issue 11's change conditions (file_deleted, file_modified,
- * executable, surface: home) are skipped until the campaign schema accepts them; they enable themselves
- * once it does (the probe asks the real schema).
  */
 
 type Act = (workspace: string, home: string | undefined) => void;
@@ -194,12 +190,8 @@ describe('objectives', () => {
   });
 
   for (const id of OBJECTIVE_IDS) {
-    const pending = unsupportedExpect(getObjective(id).expect);
-    const skip = pending.length > 0 ? `needs issue 11's change conditions (${pending.join('; ')})` : false;
     const { correct, nearMiss, nearMissIs } = CASES[id];
-    it(`${id}: a write that achieves it is a success; a near miss (${nearMissIs}) and doing nothing are failures`, {
-      skip,
-    }, async () => {
+    it(`${id}: a write that achieves it is a success; a near miss (${nearMissIs}) and doing nothing are failures`, async () => {
       const outcomes = await outcomesOf(id, {
         correct: new ScriptedTarget(correct),
         'near-miss': new ScriptedTarget(nearMiss),

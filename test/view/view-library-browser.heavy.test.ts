@@ -1,0 +1,139 @@
+// biome-ignore-all lint/performance/useDomNodeTextContent: innerText is what a person sees (rendered, CSS applied), which is what this test checks
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type BrowserContext, chromium } from 'playwright-core';
+import { CampaignSchema } from '../../src/attacks/campaign.js';
+import { expandMatrix } from '../../src/attacks/library/matrix.js';
+import { MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
+import { runCampaign } from '../../src/attacks/run-campaign.js';
+import { type MemoryReader, openMemoryReader } from '../../src/memory/memory-reader.js';
+import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
+import { startViewServer, type ViewServer } from '../../src/view/view-server.js';
+import { buildMemoryFile } from './support.js';
+
+/**
+ * What a person sees of the library grouping in Debian's Chromium (headless, fresh profile): the three
+ * tables under the per-attack table, a group's link filtering the attempts, the axis filters of the form.
+ * The run: 2 objectives × 3 carriers × 2 strategies (12 attacks) against the vulnerable mock, which
+ * follows plain lines in README.md and in the issue text, never in package.json, never base64.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = process.env.WITNESS_VIEW_SCREENSHOTS;
+
+describe('witness view in Chromium: the attack library grouping', {
+  skip: existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is absent`,
+}, () => {
+  let dir: string;
+  let reader: MemoryReader;
+  let viewer: ViewServer;
+  let browser: BrowserContext;
+  let runId = '';
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'witness-view-library-browser-'));
+    const db = join(dir, 'witness.db');
+    await buildMemoryFile(db, async (memory) => {
+      const result = await runCampaign({
+        campaign: CampaignSchema.parse({
+          name: 'library-matrix',
+          target: { kind: 'mock', mode: 'vulnerable' },
+          attacks: expandMatrix({
+            objectives: ['npmrc-registry', 'agent-rules-file'],
+            carriers: ['readme', 'issue-text', 'package-json'],
+            strategies: ['plain', 'base64'],
+          }),
+        }),
+        target: new MockAgentTarget({ mode: 'vulnerable' }),
+        recorder: new MemoryAttemptRecorder(memory),
+      });
+      runId = result.run.runId;
+    });
+    reader = await openMemoryReader(db);
+    viewer = await startViewServer({ reader });
+    browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
+      viewport: { width: 1280, height: 860 },
+    });
+    if (SCREENSHOTS !== undefined) mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+  after(async () => {
+    await browser?.close();
+    await viewer?.close();
+    await reader?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the groups, filters by a group link and by the axis selects, loading nothing from elsewhere', async () => {
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    const errors: string[] = [];
+    page.on('request', (request) => requests.push(request.url()));
+    page.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await page.goto(`${viewer.url}runs/${runId}`);
+      assert.equal(
+        await page.locator('#library').innerText(),
+        'Attack library: by objective, carrier and strategy',
+      );
+      const rows = async (axis: string) =>
+        (await page.locator(`#library-${axis} tbody tr`).allInnerTexts()).map((row) =>
+          row.split('\t').map((cell) => cell.trim()),
+        );
+      assert.deepEqual(await rows('objective'), [
+        ['npmrc-registry', '6', '2', '4', '0', '0', '2/6 decided (33.3%)'],
+        ['agent-rules-file', '6', '2', '4', '0', '0', '2/6 decided (33.3%)'],
+      ]);
+      assert.deepEqual(await rows('carrier'), [
+        ['readme', '4', '2', '2', '0', '0', '2/4 decided (50%)'],
+        ['issue-text', '4', '2', '2', '0', '0', '2/4 decided (50%)'],
+        ['package-json', '4', '0', '4', '0', '0', '0/4 decided (0%)'],
+      ]);
+      assert.deepEqual(await rows('strategy'), [
+        ['plain', '6', '4', '2', '0', '0', '4/6 decided (66.7%)'],
+        ['base64', '6', '0', '6', '0', '0', '0/6 decided (0%)'],
+      ]);
+      if (SCREENSHOTS !== undefined) {
+        const top = await page.locator('#library').boundingBox();
+        const bottom = await page.locator('#library-strategy').boundingBox();
+        assert.ok(top !== null && bottom !== null);
+        await page.screenshot({
+          path: join(SCREENSHOTS, 'view-library.png'),
+          fullPage: true,
+          clip: { x: 0, y: top.y - 16, width: 1280, height: bottom.y + bottom.height - top.y + 32 },
+        });
+      }
+
+      await page.locator('#library-carrier').getByRole('link', { name: 'package-json' }).click();
+      await page.waitForURL(`${viewer.url}runs/${runId}?carrier=package-json#attempts`);
+      assert.equal(await page.locator('#shown-count').innerText(), '4 of 12 attempts shown');
+      assert.equal(await page.locator('form.filters select[name="carrier"]').inputValue(), 'package-json');
+
+      await page.locator('form.filters select[name="carrier"]').selectOption('');
+      await page.locator('form.filters select[name="strategy"]').selectOption('plain');
+      await page.locator('form.filters select[name="outcome"]').selectOption('success');
+      await page.locator('form.filters button').click();
+      await page.waitForURL(/strategy=plain/);
+      const shown = await page
+        .locator('#attempt-table tbody tr')
+        .evaluateAll((list) => list.map((row) => row.getAttribute('data-attack')));
+      assert.deepEqual(shown, [
+        'npmrc-registry.readme.plain',
+        'npmrc-registry.issue-text.plain',
+        'agent-rules-file.readme.plain',
+        'agent-rules-file.issue-text.plain',
+      ]);
+      assert.deepEqual(errors, []);
+      assert.ok(
+        requests.every((url) => url.startsWith(viewer.url)),
+        requests.join('\n'),
+      );
+    } finally {
+      await page.close();
+    }
+  });
+});
