@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs one lane of the suite with node's test runner: `fast` (`npm test`: every test/**/*.test.ts that is
 // not heavy) or `heavy` (`npm run test:heavy`: test/**/*.heavy.test.ts). Arguments after the lane go to
-// `node --test` (`npm test -- --test-name-pattern=verdict`). docs/testing.md explains the choices below.
+// `node --test` (`npm test -- --test-name-pattern=verdict`); `--list` prints what would run, process by
+// process, and runs nothing. docs/testing.md explains the choices below.
 //
 // - The list of files comes from the TypeScript sources, not from dist/: tsc never deletes what it once
 //   emitted, so a deleted or renamed test (one moved into the heavy lane) keeps its old .js in dist/test,
@@ -40,7 +41,8 @@ const SHARD_DIR = path.join(ROOT, 'dist', 'test-shards');
 
 const [lane, ...rest] = process.argv.slice(2);
 const recordWeights = rest.includes('--record-weights');
-const extra = rest.filter((arg) => arg !== '--record-weights');
+const listOnly = rest.includes('--list');
+const extra = rest.filter((arg) => arg !== '--record-weights' && arg !== '--list');
 const config = Object.hasOwn(LANES, lane ?? '') ? LANES[lane] : undefined;
 if (config === undefined) {
   process.stderr.write(
@@ -136,6 +138,20 @@ if (config.shards === undefined) {
     ...tests.filter((source) => OWN_PROCESS.has(source)).map(built),
   ];
   concurrency = files.length;
+}
+
+if (listOnly) {
+  // What would run, process by process: `node test-support/run-tests.mjs fast --list`.
+  for (const file of files) {
+    process.stdout.write(`${file}\n`);
+    if (file.startsWith('dist/test-shards/')) {
+      const modules = JSON.parse(
+        readFileSync(path.join(ROOT, file), 'utf8').match(/\[\s*\[[\s\S]*\]\s*\]/)[0],
+      );
+      for (const [name] of modules) process.stdout.write(`  ${name}\n`);
+    }
+  }
+  process.exit(0);
 }
 
 const child = spawn(
