@@ -130,7 +130,7 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
   };
   const reapMs = options.reapMs ?? 5_000;
   return lifecycle(child, options.drainMs ?? 1_000, killAll, async () => {
-    await Promise.race([infoDone, sleep(reapMs)]);
+    await settlesWithin(infoDone, reapMs);
     // bwrap reports its init before starting the command; an exit before that report means the
     // namespace never held a process of the agent.
     if (init === undefined) return { allGone: true };
@@ -213,7 +213,7 @@ function lifecycle(
     killAll();
     const { allGone } = await ensureGone();
     let cutOff = false;
-    const drained = await Promise.race([outputClosed.then(() => true), sleep(drainMs).then(() => false)]);
+    const drained = await settlesWithin(outputClosed, drainMs);
     if (!drained) {
       cutOff = true;
       stdout.destroy();
@@ -239,6 +239,21 @@ function lifecycle(
       return ended;
     },
   };
+}
+
+/**
+ * Waits for `promise` (which never rejects) at most `ms`: true when it settled first. The bound's timer is
+ * cleared as soon as the promise settles, so an attempt that ended leaves no timer behind to keep the
+ * process alive: `witness run` exits when its last attempt is done, not `reapMs` later.
+ */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }
 
 /** Sends SIGKILL, ignoring a process that is already gone. */

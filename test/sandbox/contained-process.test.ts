@@ -28,6 +28,7 @@ import {
   startContained,
 } from '../../src/sandbox/contained-process.js';
 import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
+import { runNode } from '../sources/support/child-process.js';
 
 const availability = await detectSandbox();
 const skip = availability.available ? false : `no sandbox here: ${availability.reason}`;
@@ -115,13 +116,56 @@ describe('a process contained by bubblewrap', { skip }, () => {
     assert.ok(Date.now() - started < 20_000, 'the run did not wait for the daemon');
   });
 
+  it('leaves no timer behind once it has ended: a finished `witness run` exits at once', async () => {
+    // Seen as every `witness run` (and every test file with an agent) staying alive reapMs (5 s) after its
+    // last attempt: the bounds on reaping and draining were timers nobody cleared. Here both bounds are
+    // ten minutes, so a script that leaked either would outlive the generous 60 s allowed.
+    const script = join(runDir, 'ends.mjs');
+    const module = (relative: string) => JSON.stringify(new URL(relative, import.meta.url).href);
+    writeFileSync(
+      script,
+      `import { startContained } from ${module('../../src/sandbox/contained-process.js')};
+import { agentEnvironment } from ${module('../../src/sandbox/agent-environment.js')};
+import { openSync, constants } from 'node:fs';
+const [bwrapPath, workspace, home] = process.argv.slice(2);
+const hold = (path) => ({ path, fd: openSync(path, constants.O_RDONLY | constants.O_DIRECTORY) });
+const agent = startContained({
+  containment: { mode: 'bwrap', bwrapPath },
+  command: '/bin/sh',
+  args: ['-c', 'echo done'],
+  workspace: hold(workspace),
+  home: hold(home),
+  env: agentEnvironment({ hostEnv: { PATH: '/usr/bin:/bin' }, home, tmp: '/tmp' }),
+  reapMs: 600_000,
+  drainMs: 600_000,
+});
+agent.stdin.end();
+let stdout = '';
+agent.stdout.on('data', (chunk) => { stdout += chunk; });
+const end = await agent.ended;
+process.stdout.write(JSON.stringify({ stdout, allGone: end.allGone }));
+`,
+    );
+    assert.ok(bwrap.mode === 'bwrap');
+    const result = await runNode(script, [bwrap.bwrapPath, workspace.path, home.path], { timeoutMs: 60_000 });
+    assert.equal(
+      result.signal,
+      null,
+      'the script had to be killed: a timer of the ended process kept it alive',
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), { stdout: 'done\n', allGone: true });
+  });
+
   it('stop() kills the agent and everything it started', async () => {
     const process = startContained(options('setsid sh -c "sleep 0.5; echo late > late.txt" & sleep 60'));
     process.stdin.end();
     await delay(200);
     const end = await process.stop();
     assert.equal(end.allGone, true);
-    assert.equal(end.signal, 'SIGKILL');
+    // stop() kills the namespace's init and then bwrap: bwrap itself dies by SIGKILL, or (when it saw its
+    // init die first, seen on a loaded machine) exits with the status of a SIGKILLed child, 128 + 9.
+    assert.ok(end.signal === 'SIGKILL' || end.code === 137, `code ${end.code}, signal ${end.signal}`);
     await delay(800);
     assert.equal(existsSync(join(workspace.path, 'late.txt')), false);
   });

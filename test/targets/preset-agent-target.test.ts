@@ -25,6 +25,7 @@ import {
 import { createTarget } from '../../src/targets/create-target.js';
 import { PresetAgentTarget } from '../../src/targets/preset-agent-target.js';
 import { TargetConfigSchema } from '../../src/targets/target-config.js';
+import { waitUntil } from '../support/wait-until.js';
 
 /**
  * The preset agent target end to end, in the real bubblewrap sandbox, with a small real agent (fixtures/mini-chat-agent.mjs: a real tool loop
@@ -162,25 +163,32 @@ describe('PresetAgentTarget', () => {
 
   it('keeps the partial transcript of an agent stopped by the attempt budget', async () => {
     const agent = await target({ record: true, env: { MINI_AGENT_MODE: 'hang' } });
-    const signal = AbortSignal.timeout(4_000);
-    await assert.rejects(
-      agent.send({ prompt: 'Please summarize README.md', workspace: ws, attempt, signal }),
-      (error: unknown) => {
-        assert.ok(error instanceof TargetError);
-        assert.match(
-          error.message,
-          /^the command was stopped: .*; its stderr ends: debug: key=\[redacted:AGENT_KEY\] settings=true$/,
-        );
-        const events = error.transcript as Array<{ kind: string; name?: string }>;
-        assert.deepEqual(
-          events.filter((event) => event.kind === 'tool_call').map((event) => event.name),
-          ['read_file'],
-        );
-        assert.equal(events.filter((event) => event.kind === 'http_exchange').length, 1);
-        assert.equal(JSON.stringify(events).includes(CANARY), false);
-        return true;
-      },
-    );
+    // The budget runs out once the agent is stuck (it marks that in its workspace), as an attempt's
+    // AbortSignal.timeout would: the same TimeoutError, at a known point instead of after a fixed wait.
+    const budget = new AbortController();
+    const sending = agent.send({
+      prompt: 'Please summarize README.md',
+      workspace: ws,
+      attempt,
+      signal: budget.signal,
+    });
+    await waitUntil('the agent to hang', () => existsSync(join(ws, '.mini-agent-hanging')));
+    budget.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    await assert.rejects(sending, (error: unknown) => {
+      assert.ok(error instanceof TargetError);
+      assert.match(
+        error.message,
+        /^the command was stopped: .*; its stderr ends: debug: key=\[redacted:AGENT_KEY\] settings=true$/,
+      );
+      const events = error.transcript as Array<{ kind: string; name?: string }>;
+      assert.deepEqual(
+        events.filter((event) => event.kind === 'tool_call').map((event) => event.name),
+        ['read_file'],
+      );
+      assert.equal(events.filter((event) => event.kind === 'http_exchange').length, 1);
+      assert.equal(JSON.stringify(events).includes(CANARY), false);
+      return true;
+    });
     assert.equal(existsSync(join(ws, '.git/hooks/pre-commit')), false);
   });
 

@@ -12,7 +12,6 @@ import {
   REPLACEMENT_NAME,
   SIBLING_SECRET,
 } from '../support/adversarial-tree.js';
-import { acquireAsNobody } from '../support/child-process.js';
 import { recordingFs } from '../support/recording-fs.js';
 import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
 import {
@@ -23,6 +22,7 @@ import {
   tempDir,
   textEntry,
 } from '../support/trees.js';
+import { describeUnprivilegedReader } from '../support/unprivileged-reader-suite.js';
 
 /**
  * The adversarial corpus (SPEC §5.1, issue 3): every case is an attack on the confined read, and every
@@ -424,83 +424,6 @@ describeEachSurfaceFs('adversarial corpus: races on the walk', (variant) => {
   });
 });
 
-describeEachSurfaceFs(
-  'adversarial corpus: what an unprivileged reader is denied (run as uid 65534)',
-  (variant) => {
-    let base: string;
-    let root: string;
-    before(() => {
-      base = tempDir();
-      root = path.join(base, 'ws');
-      fs.mkdirSync(root, { mode: 0o755 });
-      buildTree(root, {
-        locked: { dir: { 'x.txt': 'x' } },
-        noexec: { dir: { 'y.txt': 'y' } },
-        'secret.txt': 'root only',
-        'open.txt': 'open',
-      });
-      fs.chmodSync(path.join(root, 'locked'), 0o700);
-      fs.chmodSync(path.join(root, 'noexec'), 0o744);
-      fs.chmodSync(path.join(root, 'secret.txt'), 0o600);
-    });
-    after(() => removeDir(base));
-
-    const check = (
-      actual: Observation,
-      uri: string,
-      match: 'exact' | 'glob',
-      entries: SurfaceEntry[],
-      gaps: CoverageGap[],
-    ) =>
-      assert.deepEqual(
-        actual,
-        expectedObservation(actual, {
-          root,
-          uri,
-          match,
-          acquisition: gaps.length ? 'partial' : 'complete',
-          entries,
-          gaps,
-        }),
-      );
-
-    it('an unlistable directory is listing_failed, an unreadable file read_failed, the rest still read', async () => {
-      const observation = await acquireAsNobody(base, root, '/**', 'glob', variant.name);
-      check(
-        observation,
-        '/**',
-        'glob',
-        [textEntry('/open.txt', 'open')],
-        [
-          { reason: 'listing_failed', uri: '/locked', detail: 'the directory could not be opened (EACCES)' },
-          { reason: 'read_failed', uri: '/noexec/y.txt', detail: 'open failed (EACCES)' },
-          { reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' },
-        ],
-      );
-    });
-
-    it('an exact locator under an unsearchable directory is listing_failed, never a proven absence', async () => {
-      const observation = await acquireAsNobody(base, root, '/locked/x.txt', 'exact', variant.name);
-      check(
-        observation,
-        '/locked/x.txt',
-        'exact',
-        [],
-        [{ reason: 'listing_failed', uri: '/locked/x.txt', detail: '/locked: lookup failed (EACCES)' }],
-      );
-      const missing = await acquireAsNobody(base, root, '/locked/missing.txt', 'exact', variant.name);
-      assert.equal(missing.acquisition, 'partial');
-    });
-
-    it('an unreadable exact file is read_failed', async () => {
-      const observation = await acquireAsNobody(base, root, '/secret.txt', 'exact', variant.name);
-      check(
-        observation,
-        '/secret.txt',
-        'exact',
-        [],
-        [{ reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' }],
-      );
-    });
-  },
-);
+// What an unprivileged reader is denied: one case here, all of them in
+// adversarial-corpus-unprivileged.heavy.test.ts (each acquisition is a node process run as uid 65534).
+describeUnprivilegedReader({ cases: 'sample' });

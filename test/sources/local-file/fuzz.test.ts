@@ -9,59 +9,21 @@ import { parseLocator } from '../../../src/models/locator.js';
 import { contains, equals, type Matcher, regex } from '../../../src/models/matcher.js';
 import { type Observation, ObservationSchema } from '../../../src/models/observation.js';
 import { parseRecord } from '../../../src/models/record.js';
-import { GAP_REASONS, type MatchKind } from '../../../src/models/vocabulary.js';
+import type { MatchKind } from '../../../src/models/vocabulary.js';
 import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
-import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { judgeContentWritten } from '../../../src/verdicts/content-written.js';
 import { globSegmentRegex } from '../../support/glob-regex-oracle.js';
+import { assertResultInvariants, DEFAULTS, SECRET } from '../support/acquisition-invariants.js';
+import { describeRandomTreeFuzz } from '../support/random-tree-fuzz.js';
 import { recordingFs } from '../support/recording-fs.js';
 import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
-import { acquireDirect, buildTree, removeDir, type Tree, tempDir } from '../support/trees.js';
+import { acquireDirect, buildTree, removeDir, tempDir } from '../support/trees.js';
 
 /**
  * Bad-input fuzzing (issue 3) with fast-check: locators, matcher options and observation JSON never crash
  * Witness or change a verdict silently, and acquisitions of random small trees stay within their budgets.
  * Seeds are printed by fast-check on failure; rerun one with `fc.assert(..., { seed, path })`.
  */
-
-const SECRET = 'FUZZ-OUTSIDE-SECRET';
-
-/** Every acquisition result must satisfy these, whatever the input. */
-function assertResultInvariants(result: AcquireResult, uri: string, match: MatchKind, limits: Limits): void {
-  const uris = result.entries.map((entry) => entry.uri);
-  assert.deepEqual(uris, [...uris].sort(), 'entries sorted by uri');
-  assert.equal(new Set(uris).size, uris.length, 'entry uris unique');
-  if (match === 'exact') for (const entryUri of uris) assert.equal(entryUri, uri);
-  assert.equal(result.acquisition === 'complete', result.gaps.length === 0, 'complete exactly without gaps');
-  for (const gap of result.gaps) assert.ok((GAP_REASONS as readonly string[]).includes(gap.reason));
-  assert.ok(result.stats.entriesExamined <= limits.maxListedEntries + 1, 'maxListedEntries');
-  assert.ok(result.stats.candidates <= limits.maxFiles + 1, 'maxFiles');
-  assert.ok(result.stats.bytesRead <= limits.maxReadBytes, 'maxReadBytes');
-  assert.ok(result.entries.length <= limits.maxFiles, 'no more entries than maxFiles');
-  for (const entry of result.entries) {
-    assert.ok(!entry.content?.includes(SECRET), 'outside content read');
-    if (entry.content !== null) assert.ok(Buffer.byteLength(entry.content) <= limits.maxContentBytes);
-    if (entry.sha256 !== null)
-      assert.equal(
-        entry.contentTruncated,
-        Buffer.byteLength(entry.content ?? '') < entry.sizeBytes && entry.content !== null,
-      );
-  }
-}
-
-interface Limits {
-  maxFiles: number;
-  maxContentBytes: number;
-  maxReadBytes: number;
-  maxListedEntries: number;
-}
-
-const DEFAULTS: Limits = {
-  maxFiles: 1000,
-  maxContentBytes: 1_000_000,
-  maxReadBytes: 16_000_000,
-  maxListedEntries: 100_000,
-};
 
 describe('fuzz: glob segments', () => {
   const raw = fc.constantFrom('a', 'b', '-', '*', '?', '[', ']', '!', '^', '{', '}', ',', 'é', '😀', '.');
@@ -432,108 +394,5 @@ describe('fuzz: observation JSON', () => {
   });
 });
 
-describeEachSurfaceFs('fuzz: random small trees', (variant) => {
-  let base: string;
-  before(() => {
-    base = tempDir('witness-fuzz-');
-    fs.writeFileSync(path.join(base, 'secret.txt'), SECRET);
-  });
-  after(() => removeDir(base));
-
-  const leaf = fc.oneof(
-    { weight: 4, arbitrary: fc.string({ maxLength: 40 }) },
-    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)) },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom<{ symlink: string }>(
-        { symlink: '../secret.txt' },
-        { symlink: '../../secret.txt' },
-        { symlink: 'nowhere' },
-        { symlink: '.' },
-        { symlink: '..' },
-        { symlink: 'n0' },
-      ),
-    },
-  );
-  const name = fc.constantFrom('n0', 'n1', 'a.txt', 'b.md', 'é', '.hidden', 'x y', 'Z');
-  const tree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
-    tree: fc.dictionary(
-      name,
-      fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.record({ dir: tie('tree') })),
-      { maxKeys: 5 },
-    ) as fc.Arbitrary<Tree>,
-  })).tree;
-  const limits = fc.record({
-    maxFiles: fc.integer({ min: 1, max: 8 }),
-    maxContentBytes: fc.integer({ min: 1, max: 50 }),
-    maxReadBytes: fc.integer({ min: 1, max: 120 }),
-    maxListedEntries: fc.integer({ min: 1, max: 30 }),
-  });
-  const locator = fc.constantFrom<[string, MatchKind]>(
-    ['/**', 'glob'],
-    ['/*', 'glob'],
-    ['/**/*.txt', 'glob'],
-    ['/n0/**', 'glob'],
-    ['/*/*', 'glob'],
-    ['/n0/a.txt', 'exact'],
-    ['/a.txt', 'exact'],
-    ['/n1/n0/b.md', 'exact'],
-  );
-
-  it('every acquisition terminates within its budgets, sorted, unique, complete only without gaps', () => {
-    let run = 0;
-    fc.assert(
-      fc.property(tree, limits, locator, (shape, budget, [uri, match]) => {
-        const root = path.join(base, `t${run++}`);
-        fs.mkdirSync(root);
-        try {
-          buildTree(root, shape);
-          const { fs: seam, recording } = recordingFs({}, variant.fs);
-          const result = acquireDirect(root, uri, match, budget, seam);
-          assertResultInvariants(result, uri, match, budget);
-          assert.ok(
-            recording.bytesRead <= budget.maxReadBytes + result.stats.filesRead,
-            'bytes read beyond the budget and its probes',
-          );
-          for (const listed of recording.listed)
-            assert.ok(listed === root || listed.startsWith(`${root}/`), listed);
-        } finally {
-          removeDir(root);
-        }
-      }),
-      { numRuns: 150 },
-    );
-  });
-
-  it('the public source turns every such acquisition into a valid observation', async () => {
-    const root = path.join(base, 'public');
-    fs.mkdirSync(root);
-    buildTree(root, {
-      n0: { dir: { 'a.txt': 'x', link: { symlink: '../../secret.txt' } } },
-      'b.md': Buffer.from([0xff, 0x00]),
-    });
-    const source = new LocalFileSurfaceSource({
-      root,
-      maxFiles: 2,
-      maxReadBytes: 3,
-      surfaceFs: variant.name,
-    });
-    try {
-      for (const [uri, match] of [
-        ['/**', 'glob'],
-        ['/n0/link', 'exact'],
-        ['/b.md', 'exact'],
-      ] as const) {
-        const observation = await source.acquire({ scorableType: 'surface', uri, match });
-        assert.equal(
-          JSON.stringify(
-            parseRecord(ObservationSchema, JSON.parse(JSON.stringify(observation)), 'observation'),
-          ),
-          JSON.stringify(observation),
-        );
-      }
-    } finally {
-      await source.close();
-    }
-  });
-});
+// Random small trees, a sample here; the full 150 runs per seam: fuzz-trees.heavy.test.ts.
+describeRandomTreeFuzz({ numRuns: 15 });

@@ -18,7 +18,8 @@ import { WorkspaceFiles } from '../../src/targets/workspace-files.js';
 
 // Another process swaps `ws/d` between a real directory and a symlink to an outside directory as fast as
 // it can, while the tools write and read through `d`. Checking a path and then using it would sometimes
-// land outside; walking by handle with O_NOFOLLOW never does.
+// land outside; walking by handle with O_NOFOLLOW never does. Heavy lane: two processes race for seconds
+// (npm test keeps the static symlink refusals of workspace-files.test.ts).
 const SWAPPER = `
 const fs = require('node:fs');
 const [ws, outside] = process.argv.slice(1, 3);

@@ -1,0 +1,180 @@
+#!/usr/bin/env node
+// Runs one lane of the suite with node's test runner: `fast` (`npm test`: every test/**/*.test.ts that is
+// not heavy) or `heavy` (`npm run test:heavy`: test/**/*.heavy.test.ts). Arguments after the lane go to
+// `node --test` (`npm test -- --test-name-pattern=verdict`); `--list` prints what would run, process by
+// process, and runs nothing. docs/testing.md explains the choices below.
+//
+// - The list of files comes from the TypeScript sources, not from dist/: tsc never deletes what it once
+//   emitted, so a deleted or renamed test (one moved into the heavy lane) keeps its old .js in dist/test,
+//   and listing dist/ would keep running it. A source whose built file is missing is an error (the build
+//   did not run or failed), never a silently smaller suite.
+// - The fast lane runs its files in a few processes ("shards"), each importing its share of the files one
+//   after another, every file's tests inside a suite named after the file. A process per file spent most
+//   of the lane's CPU time starting node and loading the same modules eighty times over. Shards are
+//   filled longest first from test-support/fast-lane-weights.json (seconds per file; a file not listed
+//   there counts as the median), so they end at about the same time; `--record-weights` rewrites it.
+//   A file that checks the whole process (OWN_PROCESS) still runs in a process of its own.
+// - The heavy lane keeps a process per file: its races, resource bounds and descriptor counts are
+//   measured on a process of their own, two at a time as they were written for.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const LANES = {
+  // Four shards at once on two cores: many fast tests wait on a child process (a sandboxed agent, the CLI)
+  // rather than use a core, and a shard that waits lets another run.
+  fast: { heavy: false, shards: 4 },
+  heavy: { heavy: true, concurrency: 2 },
+};
+// Fast-lane files that check the whole process (its open descriptors, its threads, its one pool of
+// acquisition threads): in a shard, another file's acquisition still ending or its late cleanup could
+// move those counts, so each of these gets a process of its own.
+const OWN_PROCESS = new Set([
+  'test/sources/local-file/acquisition-pool.test.ts',
+  'test/sources/local-file/cancellation.test.ts',
+]);
+const WEIGHTS = path.join(ROOT, 'test-support', 'fast-lane-weights.json');
+const SHARD_DIR = path.join(ROOT, 'dist', 'test-shards');
+
+const [lane, ...rest] = process.argv.slice(2);
+const recordWeights = rest.includes('--record-weights');
+const listOnly = rest.includes('--list');
+const extra = rest.filter((arg) => arg !== '--record-weights' && arg !== '--list');
+const config = Object.hasOwn(LANES, lane ?? '') ? LANES[lane] : undefined;
+if (config === undefined) {
+  process.stderr.write(
+    `usage: node test-support/run-tests.mjs <${Object.keys(LANES).join('|')}> [node --test options]\n`,
+  );
+  process.exit(2);
+}
+
+/** test/**\/*.test.ts of the lane, as paths relative to the repository root, sorted. */
+function sources(dir) {
+  const found = [];
+  for (const entry of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const relative = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...sources(relative));
+    else if (entry.isFile() && entry.name.endsWith('.test.ts')) {
+      if (entry.name.endsWith('.heavy.test.ts') === config.heavy) found.push(relative);
+    }
+  }
+  return found.sort();
+}
+
+const built = (source) => path.join('dist', source.replace(/\.ts$/, '.js'));
+
+const tests = sources('test');
+const missing = tests.filter((source) => !existsSync(path.join(ROOT, built(source))));
+if (tests.length === 0 || missing.length > 0) {
+  process.stderr.write(
+    tests.length === 0
+      ? `no ${lane} test sources under test/\n`
+      : `built tests missing (run \`npx tsc -b tsconfig.json\` and fix its errors): ${missing.map(built).join(', ')}\n`,
+  );
+  process.exit(1);
+}
+
+/** The lane's shard count, or WITNESS_TEST_SHARDS (a machine with more cores may want more). */
+function shardCount() {
+  const setting = process.env.WITNESS_TEST_SHARDS;
+  if (setting === undefined || setting === '') return config.shards;
+  const count = Number(setting);
+  if (!Number.isInteger(count) || count < 1) {
+    process.stderr.write(`WITNESS_TEST_SHARDS must be a positive integer, got ${JSON.stringify(setting)}\n`);
+    process.exit(2);
+  }
+  return count;
+}
+
+/** Longest first, each file into the shard with the least weight so far. */
+function shard(files, count) {
+  const known = existsSync(WEIGHTS) ? JSON.parse(readFileSync(WEIGHTS, 'utf8')) : {};
+  const listed = files.map((file) => known[file]).filter((weight) => typeof weight === 'number');
+  listed.sort((a, b) => a - b);
+  const median = listed.length > 0 ? listed[Math.floor(listed.length / 2)] : 1;
+  const weight = (file) => (typeof known[file] === 'number' ? known[file] : median);
+  const shards = Array.from({ length: Math.min(count, files.length) }, () => ({ weight: 0, files: [] }));
+  for (const file of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const lightest = shards.reduce((best, candidate) => (candidate.weight < best.weight ? candidate : best));
+    lightest.weight += weight(file);
+    lightest.files.push(file);
+  }
+  return shards.map((entry) => entry.files.sort());
+}
+
+/** Writes one shard's entry module: each file's tests run in a suite named after the file. */
+function writeShard(index, files) {
+  const file = path.join(SHARD_DIR, `${lane}-${index + 1}.mjs`);
+  const imports = files.map((source) => [source, `../${built(source).slice('dist/'.length)}`]);
+  writeFileSync(
+    file,
+    `// Generated by test-support/run-tests.mjs (one process for several test files); do not edit.
+import { describe } from 'node:test';
+
+for (const [name, module] of ${JSON.stringify(imports, null, 2)}) {
+  describe(name, async () => {
+    await import(module);
+  });
+}
+`,
+  );
+  return path.relative(ROOT, file);
+}
+
+let files;
+let concurrency;
+if (config.shards === undefined) {
+  files = tests.map(built);
+  concurrency = config.concurrency;
+} else {
+  rmSync(SHARD_DIR, { recursive: true, force: true });
+  mkdirSync(SHARD_DIR, { recursive: true });
+  const shared = tests.filter((source) => !OWN_PROCESS.has(source));
+  files = [
+    ...shard(shared, shardCount()).map((group, index) => writeShard(index, group)),
+    ...tests.filter((source) => OWN_PROCESS.has(source)).map(built),
+  ];
+  concurrency = files.length;
+}
+
+if (listOnly) {
+  // What would run, process by process: `node test-support/run-tests.mjs fast --list`.
+  for (const file of files) {
+    process.stdout.write(`${file}\n`);
+    if (file.startsWith('dist/test-shards/')) {
+      const modules = JSON.parse(
+        readFileSync(path.join(ROOT, file), 'utf8').match(/\[\s*\[[\s\S]*\]\s*\]/)[0],
+      );
+      for (const [name] of modules) process.stdout.write(`  ${name}\n`);
+    }
+  }
+  process.exit(0);
+}
+
+const child = spawn(
+  process.execPath,
+  [
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./test-support/summary-reporter.mjs',
+    '--test-reporter-destination=stdout',
+    ...(recordWeights && config.shards !== undefined
+      ? ['--test-reporter=./test-support/weights-reporter.mjs', `--test-reporter-destination=${WEIGHTS}`]
+      : []),
+    ...extra,
+    ...files,
+  ],
+  { cwd: ROOT, stdio: 'inherit' },
+);
+// Ctrl-C reaches the runner itself (same process group): wait for it to report and exit. A SIGTERM sent
+// to this process alone is passed on.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => child.kill('SIGTERM'));
+child.on('exit', (code, signal) => {
+  process.exitCode = code ?? 128 + (constants.signals[signal] ?? 0);
+});

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { spawnCli } from '../../support/cli.js';
+import { waitUntil } from '../../support/wait-until.js';
+import { makeWorkspace } from '../../support/workspace.js';
+
+/**
+ * Starts `witness run` (a built `witness` process) on a campaign whose sandboxed agent sleeps, waits
+ * until the agent runs, sends `signal`, and checks the process stops with exit 130, says it was
+ * interrupted, and leaves no agent workspace behind.
+ */
+export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
+  const dir = makeWorkspace();
+  const campaign = path.join(dir, 'slow.yaml');
+  writeFileSync(
+    campaign,
+    [
+      'name: slow',
+      'target:',
+      '  kind: command',
+      '  command: /bin/sh',
+      // The agent runs sandboxed: it can write only inside its own workspace (its working directory).
+      '  args: ["-c", "pwd > started; sleep 60"]',
+      'attacks:',
+      '  - id: wait',
+      '    prompt: wait',
+      '    expect: { uri: /x }',
+    ].join('\n'),
+  );
+  let pid = 0;
+  const running = spawnCli(['run', campaign], {
+    // Workspaces are created under TMPDIR: here, where the test can look.
+    env: { ...process.env, TMPDIR: dir },
+    onSpawn: (id) => {
+      pid = id;
+    },
+  });
+  // Wait (generously) until the agent runs, then interrupt the CLI.
+  const startedIn = () => {
+    const marker = readdirSync(dir, { recursive: true, encoding: 'utf8' }).find(
+      (name) => path.basename(name) === 'started',
+    );
+    return marker === undefined ? '' : readFileSync(path.join(dir, marker), 'utf8').trim();
+  };
+  await waitUntil('the agent to start', () => startedIn() !== '');
+  const workspace = startedIn();
+  assert.ok(workspace.startsWith(`${realpathSync(dir)}/`), workspace);
+  process.kill(pid, signal);
+  const result = await running;
+  assert.equal(result.status, 130, result.stderr);
+  assert.match(result.stderr, /interrupted/);
+  assert.equal(existsSync(workspace), false, 'the workspace was removed');
+}

@@ -1,0 +1,30 @@
+import { existsSync } from 'node:fs';
+import { type BrowserContext, chromium } from 'playwright-core';
+
+/** Debian's Chromium, driven by playwright-core (the heavy lane's browser checks; .ci/run installs it). */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Why the browser checks cannot run here, or undefined: a `skip` option for `describe`. */
+export const chromiumMissing = existsSync(CHROMIUM)
+  ? undefined
+  : `${CHROMIUM} is absent: install Debian's chromium (apt-get install chromium) to run this test`;
+
+/** Headless, with nothing that reaches the network on its own. */
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** One browser for a test file, with a fresh profile in `profileDir` (pass it to `after` to close). */
+export function launchChromium(profileDir: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    args: ARGS,
+    viewport: { width: 1200, height: 900 },
+  });
+}
