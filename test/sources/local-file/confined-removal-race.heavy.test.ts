@@ -64,7 +64,10 @@ async function mountAttack(): Promise<Setup> {
     gid: NOBODY,
     stdio: 'ignore',
   });
-  await delay(100);
+  // Wait until the daemon is exchanging (under load python can take seconds to start): a fixed pause let
+  // the control run its whole removal before the first swap, and it then saw no leak.
+  const until = Date.now() + 30_000;
+  while (!lstatSync(join(ws, 'sub')).isSymbolicLink() && Date.now() < until) await delay(5);
   return { base, secret, ws, daemon };
 }
 
