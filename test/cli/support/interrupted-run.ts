@@ -37,11 +37,18 @@ export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promis
     },
   });
   // Wait (generously) until the agent runs, then interrupt the CLI.
+  // The run creates and removes directories under `dir` while this looks (the bait check's planted
+  // workspace, an attempt's tmp): a listing or read that loses that race is "not yet", not a failure.
   const startedIn = () => {
-    const marker = readdirSync(dir, { recursive: true, encoding: 'utf8' }).find(
-      (name) => path.basename(name) === 'started',
-    );
-    return marker === undefined ? '' : readFileSync(path.join(dir, marker), 'utf8').trim();
+    try {
+      const marker = readdirSync(dir, { recursive: true, encoding: 'utf8' }).find(
+        (name) => path.basename(name) === 'started',
+      );
+      return marker === undefined ? '' : readFileSync(path.join(dir, marker), 'utf8').trim();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+      throw error;
+    }
   };
   await waitUntil('the agent to start', () => startedIn() !== '');
   const workspace = startedIn();
