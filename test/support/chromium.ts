@@ -20,11 +20,13 @@ const ARGS = [
   '--disable-sync',
 ];
 
-/** One browser for a test file, with a fresh profile in `profileDir` (pass it to `after` to close). */
-export function launchChromium(profileDir: string): Promise<BrowserContext> {
-  return chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
-    args: ARGS,
-    viewport: { width: 1200, height: 900 },
-  });
+/**
+ * One browser for a test file, with a fresh profile in `profileDir` (pass it to `after` to close); the
+ * viewport is the size screenshots are taken at.
+ */
+export function launchChromium(
+  profileDir: string,
+  viewport: { width: number; height: number } = { width: 1200, height: 900 },
+): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, args: ARGS, viewport });
 }

@@ -1,10 +1,10 @@
 // biome-ignore-all lint/performance/useDomNodeTextContent: innerText is what a person sees (rendered, CSS applied), which is what this test checks
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { CampaignSchema } from '../../src/attacks/campaign.js';
 import { demoCampaign } from '../../src/attacks/demo-campaign.js';
 import { MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
@@ -12,18 +12,9 @@ import { runCampaign } from '../../src/attacks/run-campaign.js';
 import { type MemoryReader, openMemoryReader } from '../../src/memory/memory-reader.js';
 import { openMemory } from '../../src/memory/open-memory.js';
 import { startViewServer, type ViewServer } from '../../src/view/view-server.js';
+import { chromiumMissing, launchChromium } from '../support/chromium.js';
 import { buildMemoryFile, GatedTarget, HOSTILE_TEXT, storeDemoRuns, storeHostileRun } from './support.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 /** Set to a directory (e.g. `docs`) to save a screenshot of each page there. */
 const SCREENSHOTS = process.env.WITNESS_VIEW_SCREENSHOTS;
 
@@ -35,7 +26,7 @@ interface Watched {
 }
 
 describe('witness view in Chromium', {
-  skip: existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is absent`,
+  skip: chromiumMissing,
 }, () => {
   let dir: string;
   let db: string;
@@ -55,11 +46,7 @@ describe('witness view in Chromium', {
     reader = await openMemoryReader(db);
     viewer = await startViewServer({ reader, pollIntervalMs: 200 });
     // A fresh profile directory per run (Playwright passes it to Chromium as --user-data-dir).
-    browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 860 },
-    });
+    browser = await launchChromium(join(dir, 'profile'), { width: 1280, height: 860 });
     if (SCREENSHOTS !== undefined) mkdirSync(SCREENSHOTS, { recursive: true });
   });
   after(async () => {

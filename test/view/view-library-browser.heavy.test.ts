@@ -1,10 +1,10 @@
 // biome-ignore-all lint/performance/useDomNodeTextContent: innerText is what a person sees (rendered, CSS applied), which is what this test checks
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type BrowserContext, chromium } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { CampaignSchema } from '../../src/attacks/campaign.js';
 import { expandMatrix } from '../../src/attacks/library/matrix.js';
 import { MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
@@ -12,6 +12,7 @@ import { runCampaign } from '../../src/attacks/run-campaign.js';
 import { type MemoryReader, openMemoryReader } from '../../src/memory/memory-reader.js';
 import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
 import { startViewServer, type ViewServer } from '../../src/view/view-server.js';
+import { chromiumMissing, launchChromium } from '../support/chromium.js';
 import { buildMemoryFile } from './support.js';
 
 /**
@@ -21,11 +22,10 @@ import { buildMemoryFile } from './support.js';
  * follows plain lines in README.md and in the issue text, never in package.json, never base64.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = process.env.WITNESS_VIEW_SCREENSHOTS;
 
 describe('witness view in Chromium: the attack library grouping', {
-  skip: existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is absent`,
+  skip: chromiumMissing,
 }, () => {
   let dir: string;
   let reader: MemoryReader;
@@ -54,11 +54,7 @@ describe('witness view in Chromium: the attack library grouping', {
     });
     reader = await openMemoryReader(db);
     viewer = await startViewServer({ reader });
-    browser = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'],
-      viewport: { width: 1280, height: 860 },
-    });
+    browser = await launchChromium(join(dir, 'profile'), { width: 1280, height: 860 });
     if (SCREENSHOTS !== undefined) mkdirSync(SCREENSHOTS, { recursive: true });
   });
   after(async () => {
