@@ -249,14 +249,9 @@ describe('the openat2 seam', { skip: openat2Skip }, () => {
     const a = seam.openDirectoryAt(rootFd, Buffer.from('a'));
     try {
       const plain = seam.openPathAt(a, Buffer.from('f.txt'));
-      // `up` resolves through "..": the kernel answers EAGAIN when any rename on the machine raced that
-      // lookup (openat2(2)), and the seam then takes the procfs path, unproven. Seen on a busy machine;
-      // the kernel proves it on a later try.
-      let up = seam.openPathAt(a, Buffer.from('up'));
-      for (let tries = 1; !seam.provenInside(up) && tries < 100; tries++) {
-        seam.close(up);
-        up = seam.openPathAt(a, Buffer.from('up'));
-      }
+      // `up` resolves through "..", which a rename anywhere on the machine can make the kernel answer
+      // EAGAIN; the binding repeats the call (the EAGAIN test above), so it is still proven here.
+      const up = seam.openPathAt(a, Buffer.from('up'));
       // An outside link: openat2 refuses (EXDEV), procfs opens it O_PATH and readlink places it outside.
       const out = seam.openPathAt(a, Buffer.from('out'));
       // An absolute link back inside: refused by the kernel (absolute), still inside by procfs's check.
