@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseLocator } from './locator.js';
 import { SurfaceKindSchema } from './manifest.js';
 import { type Matcher, MatcherSchema } from './matcher.js';

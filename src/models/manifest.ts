@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { AcquisitionStatusSchema, SurfaceCoverageSchema } from './observation.js';
 import { JsonObjectSchema, parseRecord, TimestampSchema } from './record.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseLocator } from './locator.js';
 import { parseRecord } from './record.js';
 import { MATCH_KINDS, type MatchKind, type SameVocabulary, type ScorableType } from './vocabulary.js';

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { SINGLE_COMMANDS } from '../../src/cli/command-modules.js';
 
 /**
  * Start-up (issue 14): `import 'witness'` loads models, sources, scorers and verdicts but no database
@@ -15,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RECORDER = new URL('./load-recorder.js', import.meta.url).href;
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+/** The bundled CLI (scripts/bundle-cli.ts), which is what the package's `bin` runs. */
+const BUNDLED_CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 
 const HEAVY = ['better-sqlite3', 'pg', 'pg-boss', 'kysely', '@modelcontextprotocol/sdk', 'koffi'] as const;
 
@@ -131,4 +134,68 @@ describe('package entry points', () => {
       fs.rmSync(root, { recursive: true, force: true });
     }
   });
+
+  it("the package's bin is the bundled CLI", () => {
+    const manifest = JSON.parse(fs.readFileSync(`${PACKAGE_ROOT}package.json`, 'utf8')) as {
+      bin: Record<string, string>;
+      files: string[];
+    };
+    assert.deepEqual(manifest.bin, { witness: 'dist/cli/main.js' });
+    assert.ok(manifest.files.includes('dist/cli'));
+    assert.equal(fs.realpathSync(`${PACKAGE_ROOT}${manifest.bin.witness}`), fs.realpathSync(BUNDLED_CLI));
+  });
+
+  it('the bundled witness --version loads no package and no command chunk', () => {
+    const { packages, stdout, urls } = loadedPackages([BUNDLED_CLI, '--version']);
+    assert.equal(stdout, '0.1.0\n');
+    assert.deepEqual([...packages], []);
+    assert.deepEqual(commandChunks(urls), []);
+  });
+
+  it("the bundled witness score loads its own chunk only, and none of zod's files from node_modules", () => {
+    const root = fs.mkdtempSync(`${os.tmpdir()}/witness-bundled-score-`);
+    try {
+      fs.writeFileSync(`${root}/a.txt`, 'hello file');
+      const { packages, stdout, urls } = loadedPackages([
+        BUNDLED_CLI,
+        'score',
+        root,
+        '/a.txt',
+        '--contains',
+        'file',
+      ]);
+      // The verdict needs the acquisition worker: the bundle found dist/cli/acquire-worker.js.
+      assert.match(stdout, /^Verdict: TRUE/);
+      assert.deepEqual(commandChunks(urls), ['score']);
+      // zod and commander are compiled in (zod tree-shaken: no locale but English); the rest stay packages.
+      assert.ok(!packages.has('zod'), 'the bundled CLI resolved zod from node_modules');
+      assert.ok(!packages.has('commander'), 'the bundled CLI resolved commander from node_modules');
+      for (const heavy of HEAVY.filter((name) => name !== 'koffi')) {
+        assert.ok(!packages.has(heavy), `the bundled witness score loaded ${heavy}`);
+      }
+      // zod's messages are still English (its default locale survived tree shaking), word for word
+      // what the unbundled CLI prints.
+      fs.writeFileSync(`${root}/bad.json`, '{"id":5}');
+      const replays = [BUNDLED_CLI, CLI].map((cli) =>
+        spawnSync(process.execPath, [cli, 'replay', `${root}/bad.json`], { encoding: 'utf8' }),
+      );
+      assert.equal(replays[0]?.status, 2);
+      assert.match(replays[0]?.stderr ?? '', /id: Invalid input: expected string, received number/);
+      assert.equal(replays[0]?.stderr, replays[1]?.stderr);
+      const help = loadedPackages([BUNDLED_CLI, '--help']);
+      for (const name of SINGLE_COMMANDS) assert.match(help.stdout, new RegExp(`^  ${name} `, 'm'), name);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
+
+/** The command chunks of the bundled CLI (`dist/cli/<command>-<HASH>.js`) among the resolved URLs, by command. */
+function commandChunks(urls: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const url of urls) {
+    const match = /\/dist\/cli\/([a-z]+)-[A-Z0-9]{8}\.js$/.exec(url);
+    if (match?.[1] !== undefined && SINGLE_COMMANDS.includes(match[1])) found.push(match[1]);
+  }
+  return found.sort();
+}
