@@ -123,7 +123,13 @@ describe('package entry points', () => {
       for (const heavy of HEAVY.filter((name) => name !== 'koffi')) {
         assert.ok(!packages.has(heavy), `witness score loaded ${heavy}`);
       }
-      for (const module of ['/attacks/run-campaign.js', '/targets/', '/model-server/', '/memory/']) {
+      for (const module of [
+        '/attacks/run-campaign.js',
+        '/targets/',
+        '/model-server/',
+        '/memory/',
+        '/models/manifest.js',
+      ]) {
         assert.ok(!urls.some((url) => url.includes(module)), `witness score loaded ${module}`);
       }
       // The whole tree is still what `witness --help` gets.
