@@ -173,6 +173,25 @@ describe('package entry points', () => {
       // The verdict needs the acquisition worker: the bundle found dist/cli/acquire-worker.js.
       assert.match(stdout, /^Verdict: TRUE/);
       assert.deepEqual(commandChunks(urls), ['score']);
+      // What was really evaluated: esbuild marks each source module's code with a `// src/….ts` line.
+      const modules = bundledModules(urls);
+      assert.ok(modules.includes('src/cli/commands/score.ts'), 'the recorder sees the bundled modules');
+      assert.deepEqual(
+        modules.filter((module) => module.startsWith('src/cli/commands/')),
+        ['src/cli/commands/score.ts'],
+      );
+      for (const module of [
+        'src/attacks/',
+        'src/targets/',
+        'src/model-server/',
+        'src/memory/',
+        'src/models/manifest.ts',
+      ]) {
+        assert.ok(
+          !modules.some((loaded) => loaded.startsWith(module)),
+          `the bundled witness score loaded ${module}`,
+        );
+      }
       // zod and commander are compiled in (zod tree-shaken: no locale but English); the rest stay packages.
       assert.ok(!packages.has('zod'), 'the bundled CLI resolved zod from node_modules');
       assert.ok(!packages.has('commander'), 'the bundled CLI resolved commander from node_modules');
@@ -204,4 +223,16 @@ function commandChunks(urls: readonly string[]): string[] {
     if (match?.[1] !== undefined && SINGLE_COMMANDS.includes(match[1])) found.push(match[1]);
   }
   return found.sort();
+}
+
+/** The source modules whose code the bundled CLI's loaded files hold (esbuild's `// src/….ts` markers). */
+function bundledModules(urls: readonly string[]): string[] {
+  const modules = new Set<string>();
+  for (const url of urls) {
+    if (!/\/dist\/cli\/[^/]+\.js$/.test(url)) continue;
+    for (const match of fs.readFileSync(new URL(url), 'utf8').matchAll(/^\/\/ (src\/\S+\.ts)$/gm)) {
+      modules.add(match[1] as string);
+    }
+  }
+  return [...modules].sort();
 }
