@@ -129,6 +129,7 @@ describe('package entry points', () => {
         '/model-server/',
         '/memory/',
         '/models/manifest.js',
+        '/models/evidence-limits-schema.js',
       ]) {
         assert.ok(!urls.some((url) => url.includes(module)), `witness score loaded ${module}`);
       }
@@ -186,6 +187,7 @@ describe('package entry points', () => {
         'src/model-server/',
         'src/memory/',
         'src/models/manifest.ts',
+        'src/models/evidence-limits-schema.ts',
       ]) {
         assert.ok(
           !modules.some((loaded) => loaded.startsWith(module)),
