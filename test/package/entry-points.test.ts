@@ -142,6 +142,17 @@ describe('package entry points', () => {
     }
   });
 
+  it('the bundled CLI is built from the current sources (else: node dist/scripts/bundle-cli.js)', () => {
+    // `npm test` bundles after `tsc -b`; a bare `tsc -b` does not, and the checks below would then judge
+    // a stale bundle.
+    const bundledAt = fs.statSync(BUNDLED_CLI).mtimeMs;
+    const stale = fs
+      .readdirSync(`${PACKAGE_ROOT}dist/src`, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.js'))
+      .filter((file) => fs.statSync(`${PACKAGE_ROOT}dist/src/${file}`).mtimeMs > bundledAt);
+    assert.deepEqual(stale, [], 'dist/cli is older than these; run node dist/scripts/bundle-cli.js');
+  });
+
   it("the package's bin is the bundled CLI", () => {
     const manifest = JSON.parse(fs.readFileSync(`${PACKAGE_ROOT}package.json`, 'utf8')) as {
       bin: Record<string, string>;
