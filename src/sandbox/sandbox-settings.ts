@@ -1,4 +1,13 @@
-import { accessSync, closeSync, constants, mkdtempSync, openSync, realpathSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { removeTree } from '../sources/local-file/confined-removal.js';
@@ -73,8 +82,12 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
     containment = { mode: 'bwrap', bwrapPath: availability.bwrapPath };
   }
   const operatorHome = input.hostEnv.HOME;
+  // A home that does not exist (`HOME=/nonexistent`, the `nobody` user of a CI container) holds nothing
+  // to hide, and bubblewrap cannot make a mount point for it on the read-only host: every sandbox failed.
   const hiddenDirectories =
-    operatorHome !== undefined && isAbsolute(operatorHome) && operatorHome !== '/' ? [operatorHome] : [];
+    operatorHome !== undefined && isAbsolute(operatorHome) && operatorHome !== '/' && existsSync(operatorHome)
+      ? [operatorHome]
+      : [];
   const hiddenFiles =
     input.memoryFile === undefined || !isAbsolute(input.memoryFile)
       ? []
