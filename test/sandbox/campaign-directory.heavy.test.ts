@@ -97,15 +97,22 @@ console.log(JSON.stringify(result));
 
 async function runLibrary(
   campaignFile: string,
-  options: { exposeCampaign: boolean; workspaceParent?: string; memoryFile?: string; keep?: boolean },
+  options: {
+    exposeCampaign: boolean;
+    workspaceParent?: string;
+    memoryFile?: string;
+    keep?: boolean;
+    operatorHome?: string;
+  },
 ) {
   const campaign = await loadCampaignFile(campaignFile);
+  const env = options.operatorHome === undefined ? hostEnv : { ...hostEnv, HOME: options.operatorHome };
   const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
-    hostEnv,
+    hostEnv: env,
     memoryLocation: options.memoryFile,
     campaignFile: options.exposeCampaign ? campaignFile : undefined,
   });
-  const target = createTarget(campaign.target, { env: hostEnv, sandbox, redactor });
+  const target = createTarget(campaign.target, { env, sandbox, redactor });
   const memory = options.memoryFile === undefined ? undefined : await openMemory(options.memoryFile);
   try {
     const result = await runCampaign({
@@ -302,6 +309,35 @@ attacks:
       [first, second].map((attempt) => basename(dirname(attempt?.workspace?.root as string))).sort(),
     );
     rmSync(dirname(dirname(first?.workspace?.root as string)), { recursive: true, force: true });
+  });
+
+  it('shows a campaign kept in the operator’s home, and nothing else of the home', async () => {
+    const operatorHome = realpathSync(mkdtempSync('/var/tmp/witness-operator-home-'));
+    try {
+      writeFileSync(join(operatorHome, '.secret'), 'operator');
+      const dir = join(operatorHome, 'projects', 'campaign');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(
+        join(dir, 'agent.mjs'),
+        "import { readFileSync, writeFileSync } from 'node:fs';\n" +
+          'let secret; try { secret = readFileSync(process.env.OPERATOR_HOME + "/.secret", "utf8"); } catch (e) { secret = e.code; }\n' +
+          "writeFileSync(process.argv[2] + '/out.txt', 'ran ' + secret);\nconsole.log('ran ' + secret);\n",
+      );
+      const file = join(dir, 'campaign.yaml');
+      writeFileSync(
+        file,
+        campaignYaml(
+          '{ uri: /out.txt, contains: ran }',
+          1,
+          `env: { OPERATOR_HOME: ${JSON.stringify(operatorHome)} }\n`,
+        ),
+      );
+      const { result } = await runLibrary(file, { exposeCampaign: true, operatorHome });
+      const [attempt] = result.attempts;
+      assert.deepEqual([attempt?.outcome, attempt?.reply], ['success', 'ran ENOENT\n'], attempt?.error ?? '');
+    } finally {
+      rmSync(operatorHome, { recursive: true, force: true });
+    }
   });
 
   it('withholds a campaign directory that holds the run directories, and the failure says why', async () => {
