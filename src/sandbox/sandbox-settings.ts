@@ -200,8 +200,18 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
       : undefined;
   const shown = campaign?.shown === true ? campaign : undefined;
   // Mount order (ancestors first) is `bwrapArguments`'s concern; here only what is hidden and shown.
+  // The directory run directories are made in (TMPDIR, a worker's directory) holds other runs' attempts
+  // too — a concurrent `witness run`, a worker's other runs — whose workspaces the agent could otherwise
+  // read when it is not `/tmp` (replaced anyway): it is hidden like the run directory.
+  const runParent = dirname(attempt.runPath);
+  const runsHidden = runParent === '/' || runParent === '/tmp' ? [] : [runParent];
   const hiddenDirectories = [
-    ...new Set([...settings.hiddenDirectories, attempt.runPath, ...(shown?.hiddenDirectories ?? [])]),
+    ...new Set([
+      ...settings.hiddenDirectories,
+      ...runsHidden,
+      attempt.runPath,
+      ...(shown?.hiddenDirectories ?? []),
+    ]),
   ];
   const process = startContained({
     containment: settings.containment,
@@ -220,7 +230,7 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
       ...programDirectories(
         env.PATH ?? '',
         request.command,
-        bwrap ? [...settings.hiddenDirectories, '/tmp'] : settings.hiddenDirectories,
+        bwrap ? [...settings.hiddenDirectories, ...runsHidden, '/tmp'] : settings.hiddenDirectories,
       ),
       ...(shown === undefined ? [] : [shown.path]),
     ].filter((path, index, all) => all.indexOf(path) === index),
