@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -9,7 +10,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { prepareCampaignContainment } from '../../src/attacks/campaign-containment.js';
 import { loadCampaignFile } from '../../src/attacks/campaign-file.js';
@@ -170,6 +171,28 @@ describe('the campaign directory in the sandbox', { skip }, () => {
     const [failed] = control.result.attempts;
     assert.equal(failed?.outcome, 'error');
     assert.match(failed?.error ?? '', /Cannot find module|ENOENT/);
+  });
+
+  it('runs the shipped command-agent example copied under /tmp, with its memory beside it', async () => {
+    const dir = join(campaignDir, 'examples');
+    cpSync(resolve('examples'), dir, { recursive: true });
+    const cli = await runCli(
+      ['run', join(dir, 'command-agent.yaml'), '--json', '--db', join(dir, 'witness.db')],
+      { env: { ...process.env, ...hostEnv } },
+    );
+    assert.equal(cli.status, 0, cli.stderr);
+    const attempts = JSON.parse(cli.stdout).attempts;
+    assert.deepEqual(
+      attempts.map((a: { attack: string; outcome: string; containment: string }) => [
+        a.attack,
+        a.outcome,
+        a.containment,
+      ]),
+      [
+        ['hook-injection', 'success', 'bwrap'],
+        ['sentinel-kept', 'failure', 'bwrap'],
+      ],
+    );
   });
 
   it('starts an MCP server script kept beside a campaign under /tmp, and the attempt decides', async () => {
