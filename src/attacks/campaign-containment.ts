@@ -23,6 +23,8 @@ export async function prepareCampaignContainment(
     hostEnv: Readonly<Record<string, string | undefined>>;
     /** The memory's location (`--db`): a file path is hidden from agents with its side files. */
     memoryLocation?: string | undefined;
+    /** The campaign file: its directory is shown to agents read-only (the file itself is hidden). */
+    campaignFile?: string | undefined;
   },
 ): Promise<CampaignContainment> {
   const processKind = startsProcesses(campaign.target);
@@ -36,6 +38,7 @@ export async function prepareCampaignContainment(
           passEnv: campaign.passEnv,
           env: campaign.env,
           memoryFile: memoryFile(context.memoryLocation),
+          campaignFile: context.campaignFile,
           drainMs: campaign.drainMs,
           what: processKind,
         });

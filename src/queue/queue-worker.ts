@@ -361,10 +361,12 @@ async function loadRunContext(
     where.ownerPid,
   );
   directories.push(dir);
-  const campaign = await loadCampaignFile(join(dir, row.campaign_file));
+  const campaignFile = join(dir, row.campaign_file);
+  const campaign = await loadCampaignFile(campaignFile);
   const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
     hostEnv: where.env,
     memoryLocation: where.url,
+    campaignFile,
   });
   const target = createTarget(campaign.target, { env: where.env, sandbox });
   const runDirectory = await createRunDirectory(where.workDirectory, where.ownerPid);

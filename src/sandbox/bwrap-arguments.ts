@@ -1,7 +1,8 @@
 /**
  * The bubblewrap command line for one contained process (SPEC §11). A pure function of the plan, so the
  * layout can be read and tested without running anything. Mount order matters: later mounts cover
- * earlier ones, so the read-only host comes first, then what is hidden, then what is writable.
+ * earlier ones, so the read-only host comes first, then hidden and shown directories (ancestors first),
+ * then hidden files, then what is writable.
  *
  * What each piece stops:
  * - `--unshare-pid` + `--die-with-parent`: the agent and everything it starts (a `setsid` daemon included)
@@ -21,6 +22,9 @@
  * - `--tmpfs` over each hidden directory (the per-run directory holding every attempt's workspace, the
  *   operator's home) and `/dev/null` over each hidden file (the memory database, its WAL): another
  *   attempt's workspace, the operator's dotfiles and the campaign's stored results are not visible.
+ * - `--ro-bind-try` of each shown directory (a program installed in the home, the campaign directory):
+ *   the agent can run its own script but not rewrite it for a later attempt; what must stay hidden in it
+ *   is covered again after it (see `campaign-directory.ts`).
  * - `--bind-fd`: the workspace and the attempt's home are mounted from the handles Witness holds, not by
  *   path, so an agent that swaps a path for a symlink cannot redirect the mount.
  * - `--clearenv` + `--setenv`: the agent sees only the allowlisted environment (no API keys it was not
@@ -51,7 +55,10 @@ export interface BwrapPlan {
   hiddenDirectories: readonly string[];
   /** Files replaced by `/dev/null` (the memory database and its side files). */
   hiddenFiles: readonly string[];
-  /** Paths inside hidden directories shown again, read-only (the agent's program installed in a home). */
+  /**
+   * Directories shown read-only at their own path: inside hidden ones (the agent's program installed in a
+   * home) or over the private `/tmp` (the campaign directory).
+   */
   exposedReadOnly?: readonly string[] | undefined;
   network: NetworkMode;
   /** Where bubblewrap writes `{"child-pid": N}`: the namespace's init, watched until it is gone. */
@@ -91,8 +98,10 @@ export const BASE_BWRAP_ARGUMENTS: readonly string[] = Object.freeze([
 export function bwrapArguments(plan: BwrapPlan): string[] {
   const argv = [...BASE_BWRAP_ARGUMENTS];
   if (plan.network === 'none') argv.push('--unshare-net');
-  for (const directory of plan.hiddenDirectories) argv.push('--tmpfs', directory);
-  for (const path of plan.exposedReadOnly ?? []) argv.push('--ro-bind-try', path, path);
+  for (const mount of directoryMounts(plan)) {
+    if (mount.show) argv.push('--ro-bind-try', mount.path, mount.path);
+    else argv.push('--tmpfs', mount.path);
+  }
   for (const file of plan.hiddenFiles) argv.push('--ro-bind-try', '/dev/null', file);
   for (const mount of plan.writable) argv.push('--bind-fd', String(mount.childFd), mount.path);
   if (plan.infoFd !== undefined) argv.push('--info-fd', String(plan.infoFd));
@@ -103,4 +112,21 @@ export function bwrapArguments(plan: BwrapPlan): string[] {
   // `--` ends bubblewrap's options: a command named `--bind` is a command, not an option.
   argv.push('--', plan.command, ...plan.args);
   return argv;
+}
+
+/**
+ * The hidden and shown directories in mount order: a later mount covers an earlier one, so an ancestor
+ * always comes before what lies in it (fewer path segments first). A directory shown inside a hidden one
+ * (a program under the operator's home, a campaign under `/tmp`) is thus visible, and a directory hidden
+ * inside a shown one (the run directory in a campaign directory that holds `TMPDIR`) stays hidden. At one
+ * path, hiding wins.
+ */
+function directoryMounts(plan: BwrapPlan): { path: string; show: boolean }[] {
+  const mounts = [
+    ...(plan.exposedReadOnly ?? []).map((path) => ({ path, show: true })),
+    ...plan.hiddenDirectories.map((path) => ({ path, show: false })),
+  ];
+  const depth = (path: string) => path.split('/').filter((part) => part !== '').length;
+  // Array.prototype.sort is stable: at equal depth, shown (listed first) stays before hidden.
+  return mounts.sort((a, b) => depth(a.path) - depth(b.path));
 }

@@ -1,9 +1,23 @@
-import { accessSync, closeSync, constants, mkdtempSync, openSync, realpathSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { removeTree } from '../sources/local-file/confined-removal.js';
 import { agentEnvironment } from './agent-environment.js';
 import type { NetworkMode } from './bwrap-arguments.js';
+import {
+  type CampaignDirectory,
+  campaignDirectoryMounts,
+  campaignDirectoryOf,
+} from './campaign-directory.js';
 import {
   type ContainedProcess,
   type ContainmentChoice,
@@ -33,6 +47,8 @@ export interface SandboxSettings {
   hiddenDirectories: readonly string[];
   /** Files hidden from the agent (the memory database and its side files). */
   hiddenFiles: readonly string[];
+  /** The campaign's directory, shown read-only in the sandbox (see `campaign-directory.ts`). */
+  campaignDirectory?: CampaignDirectory | undefined;
   drainMs: number;
 }
 
@@ -45,6 +61,11 @@ export interface ResolveSandboxInput {
   env?: Readonly<Record<string, string>> | undefined;
   /** The memory database file, hidden from the agent with its `-wal`, `-shm` and `-journal` files. */
   memoryFile?: string | undefined;
+  /**
+   * The campaign file: its directory (where the campaign's relative paths resolve) is shown read-only to
+   * the agent at the same path, the file itself and the memory in it hidden.
+   */
+  campaignFile?: string | undefined;
   drainMs?: number | undefined;
   /** What needs the sandbox, for the refusal message (`the command target`). */
   what?: string | undefined;
@@ -61,12 +82,18 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
     containment = { mode: 'bwrap', bwrapPath: availability.bwrapPath };
   }
   const operatorHome = input.hostEnv.HOME;
+  // A home that does not exist (`HOME=/nonexistent`, the `nobody` user of a CI container) holds nothing
+  // to hide, and bubblewrap cannot make a mount point for it on the read-only host: every sandbox failed.
   const hiddenDirectories =
-    operatorHome !== undefined && isAbsolute(operatorHome) && operatorHome !== '/' ? [operatorHome] : [];
+    operatorHome !== undefined && isAbsolute(operatorHome) && operatorHome !== '/' && existsSync(operatorHome)
+      ? [operatorHome]
+      : [];
   const hiddenFiles =
     input.memoryFile === undefined || !isAbsolute(input.memoryFile)
       ? []
-      : ['', '-wal', '-shm', '-journal'].map((suffix) => `${input.memoryFile}${suffix}`);
+      : memoryNames(input.memoryFile).flatMap((memory) =>
+          ['', '-wal', '-shm', '-journal'].map((suffix) => `${memory}${suffix}`),
+        );
   return {
     containment,
     network: input.network ?? 'host',
@@ -75,8 +102,22 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
     env: input.env ?? {},
     hiddenDirectories,
     hiddenFiles,
+    campaignDirectory: input.campaignFile === undefined ? undefined : campaignDirectoryOf(input.campaignFile),
     drainMs: input.drainMs ?? 1_000,
   };
+}
+
+/**
+ * The memory file as named and through its real directory: a memory named `/tmp/link/witness.db` is
+ * still covered when the campaign directory shows it as `/tmp/real/witness.db`, and the other way round.
+ */
+function memoryNames(memoryFile: string): string[] {
+  try {
+    const real = join(realpathSync(dirname(memoryFile)), basename(memoryFile));
+    return real === memoryFile ? [memoryFile] : [memoryFile, real];
+  } catch {
+    return [memoryFile];
+  }
 }
 
 /** An attempt's held directories, as the attempt pipeline hands them to a target. */
@@ -100,6 +141,11 @@ export interface LaunchRequest {
 
 export interface Launched {
   process: ContainedProcess;
+  /**
+   * Why the campaign directory is not shown in the sandbox, when it is not (it is the operator's home,
+   * `/tmp` itself, ...): an agent that then fails to find its script can be explained to the operator.
+   */
+  campaignDirectoryWithheld?: string | undefined;
   /** Releases what the launch created for itself (a private home when the caller gave none). */
   release(): void;
 }
@@ -142,10 +188,31 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     home: attempt.home.path,
     tmp: bwrap ? '/tmp' : attempt.tmp.path,
   });
-  // Ancestors first (a tmpfs over the operator's home, then over a run directory inside it).
-  const hiddenDirectories = [...new Set([...settings.hiddenDirectories, attempt.runPath])].sort(
-    (a, b) => a.length - b.length,
-  );
+  const campaign =
+    bwrap && settings.campaignDirectory !== undefined
+      ? campaignDirectoryMounts({
+          directory: settings.campaignDirectory,
+          hiddenDirectories: settings.hiddenDirectories.map(realOrSelf),
+          runPath: attempt.runPath,
+          hiddenFiles: settings.hiddenFiles,
+          privateTmp: true,
+        })
+      : undefined;
+  const shown = campaign?.shown === true ? campaign : undefined;
+  // Mount order (ancestors first) is `bwrapArguments`'s concern; here only what is hidden and shown.
+  // The directory run directories are made in (TMPDIR, a worker's directory) holds other runs' attempts
+  // too — a concurrent `witness run`, a worker's other runs — whose workspaces the agent could otherwise
+  // read when it is not `/tmp` (replaced anyway): it is hidden like the run directory.
+  const runParent = dirname(attempt.runPath);
+  const runsHidden = runParent === '/' || runParent === '/tmp' ? [] : [runParent];
+  const hiddenDirectories = [
+    ...new Set([
+      ...settings.hiddenDirectories,
+      ...runsHidden,
+      attempt.runPath,
+      ...(shown?.hiddenDirectories ?? []),
+    ]),
+  ];
   const process = startContained({
     containment: settings.containment,
     command: request.command,
@@ -156,23 +223,41 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     env,
     network: settings.network,
     hiddenDirectories,
-    hiddenFiles: settings.hiddenFiles,
+    hiddenFiles: [...new Set([...settings.hiddenFiles, ...(shown?.hiddenFiles ?? [])])],
     // Under bubblewrap `/tmp` is a fresh tmpfs too, so a program installed there (an agent CLI put in a
     // scratch prefix by CI) is shown the same way as one in the operator's home.
-    exposedReadOnly: programDirectories(
-      env.PATH ?? '',
-      request.command,
-      bwrap ? [...settings.hiddenDirectories, '/tmp'] : settings.hiddenDirectories,
-    ),
+    exposedReadOnly: [
+      ...programDirectories(
+        env.PATH ?? '',
+        request.command,
+        bwrap ? [...settings.hiddenDirectories, ...runsHidden, '/tmp'] : settings.hiddenDirectories,
+      ),
+      ...(shown === undefined ? [] : [shown.path]),
+    ].filter((path, index, all) => all.indexOf(path) === index),
     drainMs: settings.drainMs,
   });
   return {
     process,
+    ...(campaign?.shown === false
+      ? {
+          campaignDirectoryWithheld:
+            `the campaign directory ${campaign.path} is not shown in the sandbox (${campaign.reason}); ` +
+            'to let the agent use files beside the campaign, move them into a directory of their own',
+        }
+      : {}),
     release() {
       for (const fd of owned.splice(0)) closeSync(fd);
       if (ownHome !== undefined) removeTree(ownHome);
     },
   };
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function findProgram(command: string, searchPath: string): string | undefined {

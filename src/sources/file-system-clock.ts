@@ -48,7 +48,7 @@ export interface ClockMark {
   fileSystemType: number;
   /** The marker's ctime, ms as Node reports it: the clean moment. */
   ctimeMs: number;
-  /** The monotonic clock (performance.now()) just after the marker was stamped, to detect clock steps. */
+  /** The monotonic clock (performance.now()) just after the marker was created, to detect clock steps. */
   monotonicMs: number;
 }
 
@@ -56,19 +56,19 @@ export interface ClockMark {
  * Creates a fresh file (O_EXCL, never following a link) in `directory`, reads its ctime and file system,
  * and removes it. Throws the file-system error when the directory is not writable; the caller then
  * simply reads every file (no carry-over).
+ *
+ * The monotonic reading must be taken close to the moment the kernel stamped the marker: a process
+ * descheduled between the two (a loaded machine) would otherwise look like a clock that went back by the
+ * delay, and {@link checkClockSince} would decline a sound carry-over — or, on the first mark, a long
+ * delay would widen the step it can miss. So the stamp is bracketed by two monotonic readings and taken
+ * again (a fresh marker) while the bracket is wider than {@link MARK_BRACKET_MS}; after
+ * {@link MARK_ATTEMPTS} tries the last one is used, and a wide bracket only ever makes the check decline
+ * (read every file), never carry more.
  */
 export function markFileSystemClock(directory: string): ClockMark {
-  const marker = path.join(directory, `.witness-clock-${randomUUID()}`);
-  const flags = fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW;
-  const fd = fs.openSync(marker, flags, 0o600);
-  let stat: fs.Stats;
-  let monotonicMs: number;
-  try {
-    stat = fs.fstatSync(fd);
-    monotonicMs = performance.now();
-  } finally {
-    fs.closeSync(fd);
-    fs.rmSync(marker, { force: true });
+  let mark = stampMarker(directory);
+  for (let attempt = 1; attempt < MARK_ATTEMPTS && mark.bracketMs > MARK_BRACKET_MS; attempt++) {
+    mark = stampMarker(directory);
   }
   const type = Number(fs.statfsSync(directory).type);
   const known = (Object.entries(CARRY_FILE_SYSTEMS) as Array<[CarryFileSystem, number]>).find(
@@ -76,12 +76,30 @@ export function markFileSystemClock(directory: string): ClockMark {
   );
   return {
     directory,
-    dev: stat.dev,
+    dev: mark.stat.dev,
     fileSystem: known?.[0] ?? null,
     fileSystemType: type,
-    ctimeMs: stat.ctimeMs,
-    monotonicMs,
+    ctimeMs: mark.stat.ctimeMs,
+    monotonicMs: mark.monotonicMs,
   };
+}
+
+/** Widest accepted gap between the monotonic readings around a marker's creation. */
+const MARK_BRACKET_MS = 5;
+const MARK_ATTEMPTS = 8;
+
+function stampMarker(directory: string): { stat: fs.Stats; monotonicMs: number; bracketMs: number } {
+  const marker = path.join(directory, `.witness-clock-${randomUUID()}`);
+  const flags = fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW;
+  const before = performance.now();
+  const fd = fs.openSync(marker, flags, 0o600);
+  try {
+    const monotonicMs = performance.now();
+    return { stat: fs.fstatSync(fd), monotonicMs, bracketMs: monotonicMs - before };
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(marker, { force: true });
+  }
 }
 
 /**

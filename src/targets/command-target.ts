@@ -2,12 +2,9 @@ import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
-import {
-  launchInAttempt,
-  resolveSandboxSettings,
-  type SandboxSettings,
-} from '../sandbox/sandbox-settings.js';
+import { launchInAttempt, type SandboxSettings } from '../sandbox/sandbox-settings.js';
 import type { Target, TargetRequest, TargetResponse } from './target.js';
+import { TargetContainment } from './target-containment.js';
 import { positiveInteger as positive, TARGET_DEFAULTS } from './target-defaults.js';
 import type { TranscriptEvent } from './transcript.js';
 
@@ -54,7 +51,7 @@ export class CommandTarget implements Target {
   readonly #options: CommandTargetOptions;
   readonly #timeoutMs: number;
   readonly #maxOutputBytes: number;
-  #sandbox: Promise<SandboxSettings> | undefined;
+  readonly #containment: TargetContainment;
 
   constructor(options: CommandTargetOptions) {
     if (typeof options.command !== 'string' || options.command === '') {
@@ -66,19 +63,11 @@ export class CommandTarget implements Target {
       options.maxOutputBytes ?? TARGET_DEFAULTS.maxOutputBytes,
     );
     this.#options = { ...options };
-    if (options.sandbox !== undefined) this.#sandbox = Promise.resolve(options.sandbox);
+    this.#containment = new TargetContainment(options.sandbox, options.baseEnv, 'a command target');
   }
 
   containment(): Containment {
-    return this.#options.sandbox?.containment.mode ?? 'bwrap';
-  }
-
-  #settings(): Promise<SandboxSettings> {
-    this.#sandbox ??= resolveSandboxSettings({
-      hostEnv: this.#options.baseEnv ?? {},
-      what: 'a command target',
-    });
-    return this.#sandbox;
+    return this.#containment.mode();
   }
 
   async send(request: TargetRequest): Promise<TargetResponse> {
@@ -86,7 +75,7 @@ export class CommandTarget implements Target {
     const fill = (template: string) => substitutePlaceholders(template, request);
     const args = (this.#options.args ?? []).map(fill);
     const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: request.prompt }];
-    const settings = await this.#settings();
+    const settings = await this.#containment.settings();
     let launched: ReturnType<typeof launchInAttempt> | undefined;
     let startError: Error | undefined;
     try {
@@ -189,7 +178,11 @@ export class CommandTarget implements Target {
     }
     if (exit.code !== 0) {
       const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
-      throw new TargetError(`the command ${how}${stderrTail(stderrEnd)}`, transcript);
+      const withheld = launched?.campaignDirectoryWithheld;
+      throw new TargetError(
+        `the command ${how}${stderrTail(stderrEnd)}${withheld === undefined ? '' : `; note: ${withheld}`}`,
+        transcript,
+      );
     }
     return { reply, transcript };
   }

@@ -4,6 +4,7 @@ import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
 import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
 import { type McpServerOptions, McpToolbox } from './mcp-toolbox.js';
+import { TargetContainment } from './target-containment.js';
 import { nonEmptyString, TARGET_DEFAULTS } from './target-defaults.js';
 import type { FileToolMapping, OpenedToolbox, ToolboxProvider, ToolSpec } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
@@ -16,6 +17,7 @@ import type { TranscriptEvent } from './transcript.js';
  */
 export class McpToolboxProvider implements ToolboxProvider {
   readonly #server: McpServerOptions;
+  readonly #containment: TargetContainment;
 
   constructor(server: McpServerOptions) {
     nonEmptyString('server.command', server?.command);
@@ -23,6 +25,7 @@ export class McpToolboxProvider implements ToolboxProvider {
       ...server,
       timeoutMs: checkTimeoutMs('server.timeoutMs', server.timeoutMs ?? TARGET_DEFAULTS.mcpTimeoutMs),
     };
+    this.#containment = new TargetContainment(server.sandbox, {}, 'an MCP server');
   }
 
   async open(
@@ -31,7 +34,14 @@ export class McpToolboxProvider implements ToolboxProvider {
     signal?: AbortSignal,
     attempt?: AttemptDirectories,
   ): Promise<OpenedToolbox> {
-    const toolbox = await McpToolbox.start(this.#server, workspace, transcript, signal, attempt);
+    const sandbox = await this.#containment.settings();
+    const toolbox = await McpToolbox.start(
+      { ...this.#server, sandbox },
+      workspace,
+      transcript,
+      signal,
+      attempt,
+    );
     return {
       toolbox,
       fileMapping: async () => mcpFileMapping(await toolbox.list(), workspace),
@@ -46,7 +56,7 @@ export class McpToolboxProvider implements ToolboxProvider {
 
   /** The server is a process: contained by bubblewrap unless the campaign said `sandbox: none`. */
   containment(): Containment {
-    return this.#server.sandbox?.containment.mode ?? 'bwrap';
+    return this.#containment.mode();
   }
 
   identifier(): ComponentIdentifier {

@@ -7,7 +7,6 @@ import {
   type AttemptDirectories,
   type Launched,
   launchInAttempt,
-  resolveSandboxSettings,
   type SandboxSettings,
 } from '../sandbox/sandbox-settings.js';
 import { ContainedStdioTransport } from './contained-stdio-transport.js';
@@ -28,7 +27,10 @@ export interface McpServerOptions {
   args?: readonly string[] | undefined;
   /** Extra environment variables (added to the sandbox's allowlisted environment). */
   env?: Readonly<Record<string, string>> | undefined;
-  /** How the server is contained; bubblewrap is required when absent (see CommandTargetOptions.sandbox). */
+  /**
+   * How the server is contained; bubblewrap is required when absent (see `TargetContainment`, which
+   * resolves it before {@link McpToolbox.start}).
+   */
   sandbox?: SandboxSettings | undefined;
   /** Bound on starting the server and on each tool call. Default 30,000 ms. */
   timeoutMs?: number | undefined;
@@ -56,7 +58,7 @@ export class McpToolbox implements Toolbox {
 
   /** Starts the server and completes the MCP handshake; a server that fails to start is a TargetError. */
   static async start(
-    options: McpServerOptions,
+    options: McpServerOptions & { sandbox: SandboxSettings },
     workspace: string,
     transcript: TranscriptEvent[],
     signal?: AbortSignal,
@@ -64,8 +66,7 @@ export class McpToolbox implements Toolbox {
   ): Promise<McpToolbox> {
     const timeoutMs = checkTimeoutMs('server.timeoutMs', options.timeoutMs ?? 30_000);
     const args = (options.args ?? []).map((arg) => arg.split('{workspace}').join(workspace));
-    const settings =
-      options.sandbox ?? (await resolveSandboxSettings({ hostEnv: {}, what: 'an MCP server' }));
+    const settings = options.sandbox;
     const client = new Client({ name: 'witness', version: '0.1.0' });
     let launched: Launched | undefined;
     let startError: unknown;
@@ -89,8 +90,9 @@ export class McpToolbox implements Toolbox {
       await toolbox.close();
       if (signal?.aborted) throw signal.reason;
       const stderr = toolbox.stderr();
+      const withheld = launched?.campaignDirectoryWithheld;
       throw new TargetError(
-        `the MCP server did not start: ${(error as Error).message}${stderr === '' ? '' : `; stderr: ${stderr.slice(0, 500)}`}`,
+        `the MCP server did not start: ${(error as Error).message}${stderr === '' ? '' : `; stderr: ${stderr.slice(0, 500)}`}${withheld === undefined ? '' : `; note: ${withheld}`}`,
         transcript,
         { cause: error },
       );

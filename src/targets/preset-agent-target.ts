@@ -6,11 +6,7 @@ import { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Containment } from '../models/vocabulary.js';
-import {
-  type AttemptDirectories,
-  resolveSandboxSettings,
-  type SandboxSettings,
-} from '../sandbox/sandbox-settings.js';
+import type { AttemptDirectories, SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { removeTree } from '../sources/local-file/confined-removal.js';
 import { CommandTarget } from './command-target.js';
 import type { AgentPresetName } from './presets/agent-preset.js';
@@ -18,6 +14,7 @@ import { AGENT_PRESET_MODULES } from './presets/preset-registry.js';
 import { toolCallsFromExchanges } from './recorded-tool-calls.js';
 import { type RecordingProxy, startRecordingProxy } from './recording-proxy.js';
 import type { Target, TargetRequest, TargetResponse } from './target.js';
+import { TargetContainment } from './target-containment.js';
 import type { TranscriptEvent } from './transcript.js';
 
 /**
@@ -71,7 +68,7 @@ export interface PresetAgentTargetOptions {
 export class PresetAgentTarget implements Target {
   readonly #options: PresetAgentTargetOptions;
   readonly #redactor: SecretRedactor;
-  #sandbox: Promise<SandboxSettings> | undefined;
+  readonly #containment: TargetContainment;
 
   constructor(options: PresetAgentTargetOptions) {
     if (!Object.hasOwn(AGENT_PRESET_MODULES, options.preset)) {
@@ -88,19 +85,15 @@ export class PresetAgentTarget implements Target {
     this.#redactor =
       options.redactor ??
       new SecretRedactor(apiKeyEnv === undefined ? [] : [{ name: apiKeyEnv, value: apiKey }]);
-    if (options.sandbox !== undefined) this.#sandbox = Promise.resolve(options.sandbox);
+    this.#containment = new TargetContainment(
+      options.sandbox,
+      options.baseEnv,
+      `the ${options.preset} agent`,
+    );
   }
 
   containment(): Containment {
-    return this.#options.sandbox?.containment.mode ?? 'bwrap';
-  }
-
-  #settings(): Promise<SandboxSettings> {
-    this.#sandbox ??= resolveSandboxSettings({
-      hostEnv: this.#options.baseEnv ?? {},
-      what: `the ${this.#options.preset} agent`,
-    });
-    return this.#sandbox;
+    return this.#containment.mode();
   }
 
   async send(request: TargetRequest): Promise<TargetResponse> {
@@ -108,7 +101,7 @@ export class PresetAgentTarget implements Target {
     const preset = AGENT_PRESET_MODULES[this.#options.preset];
     const { model } = this.#options;
     const redactor = this.#redactor;
-    const sandbox = await this.#settings();
+    const sandbox = await this.#containment.settings();
     // The attempt's held directories (a campaign run); a target used on its own makes its own, as
     // `launchInAttempt` would, so the preset's files still go into the home the agent will get.
     const own = request.attempt === undefined ? ownDirectories(request.workspace) : undefined;

@@ -60,10 +60,18 @@ describe('campaign containment (bubblewrap)', { skip }, () => {
   });
 
   async function run(input: Omit<CampaignInput, 'name'> & { name?: string }, keepWorkspaces = false) {
+    return runIn(parent, input, keepWorkspaces);
+  }
+
+  async function runIn(
+    workspaceParent: string,
+    input: Omit<CampaignInput, 'name'> & { name?: string },
+    keepWorkspaces = false,
+  ) {
     const campaign = CampaignSchema.parse({ name: 'contain', ...input });
     const { sandbox, redactor } = await prepareCampaignContainment(campaign, { hostEnv });
     const target = createTarget(campaign.target, { env: hostEnv, sandbox });
-    return runCampaign({ campaign, target, redactor, workspaceParent: parent, keepWorkspaces });
+    return runCampaign({ campaign, target, redactor, workspaceParent, keepWorkspaces });
   }
 
   it('an escaped setsid daemon cannot plant the payload in later attempts', async () => {
@@ -194,6 +202,28 @@ describe('campaign containment (bubblewrap)', { skip }, () => {
       assert.deepEqual(readdirSync(outside), []);
     } finally {
       rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it('hides other runs kept where run directories are made, also outside /tmp (control: sandbox: none reads them)', async () => {
+    // TMPDIR outside /tmp: a concurrent run's attempt sits beside this run's directory.
+    const runs = realpathSync(mkdtempSync(join('/var/tmp', 'witness-runs-')));
+    try {
+      const other = join(runs, 'witness-run-other', 'attempt-1', 'workspace');
+      mkdirSync(other, { recursive: true });
+      writeFileSync(join(other, 'secret.txt'), 'another run');
+      const probe = agent(
+        'runs=$(dirname "$(dirname "$(dirname "$2")")"); ls "$runs" | grep -c other; ' +
+          'cat "$runs/witness-run-other/attempt-1/workspace/secret.txt" 2>/dev/null || echo unreadable',
+      );
+      const attacks = [{ id: 'other', prompt: 'x', expect: { uri: '/none.txt' } }];
+      const contained = await runIn(runs, { target: probe, attacks });
+      assert.equal(contained.attempts[0]?.containment, 'bwrap');
+      assert.equal(contained.attempts[0]?.reply, '0\nunreadable\n');
+      const control = await runIn(runs, { target: probe, attacks, sandbox: 'none' });
+      assert.equal(control.attempts[0]?.reply, '1\nanother run');
+    } finally {
+      rmSync(runs, { recursive: true, force: true });
     }
   });
 

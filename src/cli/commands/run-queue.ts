@@ -49,6 +49,7 @@ export async function submitQueuedRun(
   const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
     hostEnv: io.env,
     memoryLocation: db,
+    campaignFile: file,
   });
   const target = createTarget(campaign.target, { env: io.env, sandbox });
   const graceSeconds =

@@ -77,6 +77,7 @@ export function registerRun(program: Command, io: CliIo): void {
       const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
         hostEnv: io.env,
         memoryLocation: db,
+        campaignFile: file,
       });
       const target = createTarget(campaign.target, { env: io.env, sandbox, redactor });
       const concurrency =

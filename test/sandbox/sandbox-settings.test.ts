@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { resolveSandboxSettings } from '../../src/sandbox/sandbox-settings.js';
+
+describe('resolveSandboxSettings', () => {
+  let dir: string;
+  before(() => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'witness-settings-')));
+    mkdirSync(join(dir, 'home'));
+    mkdirSync(join(dir, 'real'));
+    writeFileSync(join(dir, 'real', 'campaign.yaml'), 'name: x\n');
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('hides the operator’s home only when it exists (HOME=/nonexistent made every sandbox fail)', async () => {
+    const missing = await resolveSandboxSettings({
+      mode: 'none',
+      hostEnv: { HOME: join(dir, 'nonexistent') },
+    });
+    assert.deepEqual(missing.hiddenDirectories, []);
+    const present = await resolveSandboxSettings({ mode: 'none', hostEnv: { HOME: join(dir, 'home') } });
+    assert.deepEqual(present.hiddenDirectories, [join(dir, 'home')]);
+  });
+
+  it('hides the memory under the name it was given and under its real directory', async () => {
+    const settings = await resolveSandboxSettings({
+      mode: 'none',
+      hostEnv: {},
+      memoryFile: join(dir, 'link', 'witness.db'),
+    });
+    assert.deepEqual(settings.hiddenFiles, [
+      join(dir, 'link', 'witness.db'),
+      join(dir, 'link', 'witness.db-wal'),
+      join(dir, 'link', 'witness.db-shm'),
+      join(dir, 'link', 'witness.db-journal'),
+      join(dir, 'real', 'witness.db'),
+      join(dir, 'real', 'witness.db-wal'),
+      join(dir, 'real', 'witness.db-shm'),
+      join(dir, 'real', 'witness.db-journal'),
+    ]);
+  });
+
+  it('records the campaign directory as the campaign names it and as it really is', async () => {
+    const settings = await resolveSandboxSettings({
+      mode: 'none',
+      hostEnv: {},
+      campaignFile: join(dir, 'link', 'campaign.yaml'),
+    });
+    assert.deepEqual(settings.campaignDirectory, {
+      path: join(dir, 'link'),
+      realPath: join(dir, 'real'),
+      campaignFile: join(dir, 'real', 'campaign.yaml'),
+    });
+  });
+});
