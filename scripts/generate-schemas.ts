@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ChangeSetSchema, SurfaceChangesSchema } from '../src/models/change-set.js';
 import { ComponentIdentifierSchema } from '../src/models/identifier.js';
 import { ManifestSchema } from '../src/models/manifest.js';

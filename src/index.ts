@@ -68,7 +68,8 @@ export {
   MessageRoleSchema,
 } from './models/conversation.js';
 // One schema for evidence budgets (with documented maximums) and one function for text shown to people.
-export { EvidenceLimitsSchema, LIMIT_NAMES, LIMIT_SPECS, type LimitName } from './models/evidence-limits.js';
+export { LIMIT_NAMES, LIMIT_SPECS, type LimitName } from './models/evidence-limits.js';
+export { EvidenceLimitsSchema } from './models/evidence-limits-schema.js';
 export type { ScoringExpectation } from './models/expectation.js';
 export { expectation, ScoringExpectationSchema } from './models/expectation.js';
 export type { ComponentIdentifier } from './models/identifier.js';

@@ -9,7 +9,10 @@ import { interleave, median, percentile, timeCommand } from '../measure.js';
 import { atMost, type BenchContext, type BenchRow, formatMs } from '../table.js';
 import { ensureMainTree } from '../trees.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+/** The package's `bin`: the bundled CLI (scripts/bundle-cli.ts; `npm run bench` builds it). */
+const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+/** The same CLI as per-module `tsc` output, for the bundle's share of the start-up (row 4e). */
+const UNBUNDLED_CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 /**
  * Row 4: one exact path, acquired over and over with default budgets: in process through the public source
@@ -53,6 +56,12 @@ export async function benchExactLatency(config: BenchConfig, context: BenchConte
         problems.push(`witness score exited ${result.status}: ${result.stderr.trim()}`);
       return result.ms;
     },
+    unbundled: () => {
+      const result = timeCommand(process.execPath, [UNBUNDLED_CLI, ...cliArgs.slice(1)]);
+      if (result.status !== 0)
+        problems.push(`unbundled witness score exited ${result.status}: ${result.stderr.trim()}`);
+      return result.ms;
+    },
     version: () => {
       const result = timeCommand(process.execPath, [CLI, '--version']);
       if (result.status !== 0) problems.push(`witness --version exited ${result.status}`);
@@ -61,6 +70,7 @@ export async function benchExactLatency(config: BenchConfig, context: BenchConte
     node: () => timeCommand(process.execPath, ['-e', '0']).ms,
   });
   const cli = median(times.cli as number[]);
+  const unbundled = median(times.unbundled as number[]);
   const version = median(times.version as number[]);
   const node = median(times.node as number[]);
   const p50 = percentile(sourceMs, 50);
@@ -106,6 +116,16 @@ export async function benchExactLatency(config: BenchConfig, context: BenchConte
       target: '≤ node + 100 ms',
       verdict: error ? 'ERROR' : atMost(version - node, 100),
       note: `${formatMs(version - node)} above node -e 0`,
+    },
+    {
+      id: '4e',
+      what: '`witness score` (4c) as bundled vs as per-module `tsc` output (dist/src/cli/main.js)',
+      witness: formatMs(cli),
+      baseline: `unbundled ${formatMs(unbundled)}`,
+      ratio: cli / unbundled,
+      target: 'breakdown',
+      verdict: error ? 'ERROR' : 'info',
+      note: `unbundled ${formatMs(unbundled - node)} above node -e 0`,
     },
   ];
 }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidMatcherError } from '../errors.js';
 import {
   type Condition,
@@ -7,7 +7,7 @@ import {
   fileDeleted,
   fileModified,
 } from '../models/condition.js';
-import { EvidenceLimitsSchema } from '../models/evidence-limits.js';
+import { EvidenceLimitsSchema } from '../models/evidence-limits-schema.js';
 import { expectation, type ScoringExpectation } from '../models/expectation.js';
 import { parseLocator } from '../models/locator.js';
 import { SurfaceKindSchema } from '../models/manifest.js';

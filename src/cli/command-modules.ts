@@ -31,6 +31,9 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<Register>>> = {
   runs: async () => (await import('./commands/runs.js')).registerRuns,
 };
 
+/** The commands served by their own module (and, in the bundled CLI, their own chunk). */
+export const SINGLE_COMMANDS: readonly string[] = Object.keys(COMMAND_MODULES);
+
 /** The command a command line runs, when it can be served by its module alone. */
 export function singleCommandOf(args: readonly string[]): string | undefined {
   const name = args[0];

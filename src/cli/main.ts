@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import module from 'node:module';
 import type { CliIo } from './io.js';
 import { acquiresAtOnce, isVersionRequest, WITNESS_VERSION } from './version.js';
 
@@ -10,8 +9,9 @@ import { acquiresAtOnce, isVersionRequest, WITNESS_VERSION } from './version.js'
  * the MCP SDK) when it runs.
  */
 async function main(): Promise<number> {
-  // Node 22+ keeps compiled code of the modules below on disk between runs (a no-op on Node 20).
-  (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+  // No `module.enableCompileCache()`: its cache lives in the shared temporary directory, where an agent
+  // run as an unsandboxed `command` target can write, and compiled code planted there would run inside
+  // the next `witness` (docs/perf/s14-start.md). The CLI is one bundle instead (scripts/bundle-cli.ts).
   if (isVersionRequest(process.argv.slice(2))) {
     process.stdout.write(`${WITNESS_VERSION}\n`);
     return 0;

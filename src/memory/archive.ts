@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidRecordError } from '../errors.js';
 import { AttackResultSchema } from '../models/attack-result.js';
 import { CampaignRunSchema } from '../models/campaign-run.js';

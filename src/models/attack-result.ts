@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AttemptCleanupSchema, ContainmentSchema } from './attempt-record.js';
 import { SurfaceChangesSchema } from './change-set.js';
 import { ComponentIdentifierSchema } from './identifier.js';

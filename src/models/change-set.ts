@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ManifestEntrySchema, ManifestSchema, SurfaceKindSchema } from './manifest.js';
 import { AcquisitionStatusSchema, SurfaceCoverageSchema } from './observation.js';
 import { parseRecord, TimestampSchema } from './record.js';

@@ -1,9 +1,8 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseLocator } from './locator.js';
-import { SurfaceKindSchema } from './manifest.js';
 import { type Matcher, MatcherSchema } from './matcher.js';
 import { parseRecord } from './record.js';
-import { MatchKindSchema, type SurfaceScorable, UriSchema } from './scorable.js';
+import { MatchKindSchema, SurfaceKindSchema, type SurfaceScorable, UriSchema } from './scorable.js';
 import type { ConditionType, SameVocabulary, Surface } from './vocabulary.js';
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonObjectSchema, TimestampSchema } from './record.js';
 import { MESSAGE_ROLES } from './vocabulary.js';
 

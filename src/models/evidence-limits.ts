@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { GapReason } from './vocabulary.js';
 
 /**
@@ -51,24 +50,6 @@ export type SourceLimits = Record<LimitName, number>;
 export const DEFAULT_LIMITS: Readonly<SourceLimits> = Object.freeze(
   Object.fromEntries(LIMIT_NAMES.map((name) => [name, LIMIT_SPECS[name].defaultValue])) as SourceLimits,
 );
-
-function limitSchema(name: LimitName) {
-  const { maximum } = LIMIT_SPECS[name];
-  return z
-    .number()
-    .int(`${name} must be a positive integer`)
-    .positive(`${name} must be a positive integer`)
-    .max(maximum, `${name} must be a positive integer of at most ${maximum} (its documented maximum)`);
-}
-
-/** The campaign's `evidence:` object (every key optional; unknown keys refused). */
-export const EvidenceLimitsSchema = z.strictObject({
-  maxFiles: limitSchema('maxFiles').optional(),
-  maxContentBytes: limitSchema('maxContentBytes').optional(),
-  maxReadBytes: limitSchema('maxReadBytes').optional(),
-  maxListedEntries: limitSchema('maxListedEntries').optional(),
-});
-export type EvidenceLimits = z.infer<typeof EvidenceLimitsSchema>;
 
 /** The problem with one limit's value, or undefined when it is accepted. */
 export function limitProblem(name: LimitName, value: unknown): string | undefined {

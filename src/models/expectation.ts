@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Condition, ConditionSchema } from './condition.js';
 import { parseRecord } from './record.js';
 

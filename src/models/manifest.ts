@@ -1,9 +1,9 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { AcquisitionStatusSchema, SurfaceCoverageSchema } from './observation.js';
 import { JsonObjectSchema, parseRecord, TimestampSchema } from './record.js';
-import { UriSchema } from './scorable.js';
-import { MANIFEST_ENTRY_TYPES, SURFACES } from './vocabulary.js';
+import { SurfaceKindSchema, UriSchema } from './scorable.js';
+import { MANIFEST_ENTRY_TYPES } from './vocabulary.js';
 
 /**
  * A manifest lists every entry of a surface (the attempt's workspace or its home) at one moment (SPEC
@@ -15,7 +15,9 @@ import { MANIFEST_ENTRY_TYPES, SURFACES } from './vocabulary.js';
  * set built from it can say what it does not know.
  */
 
-export const SurfaceKindSchema = z.enum(SURFACES);
+// Declared with the locator vocabulary, so that a condition (on every `score` path) does not load the
+// manifest schemas; still exported from here for the modules that import it with the manifest.
+export { SurfaceKindSchema };
 export const ManifestEntryTypeSchema = z.enum(MANIFEST_ENTRY_TYPES);
 
 const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex digits');

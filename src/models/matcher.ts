@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidMatcherError } from '../errors.js';
 import { parseRecord } from './record.js';
 import { MATCHER_TYPES } from './vocabulary.js';

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { matchesLocator, type ParsedLocator, parseLocator } from './locator.js';
 import { JsonObjectSchema, TimestampSchema } from './record.js';

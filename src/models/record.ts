@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidRecordError } from '../errors.js';
 
 /** Formats zod issues as `path: message` lines, naming the field that is wrong. */

@@ -1,11 +1,19 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseLocator } from './locator.js';
 import { parseRecord } from './record.js';
-import { MATCH_KINDS, type MatchKind, type SameVocabulary, type ScorableType } from './vocabulary.js';
+import {
+  MATCH_KINDS,
+  type MatchKind,
+  type SameVocabulary,
+  type ScorableType,
+  SURFACES,
+} from './vocabulary.js';
 
 /** What a score is about (SPEC §1): stored message pieces, loose text, or a location under a root. */
 
 export const MatchKindSchema = z.enum(MATCH_KINDS);
+/** Which surface a locator is on: the attempt's workspace or its home (conditions, manifests). */
+export const SurfaceKindSchema = z.enum(SURFACES);
 
 /** A locator uri as stored: non-empty, no NUL. Full locator rules are checked by {@link parseLocator}. */
 export const UriSchema = z

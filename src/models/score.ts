@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { UndeterminedScoreError } from '../errors.js';
 import { ScoringExpectationSchema } from './expectation.js';
 import { ComponentIdentifierSchema } from './identifier.js';

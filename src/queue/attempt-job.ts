@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * One queued attempt: what a job carries (nothing else — the campaign is read from the run's bundle) and

@@ -3,7 +3,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { sql } from 'kysely';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BundleMismatchError, InvalidCampaignError } from '../errors.js';
 import { QUEUE_SCHEMA, type QueueDb } from './queue-store.js';
 import { workerDirectoryPrefix } from './worker-directories.js';

@@ -8,13 +8,7 @@ import {
 } from '../models/checked-observation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
-import {
-  checkManifest,
-  checkManifestEntries,
-  checkManifestReusingEntries,
-  type Manifest,
-  type ManifestEntry,
-} from '../models/manifest.js';
+import type { Manifest, ManifestEntry } from '../models/manifest.js';
 import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
@@ -180,6 +174,11 @@ export class LocalFileSurfaceSource implements SurfaceSource {
    * opened) beside files. `surface` labels which surface the root is (the workspace or the attempt's home).
    */
   async acquireManifest(options: AcquireManifestOptions = {}): Promise<Manifest> {
+    // The manifest schemas load with the first manifest: `witness score` and `observe` never construct
+    // them (issue 14, row 4c).
+    const { checkManifest, checkManifestEntries, checkManifestReusingEntries } = await import(
+      '../models/manifest.js'
+    );
     const { signal } = options;
     signal?.throwIfAborted();
     const takenAt = new Date().toISOString();

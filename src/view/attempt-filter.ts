@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { libraryRefOf } from '../attacks/library/library-groups.js';
 import { CARRIER_IDS, OBJECTIVE_IDS, STRATEGY_IDS } from '../attacks/library/library-ids.js';
 import { ATTACK_OUTCOMES, GAP_REASONS } from '../models/vocabulary.js';

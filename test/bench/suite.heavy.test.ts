@@ -51,6 +51,7 @@ describe('npm run bench (on tiny trees)', () => {
         '4b',
         '4c',
         '4d',
+        '4e',
         '5a',
         '5b',
         '6a',

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { SINGLE_COMMANDS } from '../../src/cli/command-modules.js';
 
 /**
  * Start-up (issue 14): `import 'witness'` loads models, sources, scorers and verdicts but no database
@@ -15,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const RECORDER = new URL('./load-recorder.js', import.meta.url).href;
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+/** The bundled CLI (scripts/bundle-cli.ts), which is what the package's `bin` runs. */
+const BUNDLED_CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 
 const HEAVY = ['better-sqlite3', 'pg', 'pg-boss', 'kysely', '@modelcontextprotocol/sdk', 'koffi'] as const;
 
@@ -120,7 +123,14 @@ describe('package entry points', () => {
       for (const heavy of HEAVY.filter((name) => name !== 'koffi')) {
         assert.ok(!packages.has(heavy), `witness score loaded ${heavy}`);
       }
-      for (const module of ['/attacks/run-campaign.js', '/targets/', '/model-server/', '/memory/']) {
+      for (const module of [
+        '/attacks/run-campaign.js',
+        '/targets/',
+        '/model-server/',
+        '/memory/',
+        '/models/manifest.js',
+        '/models/evidence-limits-schema.js',
+      ]) {
         assert.ok(!urls.some((url) => url.includes(module)), `witness score loaded ${module}`);
       }
       // The whole tree is still what `witness --help` gets.
@@ -131,4 +141,111 @@ describe('package entry points', () => {
       fs.rmSync(root, { recursive: true, force: true });
     }
   });
+
+  it('the bundled CLI is built from the current sources (else: node dist/scripts/bundle-cli.js)', () => {
+    // `npm test` bundles after `tsc -b`; a bare `tsc -b` does not, and the checks below would then judge
+    // a stale bundle.
+    const bundledAt = fs.statSync(BUNDLED_CLI).mtimeMs;
+    const stale = fs
+      .readdirSync(`${PACKAGE_ROOT}dist/src`, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.js'))
+      .filter((file) => fs.statSync(`${PACKAGE_ROOT}dist/src/${file}`).mtimeMs > bundledAt);
+    assert.deepEqual(stale, [], 'dist/cli is older than these; run node dist/scripts/bundle-cli.js');
+  });
+
+  it("the package's bin is the bundled CLI", () => {
+    const manifest = JSON.parse(fs.readFileSync(`${PACKAGE_ROOT}package.json`, 'utf8')) as {
+      bin: Record<string, string>;
+      files: string[];
+    };
+    assert.deepEqual(manifest.bin, { witness: 'dist/cli/main.js' });
+    assert.ok(manifest.files.includes('dist/cli'));
+    assert.equal(fs.realpathSync(`${PACKAGE_ROOT}${manifest.bin.witness}`), fs.realpathSync(BUNDLED_CLI));
+  });
+
+  it('the bundled witness --version loads no package and no command chunk', () => {
+    const { packages, stdout, urls } = loadedPackages([BUNDLED_CLI, '--version']);
+    assert.equal(stdout, '0.1.0\n');
+    assert.deepEqual([...packages], []);
+    assert.deepEqual(commandChunks(urls), []);
+  });
+
+  it("the bundled witness score loads its own chunk only, and none of zod's files from node_modules", () => {
+    const root = fs.mkdtempSync(`${os.tmpdir()}/witness-bundled-score-`);
+    try {
+      fs.writeFileSync(`${root}/a.txt`, 'hello file');
+      const { packages, stdout, urls } = loadedPackages([
+        BUNDLED_CLI,
+        'score',
+        root,
+        '/a.txt',
+        '--contains',
+        'file',
+      ]);
+      // The verdict needs the acquisition worker: the bundle found dist/cli/acquire-worker.js.
+      assert.match(stdout, /^Verdict: TRUE/);
+      assert.deepEqual(commandChunks(urls), ['score']);
+      // What was really evaluated: esbuild marks each source module's code with a `// src/….ts` line.
+      const modules = bundledModules(urls);
+      assert.ok(modules.includes('src/cli/commands/score.ts'), 'the recorder sees the bundled modules');
+      assert.deepEqual(
+        modules.filter((module) => module.startsWith('src/cli/commands/')),
+        ['src/cli/commands/score.ts'],
+      );
+      for (const module of [
+        'src/attacks/',
+        'src/targets/',
+        'src/model-server/',
+        'src/memory/',
+        'src/models/manifest.ts',
+        'src/models/evidence-limits-schema.ts',
+      ]) {
+        assert.ok(
+          !modules.some((loaded) => loaded.startsWith(module)),
+          `the bundled witness score loaded ${module}`,
+        );
+      }
+      // zod and commander are compiled in (zod tree-shaken: no locale but English); the rest stay packages.
+      assert.ok(!packages.has('zod'), 'the bundled CLI resolved zod from node_modules');
+      assert.ok(!packages.has('commander'), 'the bundled CLI resolved commander from node_modules');
+      for (const heavy of HEAVY.filter((name) => name !== 'koffi')) {
+        assert.ok(!packages.has(heavy), `the bundled witness score loaded ${heavy}`);
+      }
+      // zod's messages are still English (its default locale survived tree shaking), word for word
+      // what the unbundled CLI prints.
+      fs.writeFileSync(`${root}/bad.json`, '{"id":5}');
+      const replays = [BUNDLED_CLI, CLI].map((cli) =>
+        spawnSync(process.execPath, [cli, 'replay', `${root}/bad.json`], { encoding: 'utf8' }),
+      );
+      assert.equal(replays[0]?.status, 2);
+      assert.match(replays[0]?.stderr ?? '', /id: Invalid input: expected string, received number/);
+      assert.equal(replays[0]?.stderr, replays[1]?.stderr);
+      const help = loadedPackages([BUNDLED_CLI, '--help']);
+      for (const name of SINGLE_COMMANDS) assert.match(help.stdout, new RegExp(`^  ${name} `, 'm'), name);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
+
+/** The command chunks of the bundled CLI (`dist/cli/<command>-<HASH>.js`) among the resolved URLs, by command. */
+function commandChunks(urls: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const url of urls) {
+    const match = /\/dist\/cli\/([a-z]+)-[A-Z0-9]{8}\.js$/.exec(url);
+    if (match?.[1] !== undefined && SINGLE_COMMANDS.includes(match[1])) found.push(match[1]);
+  }
+  return found.sort();
+}
+
+/** The source modules whose code the bundled CLI's loaded files hold (esbuild's `// src/….ts` markers). */
+function bundledModules(urls: readonly string[]): string[] {
+  const modules = new Set<string>();
+  for (const url of urls) {
+    if (!/\/dist\/cli\/[^/]+\.js$/.test(url)) continue;
+    for (const match of fs.readFileSync(new URL(url), 'utf8').matchAll(/^\/\/ (src\/\S+\.ts)$/gm)) {
+      modules.add(match[1] as string);
+    }
+  }
+  return [...modules].sort();
+}

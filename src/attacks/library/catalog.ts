@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { JsonObjectSchema } from '../../models/record.js';
 import { listCarriers } from './carriers.js';
 import { CARRIER_IDS, OBJECTIVE_IDS, STRATEGY_IDS } from './library-ids.js';

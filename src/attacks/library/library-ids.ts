@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The closed vocabularies of the attack library, in one place: the ids usable in a campaign's

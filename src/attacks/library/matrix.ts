@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseRecord } from '../../models/record.js';
 import { getCarrier } from './carriers.js';
 import {

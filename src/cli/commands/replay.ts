@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Memory } from '../../memory/memory.js';
 import { conditionMatcher, contentWritten } from '../../models/condition.js';
 import { expectation } from '../../models/expectation.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TimeoutMsSchema } from '../../models/timeout.js';
 import { AGENT_PRESETS } from './agent-preset.js';
 
