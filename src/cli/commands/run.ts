@@ -9,6 +9,7 @@ import {
   gateFailures,
 } from '../../attacks/outcome.js';
 import { FailOnMatchedError } from '../../errors.js';
+import { tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
@@ -77,6 +78,8 @@ export function registerRun(program: Command, io: CliIo): void {
         import('../../attacks/campaign-containment.js'),
         import('../../attacks/attempt-spool.js'),
       ]);
+      // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).
+      tuneHeapForCampaign(process.execArgv);
       const { renderAttemptTable, renderTotals } = table;
       const { createTarget } = targets;
       const failOn = readFailOn(options.failOn);
