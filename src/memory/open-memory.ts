@@ -6,6 +6,7 @@ import {
   type Driver,
   Kysely,
   PostgresDialect,
+  type SqliteDatabase,
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
@@ -103,8 +104,42 @@ async function openSqlite(
       { cause: error },
     );
   }
-  const db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database }) });
+  const db = new Kysely<Tables>({
+    dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }),
+  });
   return finishOpening(db, 'sqlite', { backend: 'sqlite', target: path }, now, mustExist);
+}
+
+/** How many prepared statements a SQLite memory keeps for reuse (Kysely's queries are a few dozen shapes). */
+const STATEMENT_CACHE_SIZE = 128;
+
+/**
+ * The database as Kysely's SQLite driver sees it, with prepared statements reused by their SQL text. Kysely
+ * prepares every query anew; a campaign runs the same few dozen statements thousands of times, and each
+ * fresh statement is a SQLite allocation (parsed and planned again) that lives until V8 collects its
+ * wrapper, so a long run fragmented the process's heap with them (issue 14). A statement still busy (a
+ * streamed read in progress) is never handed out twice: a fresh one is prepared instead. Least recently
+ * used statements are dropped beyond {@link STATEMENT_CACHE_SIZE}.
+ */
+function reusingStatements(database: Database.Database): SqliteDatabase {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    close: () => database.close(),
+    prepare: (sql: string) => {
+      const cached = cache.get(sql);
+      if (cached !== undefined && !cached.busy) {
+        cache.delete(sql);
+        cache.set(sql, cached);
+        return cached;
+      }
+      const statement = database.prepare(sql);
+      if (cached === undefined) {
+        cache.set(sql, statement);
+        if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      }
+      return statement;
+    },
+  };
 }
 
 /**
