@@ -79,11 +79,13 @@ export class AttemptSpool {
 
   /** The stored records' JSON texts in job order (jobs without a record are skipped), one at a time. */
   async *texts(): AsyncGenerator<string> {
+    // One read buffer for the whole pass (grown for a larger record): no buffer per record to collect.
+    let buffer = Buffer.allocUnsafe(64 * 1024);
     for (let index = 0; index < this.#offsets.length; index++) {
       const offset = this.#offsets[index] as number;
       if (offset < 0) continue;
       const length = this.#lengths[index] as number;
-      const buffer = Buffer.allocUnsafe(length);
+      if (length > buffer.length) buffer = Buffer.allocUnsafe(length);
       let read = 0;
       while (read < length) {
         const { bytesRead } = await this.#handle.read(buffer, read, length - read, offset + read);
@@ -91,7 +93,7 @@ export class AttemptSpool {
           throw new InvalidRecordError(`the attempt spool ended inside the record of job ${index}`);
         read += bytesRead;
       }
-      yield buffer.toString('utf8');
+      yield buffer.toString('utf8', 0, length);
     }
   }
 
