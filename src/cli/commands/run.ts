@@ -8,6 +8,7 @@ import {
   type FailOnOutcome,
   gateFailures,
 } from '../../attacks/outcome.js';
+import type { TableLine } from '../../attacks/summary-table.js';
 import { FailOnMatchedError } from '../../errors.js';
 import { tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
@@ -80,7 +81,7 @@ export function registerRun(program: Command, io: CliIo): void {
       ]);
       // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).
       tuneHeapForCampaign(process.execArgv);
-      const { renderAttemptTable, renderTotals } = table;
+      const { renderTableLines, renderTotals, tableLineOf } = table;
       const { createTarget } = targets;
       const failOn = readFailOn(options.failOn);
       const campaign = await loadCampaignFile(file);
@@ -131,8 +132,8 @@ export function registerRun(program: Command, io: CliIo): void {
             );
           }
         }
-        // The HTML report, the JUnit XML and the table are each one document over every attempt: the records
-        // are read back for them (once), after the run. --json alone never holds them all.
+        // The HTML report and the JUnit XML are each one document over every attempt: the records are read
+        // back for them (once), after the run. The table and --json read the spool record by record.
         let records: AttemptRecord[] | undefined;
         const allRecords = async () => {
           records ??= await spool.records();
@@ -162,7 +163,12 @@ export function registerRun(program: Command, io: CliIo): void {
           }
           io.out(']}\n');
         } else {
-          io.out(`${renderAttemptTable((await allRecords()).map((record) => ({ record })))}\n\n`);
+          // Each record is dropped once its line is made (unless --report or --junit already read them all).
+          const lines: TableLine[] = [];
+          for await (const text of spool.texts()) {
+            lines.push(tableLineOf({ record: JSON.parse(text) as AttemptRecord }));
+          }
+          io.out(`${renderTableLines(lines)}\n\n`);
           io.out(`${renderTotals(campaign.name, result.totals)}\n`);
         }
         records = undefined;
