@@ -56,7 +56,7 @@ describe('witness run says what happened, plainly', () => {
   });
 
   it('the table read back from the record spool is the one the records themselves render', async () => {
-    // Two attacks, three attempts each, two at a time (records finish out of order; the table is in job order).
+    // Two attacks, three attempts each, two at a time (records may finish out of order; the table is in job order).
     const file = campaign('table', [
       'name: table',
       'target: { kind: mock, mode: vulnerable }',
