@@ -95,10 +95,14 @@ export function registerRun(program: Command, io: CliIo): void {
       const concurrency =
         options.concurrency === undefined ? undefined : readPositiveInt('--concurrency', options.concurrency);
       const progress = progressReporter(io, campaign.name);
-      // Finished records go to a private spool file, not the heap: what this process keeps per attempt is
-      // the few fields below, so a campaign of thousands of attempts runs in flat memory (issue 14).
-      const spool = await AttemptSpool.create();
+      // What this process keeps per attempt is the few fields below and, for the table, one line of text:
+      // never the record, so a campaign of thousands of attempts runs in flat memory (issue 14). Records go
+      // to a private spool file only when an output needs them whole (--json, --report, --junit).
+      const needsRecords =
+        options.json === true || typeof options.report === 'string' || typeof options.junit === 'string';
+      const spool = needsRecords ? await AttemptSpool.create() : undefined;
       const finished: AttemptSummary[] = [];
+      const lines: TableLine[] = [];
       try {
         const result = await withMemory(db, (memory) =>
           runCampaignStreamed({
@@ -117,7 +121,8 @@ export function registerRun(program: Command, io: CliIo): void {
                 control: record.control,
                 kept: record.workspace?.kept === true ? record.workspace.root : undefined,
               };
-              await spool.put(index, record);
+              if (options.json !== true) lines[index] = tableLineOf({ record });
+              await spool?.put(index, record);
             },
             signal: io.signal,
           }),
@@ -133,10 +138,10 @@ export function registerRun(program: Command, io: CliIo): void {
           }
         }
         // The HTML report and the JUnit XML are each one document over every attempt: the records are read
-        // back for them (once), after the run. The table and --json read the spool record by record.
+        // back for them (once), after the run. --json reads the spool record by record.
         let records: AttemptRecord[] | undefined;
         const allRecords = async () => {
-          records ??= await spool.records();
+          records ??= (await spool?.records()) ?? [];
           return records;
         };
         if (typeof options.report === 'string') {
@@ -157,24 +162,19 @@ export function registerRun(program: Command, io: CliIo): void {
             `{"run":${JSON.stringify(result.run)},"totals":${JSON.stringify(result.totals)},"attempts":[`,
           );
           let first = true;
-          for await (const text of spool.texts()) {
+          for await (const text of spool?.texts() ?? []) {
             io.out(`${first ? '' : ','}${text}`);
             first = false;
           }
           io.out(']}\n');
         } else {
-          // Each record is dropped once its line is made (unless --report or --junit already read them all).
-          const lines: TableLine[] = [];
-          for await (const text of spool.texts()) {
-            lines.push(tableLineOf({ record: JSON.parse(text) as AttemptRecord }));
-          }
-          io.out(`${renderTableLines(lines)}\n\n`);
+          io.out(`${renderTableLines(lines.filter((line): line is TableLine => line !== undefined))}\n\n`);
           io.out(`${renderTotals(campaign.name, result.totals)}\n`);
         }
         records = undefined;
         gate(attempts, failOn);
       } finally {
-        await spool.dispose();
+        await spool?.dispose();
       }
     });
 }

@@ -29,7 +29,8 @@ export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promis
     ].join('\n'),
   );
   let pid = 0;
-  const running = spawnCli(['run', campaign], {
+  // --json: the run spools its finished records to a private file, which must go too.
+  const running = spawnCli(['run', campaign, '--json'], {
     // Workspaces are created under TMPDIR: here, where the test can look.
     env: { ...process.env, TMPDIR: dir },
     onSpawn: (id) => {
