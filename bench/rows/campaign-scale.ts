@@ -36,7 +36,7 @@ attacks:
 }
 
 /**
- * Row 7: `witness run` of a mock-agent campaign (concurrency 2, SQLite memory in a temp dir) at three
+ * Row 8: `witness run` of a mock-agent campaign (concurrency 2, SQLite memory in a temp dir) at three
  * sizes, each a fresh process: time per attempt and the process's peak RSS. With one shared pool of
  * acquisition threads both should stay flat as the campaign grows (targets: within 1.2× from the
  * smallest to the largest run; peak RSS under 200 MB).

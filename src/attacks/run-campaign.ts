@@ -3,7 +3,7 @@ import { InvalidOptionError } from '../errors.js';
 import type { Target } from '../targets/target.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
 import { type Attack, attackExpectation, type Campaign } from './campaign.js';
-import { type OutcomeTotals, tallyAttempts } from './outcome.js';
+import { type OutcomeTotals, type TalliedAttempt, tallyAttempts } from './outcome.js';
 import { refusePlantedProof } from './planted-proof.js';
 import { type AttemptRecorder, runAttempt } from './run-attempt.js';
 import type { SecretRedactor } from './secret-redactor.js';
@@ -43,7 +43,41 @@ export interface CampaignResult {
   totals: OutcomeTotals;
 }
 
+export interface StreamedCampaignOptions extends RunCampaignOptions {
+  /**
+   * Called with each finished record (after the recorder stored it) and its job index (0-based, in attack
+   * order then attempt number); the next attempt of that lane starts when the returned promise settles.
+   * A rejection ends the campaign like any other failure: running attempts are settled first.
+   */
+  onRecord(record: AttemptRecord, index: number): void | Promise<void>;
+}
+
+export interface StreamedCampaignResult {
+  run: CampaignRun;
+  /** How many attempts finished (each was handed to `onRecord`). */
+  finished: number;
+  totals: OutcomeTotals;
+}
+
+/** Runs the campaign and returns every record, in job order (see {@link runCampaignStreamed}). */
 export async function runCampaign(options: RunCampaignOptions): Promise<CampaignResult> {
+  const records: Array<AttemptRecord | undefined> = [];
+  const { run, totals } = await runCampaignStreamed({
+    ...options,
+    onRecord: (record, index) => {
+      records[index] = record;
+    },
+  });
+  const attempts = records.filter((record): record is AttemptRecord => record !== undefined);
+  return { run, attempts, totals };
+}
+
+/**
+ * Runs the campaign and hands each record to `onRecord` as it finishes instead of collecting them: what
+ * the runner keeps per attempt is its outcome, so a campaign's memory does not grow with its attempts
+ * (issue 14). `witness run` spools the records to a private file and reports from it.
+ */
+export async function runCampaignStreamed(options: StreamedCampaignOptions): Promise<StreamedCampaignResult> {
   const { campaign, target, recorder, signal } = options;
   const concurrency = options.concurrency ?? campaign.concurrency;
   if (!Number.isSafeInteger(concurrency) || concurrency <= 0) {
@@ -75,7 +109,8 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
     for (let attempt = 1; attempt <= (attack.attempts ?? campaign.attempts); attempt++)
       jobs.push({ attack, attempt });
   }
-  const records: Array<AttemptRecord | undefined> = new Array(jobs.length);
+  // What is kept of each finished attempt: the tally's two fields, not the record.
+  const tallied: Array<TalliedAttempt | undefined> = new Array(jobs.length);
   let next = 0;
   let completed = 0;
   const worker = async () => {
@@ -97,7 +132,8 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
         signal,
       });
       await recorder?.recordAttempt(record, run);
-      records[index] = record;
+      tallied[index] = { outcome: record.outcome, control: record.control };
+      await options.onRecord(record, index);
       completed++;
       options.onProgress?.({ completed, total: jobs.length, record });
     }
@@ -114,6 +150,6 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
   }
   const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
-  const attempts = records.filter((record): record is AttemptRecord => record !== undefined);
-  return { run, attempts, totals: tallyAttempts(attempts) };
+  const finished = tallied.filter((entry): entry is TalliedAttempt => entry !== undefined);
+  return { run, finished: finished.length, totals: tallyAttempts(finished) };
 }

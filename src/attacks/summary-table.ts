@@ -16,12 +16,58 @@ export interface TableRow {
 const CLAIM_CHARS = 60;
 const ERROR_CHARS = 1_000;
 
+/**
+ * One attempt's row as text, computed from its record: what the table keeps of an attempt, so a caller with
+ * thousands of records (`witness run` reading its spool) can drop each record once its line is made.
+ */
+export interface TableLine {
+  label: string | undefined;
+  cells: {
+    attack: string;
+    attempt: string;
+    claim: string;
+    verdict: string;
+    changes: string;
+    containment: string;
+    outcome: string;
+  };
+  /** The agent ran as a process (a `sandbox` column is shown when any line says so). */
+  contained: boolean;
+  /** The attempt's error in full (neutralized, bounded), printed below the table; null without one. */
+  error: string | null;
+}
+
+export function tableLineOf({ label, record }: TableRow): TableLine {
+  return {
+    label,
+    cells: {
+      attack: neutralizeText(record.attack, { maxChars: 60 }),
+      attempt: String(record.attempt),
+      claim: claim(record),
+      verdict: verdict(record),
+      changes: changeCounts(record),
+      containment: containment(record),
+      outcome: attemptLabel(record).toUpperCase(),
+    },
+    contained: record.containment !== undefined && record.containment !== 'in_process',
+    // The table cuts an error to a few words; its cause (ECONNREFUSED host:port, the agent's stderr tail)
+    // is usually at the end, so each error is also printed in full (neutralized, bounded) below.
+    error:
+      record.error === null
+        ? null
+        : `error in ${label === undefined ? '' : `${neutralizeText(label, { maxChars: 40 })} `}${neutralizeText(record.attack, { maxChars: 60 })} #${record.attempt}: ${neutralizeText(record.error, { maxChars: ERROR_CHARS })}`,
+  };
+}
+
 export function renderAttemptTable(rows: readonly TableRow[]): string {
-  const withLabel = rows.some((row) => row.label !== undefined);
+  return renderTableLines(rows.map(tableLineOf));
+}
+
+/** The table of {@link tableLineOf}'s lines: the same text {@link renderAttemptTable} gives for their records. */
+export function renderTableLines(lines: readonly TableLine[]): string {
+  const withLabel = lines.some((line) => line.label !== undefined);
   // Shown when an agent ran as a process: `bwrap`, or `NONE` when the campaign chose no sandbox.
-  const withContainment = rows.some(
-    ({ record }) => record.containment !== undefined && record.containment !== 'in_process',
-  );
+  const withContainment = lines.some((line) => line.contained);
   const header = [
     ...(withLabel ? ['target'] : []),
     'attack',
@@ -32,15 +78,15 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
     ...(withContainment ? ['sandbox'] : []),
     'outcome',
   ];
-  const body = rows.map(({ label, record }) => [
+  const body = lines.map(({ label, cells }) => [
     ...(withLabel ? [label ?? ''] : []),
-    neutralizeText(record.attack, { maxChars: 60 }),
-    String(record.attempt),
-    claim(record),
-    verdict(record),
-    changeCounts(record),
-    ...(withContainment ? [containment(record)] : []),
-    attemptLabel(record).toUpperCase(),
+    cells.attack,
+    cells.attempt,
+    cells.claim,
+    cells.verdict,
+    cells.changes,
+    ...(withContainment ? [cells.containment] : []),
+    cells.outcome,
   ]);
   const widths = header.map((title, i) =>
     Math.max(title.length, ...body.map((row) => (row[i] as string).length)),
@@ -50,15 +96,7 @@ export function renderAttemptTable(rows: readonly TableRow[]): string {
       .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] as number)))
       .join('  ')
       .trimEnd();
-  // The table cuts an error to a few words; its cause (ECONNREFUSED host:port, the agent's stderr tail)
-  // is usually at the end, so each error is also printed in full (neutralized, bounded) below.
-  const errors = rows.flatMap(({ label, record }) =>
-    record.error === null
-      ? []
-      : [
-          `error in ${label === undefined ? '' : `${neutralizeText(label, { maxChars: 40 })} `}${neutralizeText(record.attack, { maxChars: 60 })} #${record.attempt}: ${neutralizeText(record.error, { maxChars: ERROR_CHARS })}`,
-        ],
-  );
+  const errors = lines.flatMap((entry) => (entry.error === null ? [] : [entry.error]));
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line), ...errors].join('\n');
 }
 

@@ -51,8 +51,14 @@ export {
 export type { RenderReportOptions, ReportRun } from '../attacks/report-html.js';
 export { renderReportHtml } from '../attacks/report-html.js';
 export type { AttemptRecorder } from '../attacks/run-attempt.js';
-export type { CampaignResult, ProgressEvent, RunCampaignOptions } from '../attacks/run-campaign.js';
-export { runCampaign } from '../attacks/run-campaign.js';
+export type {
+  CampaignResult,
+  ProgressEvent,
+  RunCampaignOptions,
+  StreamedCampaignOptions,
+  StreamedCampaignResult,
+} from '../attacks/run-campaign.js';
+export { runCampaign, runCampaignStreamed } from '../attacks/run-campaign.js';
 export { renderAttemptTable, renderTotals } from '../attacks/summary-table.js';
 export type { PlantedFile, Workspace, WorkspaceSpec } from '../attacks/workspace.js';
 export { createWorkspace } from '../attacks/workspace.js';

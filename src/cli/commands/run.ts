@@ -1,7 +1,16 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { attemptLabel, FAIL_ON_OUTCOMES, type FailOnOutcome, gateFailures } from '../../attacks/outcome.js';
+import type { AttemptRecord } from '../../attacks/attempt-record.js';
+import {
+  type AttemptOutcome,
+  attemptLabel,
+  FAIL_ON_OUTCOMES,
+  type FailOnOutcome,
+  gateFailures,
+} from '../../attacks/outcome.js';
+import type { TableLine } from '../../attacks/summary-table.js';
 import { FailOnMatchedError } from '../../errors.js';
+import { tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
@@ -54,10 +63,11 @@ export function registerRun(program: Command, io: CliIo): void {
         { renderJunitXml },
         { MemoryAttemptRecorder },
         { renderReportHtml },
-        { runCampaign },
+        { runCampaignStreamed },
         table,
         targets,
         { prepareCampaignContainment },
+        { AttemptSpool },
       ] = await Promise.all([
         import('../../attacks/campaign-file.js'),
         import('../../attacks/junit-report.js'),
@@ -67,8 +77,11 @@ export function registerRun(program: Command, io: CliIo): void {
         import('../../attacks/summary-table.js'),
         import('../../targets/create-target.js'),
         import('../../attacks/campaign-containment.js'),
+        import('../../attacks/attempt-spool.js'),
       ]);
-      const { renderAttemptTable, renderTotals } = table;
+      // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).
+      tuneHeapForCampaign(process.execArgv);
+      const { renderTableLines, renderTotals, tableLineOf } = table;
       const { createTarget } = targets;
       const failOn = readFailOn(options.failOn);
       const campaign = await loadCampaignFile(file);
@@ -83,60 +96,112 @@ export function registerRun(program: Command, io: CliIo): void {
       const concurrency =
         options.concurrency === undefined ? undefined : readPositiveInt('--concurrency', options.concurrency);
       const progress = progressReporter(io, campaign.name);
-      const result = await withMemory(db, (memory) =>
-        runCampaign({
-          campaign,
-          target,
-          recorder: new MemoryAttemptRecorder(memory),
-          concurrency,
-          keepWorkspaces: options.keepWorkspaces === true,
-          redactor,
-          onProgress: (event) => progress.update(event),
-          signal: io.signal,
-        }),
-      );
-      progress.done();
-      io.err(`stored run ${result.run.runId} in ${excerpt(db, 300)}\n`);
-      if (options.keepWorkspaces === true) {
-        for (const attempt of result.attempts) {
-          if (attempt.workspace?.kept === true) {
+      // What this process keeps per attempt is the few fields below and, for the table, one line of text:
+      // never the record, so a campaign of thousands of attempts runs in flat memory (issue 14). Records go
+      // to a private spool file only when an output needs them whole (--json, --report, --junit).
+      const needsRecords =
+        options.json === true || typeof options.report === 'string' || typeof options.junit === 'string';
+      const spool = needsRecords ? await AttemptSpool.create() : undefined;
+      const finished: AttemptSummary[] = [];
+      const lines: TableLine[] = [];
+      try {
+        const result = await withMemory(db, (memory) =>
+          runCampaignStreamed({
+            campaign,
+            target,
+            recorder: new MemoryAttemptRecorder(memory),
+            concurrency,
+            keepWorkspaces: options.keepWorkspaces === true,
+            redactor,
+            onProgress: (event) => progress.update(event),
+            onRecord: async (record, index) => {
+              finished[index] = {
+                attack: record.attack,
+                attempt: record.attempt,
+                outcome: record.outcome,
+                control: record.control,
+                kept: record.workspace?.kept === true ? record.workspace.root : undefined,
+              };
+              if (options.json !== true) lines[index] = tableLineOf({ record });
+              await spool?.put(index, record);
+            },
+            signal: io.signal,
+          }),
+        );
+        progress.done();
+        const attempts = finished.filter((summary): summary is AttemptSummary => summary !== undefined);
+        io.err(`stored run ${result.run.runId} in ${excerpt(db, 300)}\n`);
+        for (const attempt of attempts) {
+          if (attempt.kept !== undefined) {
             io.err(
-              `kept workspace of ${attempt.attack} #${attempt.attempt}: ${excerpt(attempt.workspace.root, 500)}\n`,
+              `kept workspace of ${attempt.attack} #${attempt.attempt}: ${excerpt(attempt.kept, 500)}\n`,
             );
           }
         }
-      }
-      if (typeof options.report === 'string') {
-        await writeFile(options.report, renderReportHtml([{ run: result.run, attempts: result.attempts }]));
-        io.err(`report written to ${options.report}\n`);
-      }
-      if (typeof options.junit === 'string') {
-        await writeFile(options.junit, renderJunitXml(result.run, result.attempts, failOn));
-        io.err(`JUnit XML written to ${options.junit}\n`);
-      }
-      if (options.json === true) {
-        // The same bytes as one JSON.stringify of { run, totals, attempts }, written attempt by attempt: a
-        // campaign of thousands of attempts never holds its whole report as one string (issue 14).
-        io.out(`{"run":${JSON.stringify(result.run)},"totals":${JSON.stringify(result.totals)},"attempts":[`);
-        result.attempts.forEach((attempt, i) => {
-          io.out(`${i === 0 ? '' : ','}${JSON.stringify(attempt)}`);
-        });
-        io.out(']}\n');
-      } else {
-        io.out(`${renderAttemptTable(result.attempts.map((record) => ({ record })))}\n\n`);
-        io.out(`${renderTotals(campaign.name, result.totals)}\n`);
-      }
-      const failed = gateFailures(result.attempts, failOn);
-      if (failed.length > 0) {
-        const named = failed
-          .slice(0, 5)
-          .map((attempt) => `${attempt.attack}#${attempt.attempt} (${attemptLabel(attempt)})`)
-          .join(', ');
-        throw new FailOnMatchedError(
-          `--fail-on ${[...failOn].join(',')}: ${failed.length} attempt${failed.length === 1 ? '' : 's'} ended so: ${named}${failed.length > 5 ? ', …' : ''}`,
-        );
+        // The HTML report and the JUnit XML are each one document over every attempt: the records are read
+        // back for them (once), after the run. --json reads the spool record by record.
+        let records: AttemptRecord[] | undefined;
+        const allRecords = async () => {
+          records ??= (await spool?.records()) ?? [];
+          return records;
+        };
+        if (typeof options.report === 'string') {
+          await writeFile(
+            options.report,
+            renderReportHtml([{ run: result.run, attempts: await allRecords() }]),
+          );
+          io.err(`report written to ${options.report}\n`);
+        }
+        if (typeof options.junit === 'string') {
+          await writeFile(options.junit, renderJunitXml(result.run, await allRecords(), failOn));
+          io.err(`JUnit XML written to ${options.junit}\n`);
+        }
+        if (options.json === true) {
+          // The same bytes as one JSON.stringify of { run, totals, attempts }, written attempt by attempt from
+          // the spool (each record's text as JSON.stringify gave it when it finished).
+          io.out(
+            `{"run":${JSON.stringify(result.run)},"totals":${JSON.stringify(result.totals)},"attempts":[`,
+          );
+          let first = true;
+          for await (const text of spool?.texts() ?? []) {
+            io.out(`${first ? '' : ','}${text}`);
+            first = false;
+          }
+          io.out(']}\n');
+        } else {
+          io.out(`${renderTableLines(lines.filter((line): line is TableLine => line !== undefined))}\n\n`);
+          io.out(`${renderTotals(campaign.name, result.totals)}\n`);
+        }
+        records = undefined;
+        gate(attempts, failOn);
+      } finally {
+        await spool?.dispose();
       }
     });
+}
+
+/** What `witness run` keeps of each finished attempt while the campaign runs (the record is spooled). */
+interface AttemptSummary {
+  attack: string;
+  attempt: number;
+  outcome: AttemptOutcome;
+  control?: boolean | undefined;
+  /** The workspace's path when it was kept. */
+  kept: string | undefined;
+}
+
+/** --fail-on: exit 3 naming the first few attempts that ended so. */
+function gate(attempts: readonly AttemptSummary[], failOn: ReadonlySet<FailOnOutcome>): void {
+  const failed = gateFailures(attempts, failOn);
+  if (failed.length > 0) {
+    const named = failed
+      .slice(0, 5)
+      .map((attempt) => `${attempt.attack}#${attempt.attempt} (${attemptLabel(attempt)})`)
+      .join(', ');
+    throw new FailOnMatchedError(
+      `--fail-on ${[...failOn].join(',')}: ${failed.length} attempt${failed.length === 1 ? '' : 's'} ended so: ${named}${failed.length > 5 ? ', …' : ''}`,
+    );
+  }
 }
 
 /** `--fail-on a,b`: each a known outcome; the error names the unknown one and the choices. */

@@ -8,7 +8,7 @@ import { makeWorkspace } from '../../support/workspace.js';
 /**
  * Starts `witness run` (a built `witness` process) on a campaign whose sandboxed agent sleeps, waits
  * until the agent runs, sends `signal`, and checks the process stops with exit 130, says it was
- * interrupted, and leaves no agent workspace behind.
+ * interrupted, and leaves no agent workspace (and no record spool) behind.
  */
 export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
   const dir = makeWorkspace();
@@ -29,7 +29,8 @@ export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promis
     ].join('\n'),
   );
   let pid = 0;
-  const running = spawnCli(['run', campaign], {
+  // --json: the run spools its finished records to a private file, which must go too.
+  const running = spawnCli(['run', campaign, '--json'], {
     // Workspaces are created under TMPDIR: here, where the test can look.
     env: { ...process.env, TMPDIR: dir },
     onSpawn: (id) => {
@@ -58,4 +59,10 @@ export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promis
   assert.equal(result.status, 130, result.stderr);
   assert.match(result.stderr, /interrupted/);
   assert.equal(existsSync(workspace), false, 'the workspace was removed');
+  // The private spool of finished records (attempt-spool.ts) goes too.
+  assert.deepEqual(
+    readdirSync(dir).filter((name) => name.startsWith('witness-records-')),
+    [],
+    'the record spool was removed',
+  );
 }

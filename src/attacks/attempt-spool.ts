@@ -1,0 +1,117 @@
+import type { FileHandle } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { InvalidOptionError, InvalidRecordError } from '../errors.js';
+import type { AttemptRecord } from './attempt-record.js';
+
+/**
+ * The finished attempt records of one campaign run, held on disk instead of in the heap until the run is
+ * reported. A record is about 10 KiB of objects (its transcript, observations and change set), so a
+ * campaign that kept every record until its end grew by ~17 MiB per 1,600 attempts (issue 14); with the
+ * spool, what the process keeps per attempt is two numbers.
+ *
+ * Each record is stored as its JSON text, appended when it finishes (concurrent attempts reserve their
+ * byte range before writing, so writes never overlap). Reading back gives the texts in job order, byte for
+ * byte what `JSON.stringify` gave when it was stored. Records carry workspace contents (redacted, but an
+ * attacker's payload all the same): the file lives in a fresh private directory (0700, the file 0600) and
+ * {@link AttemptSpool.dispose} removes both. The memory holds every record too; the spool only saves the
+ * run's reporting from holding them all at once.
+ */
+export class AttemptSpool {
+  readonly #directory: string;
+  readonly #handle: FileHandle;
+  /** Byte offset and length of the record at each job index; -1 where no record was stored. */
+  #offsets: number[] = [];
+  #lengths: number[] = [];
+  #end = 0;
+  #disposed = false;
+
+  private constructor(directory: string, handle: FileHandle) {
+    this.#directory = directory;
+    this.#handle = handle;
+  }
+
+  /** A new, empty spool in a private directory under `parent` (the system temp directory). */
+  static async create(parent: string = os.tmpdir()): Promise<AttemptSpool> {
+    const directory = await mkdtemp(path.join(parent, 'witness-records-'));
+    try {
+      const handle = await open(path.join(directory, 'records.jsonl'), 'wx+', 0o600);
+      return new AttemptSpool(directory, handle);
+    } catch (error) {
+      await rm(directory, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** How many records are stored. */
+  get size(): number {
+    return this.#offsets.reduce((count, offset) => (offset >= 0 ? count + 1 : count), 0);
+  }
+
+  /** Stores the record of job `index` (each index once). */
+  async put(index: number, record: AttemptRecord): Promise<void> {
+    if (this.#disposed) throw new InvalidOptionError('the attempt spool was disposed');
+    if (this.#offsets[index] !== undefined && (this.#offsets[index] as number) >= 0) {
+      throw new InvalidOptionError(`the attempt spool already holds the record of job ${index}`);
+    }
+    const bytes = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+    // Reserved before the first await: a concurrent put gets the bytes after these.
+    const offset = this.#end;
+    this.#end += bytes.length;
+    while (this.#offsets.length < index) {
+      this.#offsets.push(-1);
+      this.#lengths.push(0);
+    }
+    let written = 0;
+    while (written < bytes.length) {
+      const { bytesWritten } = await this.#handle.write(
+        bytes,
+        written,
+        bytes.length - written,
+        offset + written,
+      );
+      written += bytesWritten;
+    }
+    this.#offsets[index] = offset;
+    this.#lengths[index] = bytes.length - 1;
+  }
+
+  /** The stored records' JSON texts in job order (jobs without a record are skipped), one at a time. */
+  async *texts(): AsyncGenerator<string> {
+    // One read buffer for the whole pass (grown for a larger record): no buffer per record to collect.
+    let buffer = Buffer.allocUnsafe(64 * 1024);
+    for (let index = 0; index < this.#offsets.length; index++) {
+      const offset = this.#offsets[index] as number;
+      if (offset < 0) continue;
+      const length = this.#lengths[index] as number;
+      if (length > buffer.length) buffer = Buffer.allocUnsafe(length);
+      let read = 0;
+      while (read < length) {
+        const { bytesRead } = await this.#handle.read(buffer, read, length - read, offset + read);
+        if (bytesRead === 0)
+          throw new InvalidRecordError(`the attempt spool ended inside the record of job ${index}`);
+        read += bytesRead;
+      }
+      yield buffer.toString('utf8', 0, length);
+    }
+  }
+
+  /** Every stored record, parsed, in job order (for a report that needs them all at once). */
+  async records(): Promise<AttemptRecord[]> {
+    const out: AttemptRecord[] = [];
+    for await (const text of this.texts()) out.push(JSON.parse(text) as AttemptRecord);
+    return out;
+  }
+
+  /** Closes and removes the spool; safe to call twice. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    try {
+      await this.#handle.close();
+    } finally {
+      await rm(this.#directory, { recursive: true, force: true });
+    }
+  }
+}
