@@ -1,8 +1,8 @@
 import v8 from 'node:v8';
 
 /**
- * How `witness run` asks V8 to size its heap for a long campaign. This is the CLI's own process, never a
- * library host's: only the `run` command calls it.
+ * How `witness run` and `witness worker` ask V8 to size the heap for a long campaign. This is the CLI's own
+ * process, never a library host's: only those two commands call it.
  *
  * Why: an attempt's objects (its transcript, observations, manifests, the records being stored) live for
  * tens of milliseconds, long enough to survive two scavenges, so V8 promotes a steady trickle of them to the

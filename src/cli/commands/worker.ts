@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
+import { tuneHeapForCampaign } from '../campaign-heap.js';
 import { dbOption, resolveDb } from '../memory-option.js';
 import { isProcessAlive } from '../process-alive.js';
 import { UsageError } from '../usage-error.js';
@@ -17,6 +18,8 @@ export function registerWorker(program: Command, io: CliIo): void {
     )
     .action(async (options: Record<string, unknown>) => {
       const db = resolveDb(options, io.env);
+      // A worker runs attempt after attempt, like `witness run`: collect sooner (see campaign-heap.ts).
+      tuneHeapForCampaign(process.execArgv);
       const { requirePostgres } = await import('../../queue/queue-store.js');
       requirePostgres(db);
       const { runWorker } = await import('../../queue/queue-worker.js');
