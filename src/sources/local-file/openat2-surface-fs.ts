@@ -1,3 +1,4 @@
+import { loadGetdents } from './getdents-listing.js';
 import {
   type Openat2Binding,
   Openat2Error,
@@ -5,7 +6,7 @@ import {
   RESOLVE_NO_MAGICLINKS,
   RESOLVE_NO_SYMLINKS,
 } from './openat2.js';
-import { loadStatx } from './statx.js';
+import { loadStatx, loadStatxFd } from './statx.js';
 import {
   nodeSurfaceFs,
   O_CLOEXEC,
@@ -28,8 +29,13 @@ import {
  *   never descends a directory link; a parent swapped for any link fails with ELOOP).
  * - Files: symlinks are followed (SPEC §5: a link to a file is a candidate) but only beneath the root,
  *   as an O_PATH handle (no read intent, no FIFO or driver side effects). A regular file proven this way
- *   skips the `readlink` of its handle (`provenInside`); the reopen for reading, the type and dev/ino
- *   checks and both directory placement checks around each listing are unchanged.
+ *   skips the `readlink` of its handle (`provenInside`); the reopen for reading and the type and dev/ino
+ *   checks are unchanged.
+ * - A directory proven this way skips the placement check before its listing (the open was that check);
+ *   the check after listing stays, and stops a directory renamed outside the root after it was opened.
+ * - Listings read the directory handle itself with getdents64 (getdents-listing.ts) instead of
+ *   reopening it through `/proc/self/fd` for `fs.Dir`; fstat is statx of the handle (statx.ts). Both are
+ *   probed against Node's own answers and replaced by Node's calls when they cannot be used.
  *
  * Whenever openat2 fails, for any reason (ENOENT after a rename, EXDEV for an absolute link that points
  * back inside, ELOOP, EAGAIN from a concurrent rename), the call is repeated through the procfs seam,
@@ -40,9 +46,12 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   const procfs = nodeSurfaceFs;
   /** statx relative to the parent handle (the manifest walk's lstat), when koffi offers it. */
   const statxAt = loadStatx();
+  /** fstat of a handle by statx, and listing by getdents64, when koffi offers them. */
+  const statxFd = loadStatxFd();
+  const getdents = loadGetdents();
   /** Directory handles this seam opened: the root handle they hang from and their path below it. */
   const directories = new Map<number, { rootFd: number; relative: Buffer }>();
-  /** File handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
+  /** File and directory handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
   const proven = new Set<number>();
   /** Handles opened through koffi, closed through it too. */
   const native = new Set<number>();
@@ -92,7 +101,8 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
               O_RDONLY | O_DIRECTORY | O_NONBLOCK,
               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
             );
-      fd ??= procfs.openDirectoryAt(dirFd, name);
+      if (fd !== undefined) proven.add(fd);
+      else fd = procfs.openDirectoryAt(dirFd, name);
       if (child !== undefined) directories.set(fd, child);
       return fd;
     },
@@ -111,10 +121,10 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
     readlinkAt: procfs.readlinkAt,
     handlePath: procfs.handlePath,
-    fstat: procfs.fstat,
+    fstat: statxFd ?? procfs.fstat,
     reopenForRead: procfs.reopenForRead,
     read: procfs.read,
-    openListing: procfs.openListing,
+    openListing: getdents ?? procfs.openListing,
     close: (fd) => {
       directories.delete(fd);
       proven.delete(fd);
