@@ -35,6 +35,8 @@ export interface HelpJob {
   /** The helped acquisition's cancellation flag. */
   cancel: SharedArrayBuffer;
   maxContentBytes: number;
+  /** The helped acquisition's seam kind: the reader reopens, fstats and closes through the same kind. */
+  surfaceFs: SurfaceFsKind;
   /** Test seam: milliseconds before each file read (an injected slow reader). */
   delayMs?: number;
 }
@@ -104,12 +106,17 @@ function help(job: HelpJob): void {
     port: job.port,
     link: new Int32Array(job.state),
     cancel: new Int32Array(job.cancel),
-    // Read handles are reopened through /proc/self/fd by both seams (openat2 opens only O_PATH and
-    // directory handles natively and keeps no record of read handles), so plain read and close serve.
-    fs: procfsSurfaceFs,
+    // Read handles are reopened through /proc/self/fd by both seams; each seam closes what it opened,
+    // so this thread's own instance of the walker's seam kind serves (procfs if it cannot load here).
+    fs: helperSeam(job.surfaceFs),
     maxContentBytes: job.maxContentBytes,
     onEntries: (entries) => port?.postMessage({ id: job.id, entries } satisfies AcquireReply),
     onEnd: (readsDone) => port?.postMessage({ id: job.id, helped: readsDone } satisfies AcquireReply),
     ...(job.delayMs === undefined ? {} : { delayMs: job.delayMs }),
   });
+}
+
+function helperSeam(kind: SurfaceFsKind) {
+  const choice = chooseSurfaceFs(kind);
+  return choice.ok ? choice.fs : procfsSurfaceFs;
 }

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { loadGetdents } from './getdents-listing.js';
 import {
   type Openat2Binding,
@@ -11,6 +12,7 @@ import {
   nodeSurfaceFs,
   O_CLOEXEC,
   O_DIRECTORY,
+  O_NOCTTY,
   O_NONBLOCK,
   O_PATH,
   O_RDONLY,
@@ -44,6 +46,7 @@ import {
  */
 export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   const procfs = nodeSurfaceFs;
+  const procFds = procFdDirectory();
   /** statx relative to the parent handle (the manifest walk's lstat), when koffi offers it. */
   const statxAt = loadStatx();
   /** fstat of a handle by statx, and listing by getdents64, when koffi offers them. */
@@ -122,7 +125,17 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     readlinkAt: procfs.readlinkAt,
     handlePath: procfs.handlePath,
     fstat: statxFd ?? procfs.fstat,
-    reopenForRead: procfs.reopenForRead,
+    reopenForRead:
+      procFds === undefined
+        ? procfs.reopenForRead
+        : (pathFd) => {
+            // The same reopen as the procfs seam's (the kernel follows the handle's magic link in
+            // /proc/self/fd, never a name in the workspace), relative to a held handle of that directory
+            // instead of resolving `/proc/self/fd/` again for every file.
+            const fd = binding.openat(procFds, fdName(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+            native.add(fd);
+            return fd;
+          },
     read: procfs.read,
     openListing: getdents ?? procfs.openListing,
     close: (fd) => {
@@ -132,6 +145,39 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       else procfs.close(fd);
     },
   };
+}
+
+/** The decimal name of each fd number in /proc/self/fd, built once per number. */
+const fdNames: Buffer[] = [];
+function fdName(fd: number): Buffer {
+  let name = fdNames[fd];
+  if (name === undefined) {
+    name = Buffer.from(String(fd));
+    fdNames[fd] = name;
+  }
+  return name;
+}
+
+const PROC_SUPER_MAGIC = 0x9fa0;
+let procFdHandle: { fd: number | undefined } | undefined;
+
+/**
+ * A handle of this process's `/proc/self/fd` directory, opened once per thread and kept for the thread's
+ * life (threads share the process's fd table, so it lists the handles of every thread), and used only
+ * when it is on procfs; undefined otherwise, and reopening keeps the procfs seam's path.
+ */
+function procFdDirectory(): number | undefined {
+  if (procFdHandle === undefined) {
+    procFdHandle = { fd: undefined };
+    try {
+      const fd = fs.openSync('/proc/self/fd', O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fs.statfsSync(`/proc/self/fd/${fd}`).type === PROC_SUPER_MAGIC) procFdHandle.fd = fd;
+      else fs.closeSync(fd);
+    } catch {
+      // No procfs here: every acquisition reports confinement_unverified before it reopens anything.
+    }
+  }
+  return procFdHandle.fd;
 }
 
 const SLASH = Buffer.from('/');

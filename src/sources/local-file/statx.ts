@@ -148,8 +148,8 @@ function decode(buffer: Buffer): StatxEntry {
     buffer.readUInt32LE(0x28) + buffer.readUInt32LE(0x2c) * 2 ** 32,
     buffer.readUInt16LE(0x1c),
     // Node's own formula (ms = sec × 1e3 + nsec / 1e6), so both sides of a comparison agree.
-    Number(buffer.readBigInt64LE(0x70)) * 1e3 + buffer.readUInt32LE(0x78) / 1e6,
-    Number(buffer.readBigInt64LE(0x60)) * 1e3 + buffer.readUInt32LE(0x68) / 1e6,
+    (buffer.readUInt32LE(0x70) + buffer.readInt32LE(0x74) * 2 ** 32) * 1e3 + buffer.readUInt32LE(0x78) / 1e6,
+    (buffer.readUInt32LE(0x60) + buffer.readInt32LE(0x64) * 2 ** 32) * 1e3 + buffer.readUInt32LE(0x68) / 1e6,
   );
 }
 
