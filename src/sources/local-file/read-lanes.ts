@@ -60,6 +60,8 @@ export const LINK_INTS = 4;
  * cost the walking thread 10 % of its time in postMessage; 64 a batch, packed, a few per cent).
  */
 const BATCH = 64;
+/** Files per batch handed to the second reader (a full batch; the last of an acquisition may be short). */
+export const HELPER_BATCH_FILES = BATCH;
 /** Batches the helper may hold unfinished: bounds the handles in flight (BATCH × this). */
 const MAX_OUTSTANDING = 3;
 /** How long one wait for the helper lasts before the flags (cancelled, lost) are looked at again. */
