@@ -123,7 +123,12 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     lstatAt: procfs.lstatAt,
     ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
     readlinkAt: procfs.readlinkAt,
-    handlePath: procfs.handlePath,
+    handlePath:
+      procFds === undefined
+        ? procfs.handlePath
+        : // The same question as the procfs seam's `readlink /proc/self/fd/N` (the kernel's path for the
+          // handle), asked relative to the held /proc/self/fd handle.
+          (fd) => binding.readlinkat(procFds, fdName(fd)),
     fstat: statxFd ?? procfs.fstat,
     reopenForRead:
       procFds === undefined

@@ -26,6 +26,7 @@ const OPEN_HOW_SIZE = 24;
 const SUPPORTED_ARCHES: readonly string[] = ['x64', 'arm64', 'riscv64', 'ppc64', 's390x', 'loong64'];
 
 const O_PATH = 0o10000000;
+const PATH_MAX = 4096;
 const O_CLOEXEC = 0o2000000;
 const EXDEV = 18;
 const EAGAIN = 11;
@@ -58,6 +59,12 @@ export interface Openat2Binding {
    * reopen an O_PATH handle through a held `/proc/self/fd` directory handle. Throws Openat2Error.
    */
   openat(dirFd: number, name: Buffer, flags: number): number;
+  /**
+   * readlinkat(dirFd, name): the link's target as bytes, up to PATH_MAX (4,096) bytes as Node's
+   * readlink returns it. Used only for `/proc/self/fd` entries, relative to a held handle of that
+   * directory. Throws Openat2Error.
+   */
+  readlinkat(dirFd: number, name: Buffer): Buffer;
   /** unlinkat(dirFd, name, flags): removes `name` in the directory handle, never following a symlink. */
   unlinkat(dirFd: number, name: Buffer, flags: number): void;
   /** mkdirat(dirFd, name, mode). */
@@ -138,6 +145,8 @@ function bind(koffi: Koffi): Openat2Binding {
   const mkdirat = libc.func('int mkdirat(int dirfd, const uint8_t *path, uint32_t mode)');
   const openat = libc.func('int openat(int dirfd, const uint8_t *path, int flags, uint32_t mode)');
   const close = libc.func('int close(int fd)');
+  const readlinkat = libc.func('long readlinkat(int dirfd, const uint8_t *path, void *buf, size_t size)');
+  const target = Buffer.allocUnsafe(PATH_MAX + 1);
   /** One `struct open_how` per (flags, resolve) pair in use: a handful per thread, built once each. */
   const hows = new Map<number, Buffer>();
   const howOf = (flags: number, resolve: number): Buffer => {
@@ -182,6 +191,13 @@ function bind(koffi: Koffi): Openat2Binding {
       const fd = Number(openat(dirFd, cString(name), flags, 0));
       if (fd < 0) throw new Openat2Error('openat', koffi.errno());
       return fd;
+    },
+    readlinkat(dirFd, name) {
+      if (name.includes(0)) throw new Openat2Error('readlinkat', 22);
+      // libuv's readlink: a PATH_MAX buffer, and a target that fills it is returned as it is.
+      const length = Number(readlinkat(dirFd, cString(name), target, PATH_MAX));
+      if (length < 0) throw new Openat2Error('readlinkat', koffi.errno());
+      return Buffer.from(target.subarray(0, length));
     },
     unlinkat(dirFd, name, flags) {
       if (name.includes(0)) throw new Openat2Error('unlinkat', 22);
