@@ -2,6 +2,7 @@ import { type MessagePort, parentPort } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
+import { checkProcFdDirectory } from './openat2-surface-fs.js';
 import type { ToHelper } from './read-lanes.js';
 import { serveSecondReader } from './second-reader.js';
 import { procfsSurfaceFs } from './surface-fs.js';
@@ -117,6 +118,7 @@ function help(job: HelpJob): void {
 }
 
 function helperSeam(kind: SurfaceFsKind) {
+  checkProcFdDirectory();
   const choice = chooseSurfaceFs(kind);
   return choice.ok ? choice.fs : procfsSurfaceFs;
 }

@@ -46,7 +46,7 @@ import {
  */
 export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   const procfs = nodeSurfaceFs;
-  const procFds = procFdDirectory();
+  procFdDirectory();
   /** statx relative to the parent handle (the manifest walk's lstat), when koffi offers it. */
   const statxAt = loadStatx();
   /** fstat of a handle by statx, and listing by getdents64, when koffi offers them. */
@@ -89,6 +89,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     resolveRoot: procfs.resolveRoot,
     procIsTrusted: procfs.procIsTrusted,
     openRoot: (path) => {
+      checkProcFdDirectory();
       const fd = procfs.openRoot(path);
       directories.set(fd, { rootFd: fd, relative: EMPTY });
       return fd;
@@ -123,24 +124,23 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     lstatAt: procfs.lstatAt,
     ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
     readlinkAt: procfs.readlinkAt,
-    handlePath:
-      procFds === undefined
-        ? procfs.handlePath
-        : // The same question as the procfs seam's `readlink /proc/self/fd/N` (the kernel's path for the
-          // handle), asked relative to the held /proc/self/fd handle.
-          (fd) => binding.readlinkat(procFds, fdName(fd)),
+    handlePath: (fd) => {
+      const procFds = procFdHandle?.fd;
+      // The same question as the procfs seam's `readlink /proc/self/fd/N` (the kernel's path for the
+      // handle), asked relative to the held /proc/self/fd handle.
+      return procFds === undefined ? procfs.handlePath(fd) : binding.readlinkat(procFds, fdName(fd));
+    },
     fstat: statxFd ?? procfs.fstat,
-    reopenForRead:
-      procFds === undefined
-        ? procfs.reopenForRead
-        : (pathFd) => {
-            // The same reopen as the procfs seam's (the kernel follows the handle's magic link in
-            // /proc/self/fd, never a name in the workspace), relative to a held handle of that directory
-            // instead of resolving `/proc/self/fd/` again for every file.
-            const fd = binding.openat(procFds, fdName(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-            native.add(fd);
-            return fd;
-          },
+    reopenForRead: (pathFd) => {
+      const procFds = procFdHandle?.fd;
+      if (procFds === undefined) return procfs.reopenForRead(pathFd);
+      // The same reopen as the procfs seam's (the kernel follows the handle's magic link in
+      // /proc/self/fd, never a name in the workspace), relative to a held handle of that directory
+      // instead of resolving `/proc/self/fd/` again for every file.
+      const fd = binding.openat(procFds, fdName(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      native.add(fd);
+      return fd;
+    },
     read: procfs.read,
     openListing: getdents ?? procfs.openListing,
     close: (fd) => {
@@ -164,25 +164,48 @@ function fdName(fd: number): Buffer {
 }
 
 const PROC_SUPER_MAGIC = 0x9fa0;
-let procFdHandle: { fd: number | undefined } | undefined;
+let procFdHandle: { fd: number | undefined; dev: number; ino: number } | undefined;
 
 /**
  * A handle of this process's `/proc/self/fd` directory, opened once per thread and kept for the thread's
  * life (threads share the process's fd table, so it lists the handles of every thread), and used only
  * when it is on procfs; undefined otherwise, and reopening keeps the procfs seam's path.
  */
-function procFdDirectory(): number | undefined {
-  if (procFdHandle === undefined) {
-    procFdHandle = { fd: undefined };
-    try {
-      const fd = fs.openSync('/proc/self/fd', O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fs.statfsSync(`/proc/self/fd/${fd}`).type === PROC_SUPER_MAGIC) procFdHandle.fd = fd;
-      else fs.closeSync(fd);
-    } catch {
-      // No procfs here: every acquisition reports confinement_unverified before it reopens anything.
-    }
+function procFdDirectory(): void {
+  if (procFdHandle !== undefined) return;
+  procFdHandle = { fd: undefined, dev: 0, ino: 0 };
+  try {
+    const fd = fs.openSync('/proc/self/fd', O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fs.statfsSync(`/proc/self/fd/${fd}`).type === PROC_SUPER_MAGIC) {
+      const { dev, ino } = fs.fstatSync(fd);
+      procFdHandle = { fd, dev, ino };
+    } else fs.closeSync(fd);
+  } catch {
+    // No procfs here: every acquisition reports confinement_unverified before it reopens anything.
   }
-  return procFdHandle.fd;
+}
+
+/** The held `/proc/self/fd` handle of this thread, if in use (tests). */
+export function heldProcFdDirectory(): number | undefined {
+  return procFdHandle?.fd;
+}
+
+/**
+ * Once per acquisition (each root opened, each help job): the held handle must still be that directory. Nothing in Witness closes it, but
+ * if a bug elsewhere ever did, its number could come back as a directory of the workspace, and a reopen
+ * "by fd number" would then open a name an agent chose; a handle that is no longer the same is dropped
+ * (never closed: its number is someone else's now) and reopening falls back to the procfs seam's path.
+ */
+export function checkProcFdDirectory(): void {
+  const held = procFdHandle;
+  if (held?.fd === undefined) return;
+  try {
+    const stat = fs.fstatSync(held.fd);
+    if (stat.dev === held.dev && stat.ino === held.ino) return;
+  } catch {
+    // Fall through: not the handle it was.
+  }
+  procFdHandle = { fd: undefined, dev: 0, ino: 0 };
 }
 
 const SLASH = Buffer.from('/');

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
-import { openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
+import { heldProcFdDirectory, openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
 import { nodeSurfaceFs, O_PATH } from '../../../src/sources/local-file/surface-fs.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
@@ -81,6 +82,38 @@ describe('openat2 seam: handle paths and reopening through a held /proc/self/fd'
     } finally {
       s.close(readFd);
       fs.renameSync(path.join(root, 'moved.txt'), path.join(root, 'file.txt'));
+    }
+  });
+
+  // Last in this file: it leaves this thread without a held handle (the procfs route serves after it).
+  it('a held handle closed by mistake and reused for a workspace directory is noticed at the next root', () => {
+    const koffi = createRequire(import.meta.url)('koffi') as {
+      load(path: null): { func(signature: string): (...args: number[]) => number };
+    };
+    const dup2 = koffi.load(null).func('int dup2(int oldfd, int newfd)');
+    const s = seam();
+    const held = heldProcFdDirectory();
+    assert.notEqual(held, undefined);
+    const fileFd = hold(fs.openSync(path.join(root, 'file.txt'), O_PATH));
+    const truth = nodeSurfaceFs.handlePath(fileFd).toString();
+    // An agent's directory holding a link named like the handle, pointing at a lie about its place.
+    fs.mkdirSync(path.join(root, 'planted'));
+    fs.symlinkSync('/somewhere/inside/the/root', path.join(root, 'planted', String(fileFd)));
+    const planted = fs.openSync(path.join(root, 'planted'), 'r');
+    try {
+      // Some bug closes the held handle and its number is reused for the agent's directory.
+      assert.equal(dup2(planted, held as number), held);
+      // Control: without the check, the kernel's "path for the handle" is read from the planted link.
+      assert.equal(s.handlePath(fileFd).toString(), '/somewhere/inside/the/root');
+      // The next acquisition opens a root: the held handle is found not to be /proc/self/fd any more.
+      s.close(s.openRoot(root));
+      assert.equal(heldProcFdDirectory(), undefined);
+      assert.equal(s.handlePath(fileFd).toString(), truth);
+      const readFd = s.reopenForRead(fileFd);
+      s.close(readFd);
+    } finally {
+      fs.closeSync(planted);
+      fs.closeSync(held as number);
     }
   });
 });
