@@ -1,6 +1,7 @@
 import { surface } from '../../src/models/scorable.js';
 import { type AcquireRequest, acquireSync } from '../../src/sources/local-file/acquire-sync.js';
 import { acquisitionPool } from '../../src/sources/local-file/acquisition-pool.js';
+import { HELPER_BATCH_FILES } from '../../src/sources/local-file/read-lanes.js';
 import { chooseSurfaceFs } from '../../src/sources/local-file/surface-fs-choice.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import type { BenchConfig } from '../config.js';
@@ -99,7 +100,7 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
     const naiveMs = median(times.naive as number[]);
     const oneReader = median(times.oneReader as number[]);
     const twoReaders = median(times.twoReaders as number[]);
-    const batches = Math.ceil(tree.files / 16);
+    const batches = Math.ceil(tree.files / HELPER_BATCH_FILES);
     const error = problems.length > 0 ? problems.join('; ') : undefined;
     const stats = first.metadata.stats as Record<string, number> | undefined;
     return [

@@ -2,6 +2,7 @@ import { type MessagePort, parentPort } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
+import { checkProcFdDirectory } from './openat2-surface-fs.js';
 import type { ToHelper } from './read-lanes.js';
 import { serveSecondReader } from './second-reader.js';
 import { procfsSurfaceFs } from './surface-fs.js';
@@ -35,6 +36,8 @@ export interface HelpJob {
   /** The helped acquisition's cancellation flag. */
   cancel: SharedArrayBuffer;
   maxContentBytes: number;
+  /** The helped acquisition's seam kind: the reader reopens, fstats and closes through the same kind. */
+  surfaceFs: SurfaceFsKind;
   /** Test seam: milliseconds before each file read (an injected slow reader). */
   delayMs?: number;
 }
@@ -104,12 +107,18 @@ function help(job: HelpJob): void {
     port: job.port,
     link: new Int32Array(job.state),
     cancel: new Int32Array(job.cancel),
-    // Read handles are reopened through /proc/self/fd by both seams (openat2 opens only O_PATH and
-    // directory handles natively and keeps no record of read handles), so plain read and close serve.
-    fs: procfsSurfaceFs,
+    // Read handles are reopened through /proc/self/fd by both seams; each seam closes what it opened,
+    // so this thread's own instance of the walker's seam kind serves (procfs if it cannot load here).
+    fs: helperSeam(job.surfaceFs),
     maxContentBytes: job.maxContentBytes,
     onEntries: (entries) => port?.postMessage({ id: job.id, entries } satisfies AcquireReply),
     onEnd: (readsDone) => port?.postMessage({ id: job.id, helped: readsDone } satisfies AcquireReply),
     ...(job.delayMs === undefined ? {} : { delayMs: job.delayMs }),
   });
+}
+
+function helperSeam(kind: SurfaceFsKind) {
+  checkProcFdDirectory();
+  const choice = chooseSurfaceFs(kind);
+  return choice.ok ? choice.fs : procfsSurfaceFs;
 }

@@ -201,6 +201,7 @@ class AcquisitionPool {
       state: link.state,
       cancel: queued.job.cancel,
       maxContentBytes: queued.job.request.limits.maxContentBytes,
+      surfaceFs: queued.job.surfaceFs,
       ...(queued.job.helperDelayMs === undefined ? {} : { delayMs: queued.job.helperDelayMs }),
     };
     slot.worker.postMessage(message, [link.port]);

@@ -1,6 +1,5 @@
-import type fs from 'node:fs';
 import { AcquisitionCancelled } from './acquisition-state.js';
-import type { SurfaceFs } from './surface-fs.js';
+import type { DirectoryListing, SurfaceFs } from './surface-fs.js';
 
 /**
  * Wraps the seam so that once the caller's cancellation flag is set, no further I/O happens: every call
@@ -36,7 +35,7 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
   };
 }
 
-function guardListing(dir: fs.Dir, cancelled: () => boolean): fs.Dir {
+function guardListing(dir: DirectoryListing, cancelled: () => boolean): DirectoryListing {
   return new Proxy(dir, {
     get(target, property) {
       if (property === 'readSync') {

@@ -131,8 +131,13 @@ interface Listed {
 
 /**
  * Lists a directory through its own handle, counting every entry against maxListedEntries. The handle's
- * real location is checked before and after listing: a directory moved outside the root (or swapped
- * there) is never listed, and a listing that raced such a move is discarded.
+ * real location is checked after listing, and before it unless the kernel proved the handle beneath the
+ * root when it was opened (openat2 seam): a directory moved outside the root (renamed there by the agent,
+ * which may write outside the workspace too) between its open and the end of its listing is never
+ * trusted, its listing discarded with a gap. The check before listing adds nothing once the open itself
+ * was proven: a move after the open is seen by the check after listing all the same, and a move out and
+ * back within the listing escapes both checks alike (it shows names only, never bytes: every child is
+ * opened and placed on its own).
  */
 function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, isRoot: boolean): Listed[] {
   const { fs } = state;
@@ -144,7 +149,7 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
     );
     return [];
   }
-  if (!isRoot && !directoryIsInside(state, dirFd, dirUri)) return [];
+  if (!isRoot && !fs.provenInside(dirFd) && !directoryIsInside(state, dirFd, dirUri)) return [];
   let dir: ReturnType<typeof fs.openListing>;
   try {
     dir = fs.openListing(dirFd);
@@ -186,7 +191,7 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
         state.listingBudgetSpent = true;
         return [];
       }
-      listed.push({ name: dirent.name as unknown as Buffer, kind: kindOf(dirent) });
+      listed.push({ name: dirent.name, kind: kindOf(dirent) });
     }
   } finally {
     dir.closeSync();

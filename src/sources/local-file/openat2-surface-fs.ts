@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import { loadGetdents } from './getdents-listing.js';
 import {
   type Openat2Binding,
   Openat2Error,
@@ -5,11 +7,12 @@ import {
   RESOLVE_NO_MAGICLINKS,
   RESOLVE_NO_SYMLINKS,
 } from './openat2.js';
-import { loadStatx } from './statx.js';
+import { loadStatx, loadStatxFd } from './statx.js';
 import {
   nodeSurfaceFs,
   O_CLOEXEC,
   O_DIRECTORY,
+  O_NOCTTY,
   O_NONBLOCK,
   O_PATH,
   O_RDONLY,
@@ -28,8 +31,13 @@ import {
  *   never descends a directory link; a parent swapped for any link fails with ELOOP).
  * - Files: symlinks are followed (SPEC §5: a link to a file is a candidate) but only beneath the root,
  *   as an O_PATH handle (no read intent, no FIFO or driver side effects). A regular file proven this way
- *   skips the `readlink` of its handle (`provenInside`); the reopen for reading, the type and dev/ino
- *   checks and both directory placement checks around each listing are unchanged.
+ *   skips the `readlink` of its handle (`provenInside`); the reopen for reading and the type and dev/ino
+ *   checks are unchanged.
+ * - A directory proven this way skips the placement check before its listing (the open was that check);
+ *   the check after listing stays, and stops a directory renamed outside the root after it was opened.
+ * - Listings read the directory handle itself with getdents64 (getdents-listing.ts) instead of
+ *   reopening it through `/proc/self/fd` for `fs.Dir`; fstat is statx of the handle (statx.ts). Both are
+ *   probed against Node's own answers and replaced by Node's calls when they cannot be used.
  *
  * Whenever openat2 fails, for any reason (ENOENT after a rename, EXDEV for an absolute link that points
  * back inside, ELOOP, EAGAIN from a concurrent rename), the call is repeated through the procfs seam,
@@ -38,11 +46,15 @@ import {
  */
 export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   const procfs = nodeSurfaceFs;
+  procFdDirectory();
   /** statx relative to the parent handle (the manifest walk's lstat), when koffi offers it. */
   const statxAt = loadStatx();
+  /** fstat of a handle by statx, and listing by getdents64, when koffi offers them. */
+  const statxFd = loadStatxFd();
+  const getdents = loadGetdents();
   /** Directory handles this seam opened: the root handle they hang from and their path below it. */
   const directories = new Map<number, { rootFd: number; relative: Buffer }>();
-  /** File handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
+  /** File and directory handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
   const proven = new Set<number>();
   /** Handles opened through koffi, closed through it too. */
   const native = new Set<number>();
@@ -77,6 +89,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     resolveRoot: procfs.resolveRoot,
     procIsTrusted: procfs.procIsTrusted,
     openRoot: (path) => {
+      checkProcFdDirectory();
       const fd = procfs.openRoot(path);
       directories.set(fd, { rootFd: fd, relative: EMPTY });
       return fd;
@@ -92,7 +105,8 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
               O_RDONLY | O_DIRECTORY | O_NONBLOCK,
               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
             );
-      fd ??= procfs.openDirectoryAt(dirFd, name);
+      if (fd !== undefined) proven.add(fd);
+      else fd = procfs.openDirectoryAt(dirFd, name);
       if (child !== undefined) directories.set(fd, child);
       return fd;
     },
@@ -110,11 +124,25 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     lstatAt: procfs.lstatAt,
     ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
     readlinkAt: procfs.readlinkAt,
-    handlePath: procfs.handlePath,
-    fstat: procfs.fstat,
-    reopenForRead: procfs.reopenForRead,
+    handlePath: (fd) => {
+      const procFds = procFdHandle?.fd;
+      // The same question as the procfs seam's `readlink /proc/self/fd/N` (the kernel's path for the
+      // handle), asked relative to the held /proc/self/fd handle.
+      return procFds === undefined ? procfs.handlePath(fd) : binding.readlinkat(procFds, fdName(fd));
+    },
+    fstat: statxFd ?? procfs.fstat,
+    reopenForRead: (pathFd) => {
+      const procFds = procFdHandle?.fd;
+      if (procFds === undefined) return procfs.reopenForRead(pathFd);
+      // The same reopen as the procfs seam's (the kernel follows the handle's magic link in
+      // /proc/self/fd, never a name in the workspace), relative to a held handle of that directory
+      // instead of resolving `/proc/self/fd/` again for every file.
+      const fd = binding.openat(procFds, fdName(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      native.add(fd);
+      return fd;
+    },
     read: procfs.read,
-    openListing: procfs.openListing,
+    openListing: getdents ?? procfs.openListing,
     close: (fd) => {
       directories.delete(fd);
       proven.delete(fd);
@@ -122,6 +150,62 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       else procfs.close(fd);
     },
   };
+}
+
+/** The decimal name of each fd number in /proc/self/fd, built once per number. */
+const fdNames: Buffer[] = [];
+function fdName(fd: number): Buffer {
+  let name = fdNames[fd];
+  if (name === undefined) {
+    name = Buffer.from(String(fd));
+    fdNames[fd] = name;
+  }
+  return name;
+}
+
+const PROC_SUPER_MAGIC = 0x9fa0;
+let procFdHandle: { fd: number | undefined; dev: number; ino: number } | undefined;
+
+/**
+ * A handle of this process's `/proc/self/fd` directory, opened once per thread and kept for the thread's
+ * life (threads share the process's fd table, so it lists the handles of every thread), and used only
+ * when it is on procfs; undefined otherwise, and reopening keeps the procfs seam's path.
+ */
+function procFdDirectory(): void {
+  if (procFdHandle !== undefined) return;
+  procFdHandle = { fd: undefined, dev: 0, ino: 0 };
+  try {
+    const fd = fs.openSync('/proc/self/fd', O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fs.statfsSync(`/proc/self/fd/${fd}`).type === PROC_SUPER_MAGIC) {
+      const { dev, ino } = fs.fstatSync(fd);
+      procFdHandle = { fd, dev, ino };
+    } else fs.closeSync(fd);
+  } catch {
+    // No procfs here: every acquisition reports confinement_unverified before it reopens anything.
+  }
+}
+
+/** The held `/proc/self/fd` handle of this thread, if in use (tests). */
+export function heldProcFdDirectory(): number | undefined {
+  return procFdHandle?.fd;
+}
+
+/**
+ * Once per acquisition (each root opened, each help job): the held handle must still be that directory. Nothing in Witness closes it, but
+ * if a bug elsewhere ever did, its number could come back as a directory of the workspace, and a reopen
+ * "by fd number" would then open a name an agent chose; a handle that is no longer the same is dropped
+ * (never closed: its number is someone else's now) and reopening falls back to the procfs seam's path.
+ */
+export function checkProcFdDirectory(): void {
+  const held = procFdHandle;
+  if (held?.fd === undefined) return;
+  try {
+    const stat = fs.fstatSync(held.fd);
+    if (stat.dev === held.dev && stat.ino === held.ino) return;
+  } catch {
+    // Fall through: not the handle it was.
+  }
+  procFdHandle = { fd: undefined, dev: 0, ino: 0 };
 }
 
 const SLASH = Buffer.from('/');

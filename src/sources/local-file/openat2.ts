@@ -26,6 +26,7 @@ const OPEN_HOW_SIZE = 24;
 const SUPPORTED_ARCHES: readonly string[] = ['x64', 'arm64', 'riscv64', 'ppc64', 's390x', 'loong64'];
 
 const O_PATH = 0o10000000;
+const PATH_MAX = 4096;
 const O_CLOEXEC = 0o2000000;
 const EXDEV = 18;
 const EAGAIN = 11;
@@ -53,6 +54,17 @@ export class Openat2Error extends Error {
 export interface Openat2Binding {
   /** openat2(dirFd, path, { flags, mode: 0, resolve }); `path` is bytes without a NUL. Throws Openat2Error. */
   openat2(dirFd: number, path: Buffer, flags: number, resolve: number): number;
+  /**
+   * openat(dirFd, name, flags): a plain handle-relative open (no resolve restrictions). Used only to
+   * reopen an O_PATH handle through a held `/proc/self/fd` directory handle. Throws Openat2Error.
+   */
+  openat(dirFd: number, name: Buffer, flags: number): number;
+  /**
+   * readlinkat(dirFd, name): the link's target as bytes, up to PATH_MAX (4,096) bytes as Node's
+   * readlink returns it. Used only for `/proc/self/fd` entries, relative to a held handle of that
+   * directory. Throws Openat2Error.
+   */
+  readlinkat(dirFd: number, name: Buffer): Buffer;
   /** unlinkat(dirFd, name, flags): removes `name` in the directory handle, never following a symlink. */
   unlinkat(dirFd: number, name: Buffer, flags: number): void;
   /** mkdirat(dirFd, name, mode). */
@@ -131,21 +143,41 @@ function bind(koffi: Koffi): Openat2Binding {
   const syscall = libc.func('long syscall(long nr, int dirfd, const uint8_t *path, void *how, size_t size)');
   const unlinkat = libc.func('int unlinkat(int dirfd, const uint8_t *path, int flags)');
   const mkdirat = libc.func('int mkdirat(int dirfd, const uint8_t *path, uint32_t mode)');
+  const openat = libc.func('int openat(int dirfd, const uint8_t *path, int flags, uint32_t mode)');
   const close = libc.func('int close(int fd)');
-  const how = Buffer.alloc(OPEN_HOW_SIZE);
+  const readlinkat = libc.func('long readlinkat(int dirfd, const uint8_t *path, void *buf, size_t size)');
+  const target = Buffer.allocUnsafe(PATH_MAX + 1);
+  /** One `struct open_how` per (flags, resolve) pair in use: a handful per thread, built once each. */
+  const hows = new Map<number, Buffer>();
+  const howOf = (flags: number, resolve: number): Buffer => {
+    const key = flags * 0x100 + resolve;
+    let how = hows.get(key);
+    if (how === undefined) {
+      how = Buffer.alloc(OPEN_HOW_SIZE);
+      how.writeBigUInt64LE(BigInt(flags), 0);
+      how.writeBigUInt64LE(0n, 8);
+      how.writeBigUInt64LE(BigInt(resolve), 16);
+      hows.set(key, how);
+    }
+    return how;
+  };
+  /**
+   * The path NUL-terminated in a buffer reused by every call on this thread (each call copies the path in
+   * and the kernel copies it out before the call returns, so no two calls share it).
+   */
+  let scratch = Buffer.allocUnsafe(4096);
   const cString = (path: Buffer): Buffer => {
-    const out = Buffer.allocUnsafe(path.length + 1);
-    path.copy(out, 0);
-    out[path.length] = 0;
-    return out;
+    if (path.length + 1 > scratch.length) scratch = Buffer.allocUnsafe(2 * (path.length + 1));
+    path.copy(scratch, 0);
+    scratch[path.length] = 0;
+    return scratch;
   };
   return {
     openat2(dirFd, path, flags, resolve) {
       // NUL inside a name would silently shorten the path the kernel sees.
       if (path.includes(0)) throw new Openat2Error('openat2', 22 /* EINVAL */);
-      how.writeBigUInt64LE(BigInt(flags), 0);
-      how.writeBigUInt64LE(0n, 8);
-      how.writeBigUInt64LE(BigInt(resolve), 16);
+      if (resolve < 0 || resolve > 0xff) throw new Openat2Error('openat2', 22);
+      const how = howOf(flags, resolve);
       const name = cString(path);
       for (let attempt = 0; ; attempt++) {
         const fd = Number(syscall(SYS_OPENAT2, dirFd, name, how, OPEN_HOW_SIZE));
@@ -153,6 +185,19 @@ function bind(koffi: Koffi): Openat2Binding {
         const errno = koffi.errno();
         if (errno !== EAGAIN || attempt >= EAGAIN_RETRIES) throw new Openat2Error('openat2', errno);
       }
+    },
+    openat(dirFd, name, flags) {
+      if (name.includes(0)) throw new Openat2Error('openat', 22);
+      const fd = Number(openat(dirFd, cString(name), flags, 0));
+      if (fd < 0) throw new Openat2Error('openat', koffi.errno());
+      return fd;
+    },
+    readlinkat(dirFd, name) {
+      if (name.includes(0)) throw new Openat2Error('readlinkat', 22);
+      // libuv's readlink: a PATH_MAX buffer, and a target that fills it is returned as it is.
+      const length = Number(readlinkat(dirFd, cString(name), target, PATH_MAX));
+      if (length < 0) throw new Openat2Error('readlinkat', koffi.errno());
+      return Buffer.from(target.subarray(0, length));
     },
     unlinkat(dirFd, name, flags) {
       if (name.includes(0)) throw new Openat2Error('unlinkat', 22);

@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { AcquisitionCancelled } from './acquisition-state.js';
-import { type FromHelper, LINK, type ToHelper } from './read-lanes.js';
+import { type FromHelper, LINK, type ToHelper, unpackTasks } from './read-lanes.js';
 import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
 
@@ -120,7 +120,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   };
 
   port.on('message', (message: ToHelper) => {
-    if ('tasks' in message) readBatch(message.tasks);
+    if ('tasks' in message) readBatch(unpackTasks(message.tasks));
     else end();
   });
   // The walker's thread went away without saying so: nothing more will come.

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import type { HandleStat } from './surface-fs.js';
 
 /**
  * statx(2) relative to a directory handle, through koffi, for the manifest walk: one system call per
@@ -25,6 +26,10 @@ export interface EntryStat {
 }
 
 export type StatxAt = (dirFd: number, name: Buffer) => EntryStat;
+/** fstat of a handle (any handle, O_PATH included), by statx with AT_EMPTY_PATH. */
+export type StatxFd = (fd: number) => HandleStat;
+
+const AT_EMPTY_PATH = 0x1000;
 
 const AT_SYMLINK_NOFOLLOW = 0x100;
 /** STATX_BASIC_STATS: type, mode, nlink, uid, gid, times, ino, size, blocks. */
@@ -32,7 +37,7 @@ const STATX_BASIC_STATS = 0x7ff;
 const STATX_BUFFER_BYTES = 256;
 const S_IFMT = 0o170000;
 
-class StatxEntry implements EntryStat {
+class StatxEntry implements HandleStat {
   constructor(
     readonly dev: number,
     readonly ino: number,
@@ -50,21 +55,44 @@ class StatxEntry implements EntryStat {
   isSymbolicLink(): boolean {
     return (this.mode & S_IFMT) === fs.constants.S_IFLNK;
   }
+  isFIFO(): boolean {
+    return (this.mode & S_IFMT) === fs.constants.S_IFIFO;
+  }
+  isSocket(): boolean {
+    return (this.mode & S_IFMT) === fs.constants.S_IFSOCK;
+  }
+  isCharacterDevice(): boolean {
+    return (this.mode & S_IFMT) === fs.constants.S_IFCHR;
+  }
+  isBlockDevice(): boolean {
+    return (this.mode & S_IFMT) === fs.constants.S_IFBLK;
+  }
 }
 
-let cached: { at: StatxAt | undefined } | undefined;
+let cached: { at: StatxAt | undefined; fd: StatxFd | undefined } | undefined;
 
 /** The handle-relative lstat, or undefined when statx cannot be used (or disagrees with Node's lstat). */
 export function loadStatx(): StatxAt | undefined {
-  cached ??= { at: tryLoad() };
+  cached ??= tryLoad();
   return cached.at;
+}
+
+/**
+ * fstat of a handle by statx (one system call, no `fs.Stats` with its four `Date`s), or undefined when
+ * statx cannot be used or disagrees with Node's fstat of the same handles (probed like `loadStatx`).
+ */
+export function loadStatxFd(): StatxFd | undefined {
+  cached ??= tryLoad();
+  return cached.fd;
 }
 
 type KoffiFunction = (...args: unknown[]) => unknown;
 
-function tryLoad(): StatxAt | undefined {
-  if (os.platform() !== 'linux' || os.endianness() !== 'LE') return undefined;
+function tryLoad(): { at: StatxAt | undefined; fd: StatxFd | undefined } {
+  const none = { at: undefined, fd: undefined };
+  if (os.platform() !== 'linux' || os.endianness() !== 'LE') return none;
   let at: StatxAt;
+  let ofFd: StatxFd;
   try {
     const koffi = createRequire(import.meta.url)('koffi') as {
       load(path: string | null): { func(signature: string): KoffiFunction };
@@ -73,11 +101,13 @@ function tryLoad(): StatxAt | undefined {
     const statx = koffi
       .load(null)
       .func('int statx(int dirfd, const uint8_t *path, int flags, uint32_t mask, void *buf)');
-    at = bind(statx, () => koffi.errno());
+    const errno = () => koffi.errno();
+    at = bind(statx, errno);
+    ofFd = bindFd(statx, errno);
   } catch {
-    return undefined;
+    return none;
   }
-  return agreesWithNode(at) ? at : undefined;
+  return { at: agreesWithNode(at) ? at : undefined, fd: fdAgreesWithNode(ofFd) ? ofFd : undefined };
 }
 
 function bind(statx: KoffiFunction, errno: () => number): StatxAt {
@@ -91,21 +121,71 @@ function bind(statx: KoffiFunction, errno: () => number): StatxAt {
     if (Number(statx(dirFd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, buffer)) !== 0) {
       throw statError(errno());
     }
-    // struct statx (linux/stat.h), the same layout on every architecture.
-    const major = buffer.readUInt32LE(0x88);
-    const minor = buffer.readUInt32LE(0x8c);
-    return new StatxEntry(
-      // glibc's makedev, as Node reports st_dev.
-      (major & 0xfff) * 0x100 + (minor & 0xff) + (minor & ~0xff) * 0x1000 + (major & ~0xfff) * 2 ** 32,
-      buffer.readUInt32LE(0x20) + buffer.readUInt32LE(0x24) * 2 ** 32,
-      buffer.readUInt32LE(0x28) + buffer.readUInt32LE(0x2c) * 2 ** 32,
-      buffer.readUInt16LE(0x1c),
-      // Node's own formula (ms = sec × 1e3 + nsec / 1e6), so both sides of a comparison agree.
-      Number(buffer.readBigInt64LE(0x70)) * 1e3 + buffer.readUInt32LE(0x78) / 1e6,
-      Number(buffer.readBigInt64LE(0x60)) * 1e3 + buffer.readUInt32LE(0x68) / 1e6,
-    );
+    return decode(buffer);
   };
 }
+
+function bindFd(statx: KoffiFunction, errno: () => number): StatxFd {
+  const buffer = Buffer.alloc(STATX_BUFFER_BYTES);
+  const empty = Buffer.alloc(1);
+  return (fd) => {
+    // An empty path with AT_EMPTY_PATH: the handle itself, whatever it is (never a lookup by name).
+    if (Number(statx(fd, empty, AT_EMPTY_PATH, STATX_BASIC_STATS, buffer)) !== 0) {
+      throw statError(errno());
+    }
+    return decode(buffer);
+  };
+}
+
+function decode(buffer: Buffer): StatxEntry {
+  // struct statx (linux/stat.h), the same layout on every architecture.
+  const major = buffer.readUInt32LE(0x88);
+  const minor = buffer.readUInt32LE(0x8c);
+  return new StatxEntry(
+    // glibc's makedev, as Node reports st_dev.
+    (major & 0xfff) * 0x100 + (minor & 0xff) + (minor & ~0xff) * 0x1000 + (major & ~0xfff) * 2 ** 32,
+    buffer.readUInt32LE(0x20) + buffer.readUInt32LE(0x24) * 2 ** 32,
+    buffer.readUInt32LE(0x28) + buffer.readUInt32LE(0x2c) * 2 ** 32,
+    buffer.readUInt16LE(0x1c),
+    // Node's own formula (ms = sec × 1e3 + nsec / 1e6), so both sides of a comparison agree.
+    (buffer.readUInt32LE(0x70) + buffer.readInt32LE(0x74) * 2 ** 32) * 1e3 + buffer.readUInt32LE(0x78) / 1e6,
+    (buffer.readUInt32LE(0x60) + buffer.readInt32LE(0x64) * 2 ** 32) * 1e3 + buffer.readUInt32LE(0x68) / 1e6,
+  );
+}
+
+/**
+ * statx of open handles (a directory, a regular file, an O_PATH handle of this module's file) must say
+ * exactly what Node's fstat says of them.
+ */
+function fdAgreesWithNode(ofFd: StatxFd): boolean {
+  const file = new URL(import.meta.url).pathname;
+  const fds: number[] = [];
+  try {
+    fds.push(fs.openSync('/', 'r'), fs.openSync(file, 'r'), fs.openSync(file, O_PATH_FLAG));
+    for (const fd of fds) {
+      const ours = ofFd(fd);
+      const node = fs.fstatSync(fd);
+      const same =
+        ours.dev === node.dev &&
+        ours.ino === node.ino &&
+        ours.size === node.size &&
+        ours.mode === node.mode &&
+        ours.mtimeMs === node.mtimeMs &&
+        ours.ctimeMs === node.ctimeMs &&
+        ours.isDirectory() === node.isDirectory() &&
+        ours.isFile() === node.isFile() &&
+        ours.isFIFO() === node.isFIFO();
+      if (!same) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    for (const fd of fds) fs.closeSync(fd);
+  }
+}
+
+const O_PATH_FLAG = 0o10000000;
 
 /** statx of the root directory and of this module's file must say exactly what Node's lstat says. */
 function agreesWithNode(at: StatxAt): boolean {

@@ -20,9 +20,10 @@ export interface SurfaceFs {
   /** Opens `name` in `dirFd` as an O_PATH handle, following symlinks: no read intent, no side effects. */
   openPathAt(dirFd: number, name: Buffer): number;
   /**
-   * True only when the kernel itself proved, at open time, that `fd` (opened by this seam's `openPathAt`)
-   * lies beneath the root handle (openat2 with RESOLVE_BENEATH from the root). The caller may then skip
-   * `handlePath` for a regular file; anything else is placed by `handlePath` as before.
+   * True only when the kernel itself proved, at open time, that `fd` (opened by this seam's `openPathAt`
+   * or `openDirectoryAt`) lies beneath the root handle (openat2 with RESOLVE_BENEATH from the root). The
+   * caller may then skip `handlePath` for a regular file, and the check before listing a directory;
+   * anything else is placed by `handlePath` as before.
    */
   provenInside(fd: number): boolean;
   /** lstat of `name` in `dirFd` (does not follow a final symlink). */
@@ -36,13 +37,39 @@ export interface SurfaceFs {
   readlinkAt(dirFd: number, name: Buffer): Buffer;
   /** Where an open handle really is: the kernel's path for it (`readlink /proc/self/fd/N`). */
   handlePath(fd: number): Buffer;
-  fstat(fd: number): fs.Stats;
+  fstat(fd: number): HandleStat;
   /** Reopens an O_PATH handle for reading, non-blocking, through the handle (never by name). */
   reopenForRead(pathFd: number): number;
   read(fd: number, buffer: Buffer, length: number): number;
-  /** Lists a directory through its own handle, one entry at a time. */
-  openListing(dirFd: number): fs.Dir;
+  /** Lists a directory through its own handle, one entry at a time (names as bytes). */
+  openListing(dirFd: number): DirectoryListing;
   close(fd: number): void;
+}
+
+/** What the walk asks of an fstat; Node's fs.Stats has this shape, and so does statx.ts's. */
+export interface HandleStat extends EntryStat {
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}
+
+/** One name of a listing, with the type the file system reported (all false: unknown, look it up). */
+export interface ListedEntry {
+  readonly name: Buffer;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFile(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}
+
+/** A directory being listed: `fs.Dir` opened with `encoding: 'buffer'`, or getdents-listing.ts. */
+export interface DirectoryListing {
+  readSync(): ListedEntry | null;
+  closeSync(): void;
 }
 
 /** O_PATH is not in fs.constants; its value is the same on every Linux architecture Node supports. */
@@ -96,8 +123,12 @@ export const nodeSurfaceFs: SurfaceFs = {
   fstat: (fd) => fs.fstatSync(fd),
   reopenForRead: (pathFd) => fs.openSync(fdPath(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC),
   read: (fd, buffer, length) => fs.readSync(fd, buffer, 0, length, null),
+  // Node's types do not model `encoding: 'buffer'` for opendir: its Dirents' names are Buffers.
   openListing: (dirFd) =>
-    fs.opendirSync(fdPath(dirFd), { encoding: 'buffer' as BufferEncoding, bufferSize: 128 }),
+    fs.opendirSync(fdPath(dirFd), {
+      encoding: 'buffer' as BufferEncoding,
+      bufferSize: 128,
+    }) as unknown as DirectoryListing,
   close: (fd) => fs.closeSync(fd),
 };
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CoverageGap, Observation, SurfaceEntry } from '../../../src/models/observation.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import {
   type AdversarialWorkspace,
@@ -420,6 +421,84 @@ describeEachSurfaceFs('adversarial corpus: races on the walk', (variant) => {
       assert.deepEqual(recording.listed, [path.join(root, 'data')]);
     } finally {
       removeDir(root);
+    }
+  });
+
+  // The agent renames a directory the walk has already opened (and, on the openat2 seam, that the kernel
+  // proved beneath the root at open time) to a directory of its own outside the workspace, just before
+  // it is listed. The placement check after listing must discard that listing on both seams; on the
+  // openat2 seam it is the only check left between the open and the listing.
+  const movedOutAtListing = (base: string, seam: SurfaceFs) =>
+    recordingFs(
+      {
+        before: (op, args) => {
+          if (op !== 'openListing') return;
+          const where = nodeSurfaceFs.handlePath(args[0] as number).toString();
+          if (where === path.join(base, 'ws', 'data', 'sub')) {
+            fs.renameSync(where, path.join(base, 'outside', 'sub'));
+          }
+        },
+      },
+      seam,
+    ).fs;
+
+  it('a directory renamed outside the root after it was opened is not trusted: its listing is discarded', () => {
+    const base = tempDir();
+    try {
+      buildTree(base, {
+        ws: { dir: { data: { dir: { 'a.txt': 'a', sub: { dir: { 'b.txt': 'b' } } } } } },
+        outside: { dir: {} },
+      });
+      const result = acquireDirect(
+        path.join(base, 'ws'),
+        '/data/**',
+        'glob',
+        {},
+        movedOutAtListing(base, variant.fs),
+      );
+      assert.deepEqual(result.entries, [textEntry('/data/a.txt', 'a')]);
+      assert.deepEqual(result.gaps, [
+        {
+          reason: 'link_outside_root',
+          uri: '/data/sub',
+          detail: 'the directory is no longer inside the root; it was not listed',
+        },
+      ]);
+    } finally {
+      removeDir(base);
+    }
+  });
+
+  it('control: with a placement check that believes every handle, the same move reads the outside file', () => {
+    const base = tempDir();
+    try {
+      buildTree(base, {
+        ws: { dir: { data: { dir: { 'a.txt': 'a', sub: { dir: { 'b.txt': 'b' } } } } } },
+        outside: { dir: {} },
+      });
+      const believing: SurfaceFs = {
+        ...variant.fs,
+        provenInside: () => false,
+        handlePath: (fd) => {
+          const real = nodeSurfaceFs.handlePath(fd);
+          return real.toString().startsWith(path.join(base, 'ws'))
+            ? real
+            : Buffer.from(path.join(base, 'ws', 'data', 'trusted'));
+        },
+      };
+      const result = acquireDirect(
+        path.join(base, 'ws'),
+        '/data/**',
+        'glob',
+        {},
+        movedOutAtListing(base, believing),
+      );
+      assert.deepEqual(result.gaps, []);
+      // Children are opened relative to the moved handle (on the openat2 seam, the open beneath the root
+      // by path finds nothing and falls back to the handle): the outside file is read as if inside.
+      assert.deepEqual(result.entries, [textEntry('/data/a.txt', 'a'), textEntry('/data/sub/b.txt', 'b')]);
+    } finally {
+      removeDir(base);
     }
   });
 });

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadStatx } from '../../../src/sources/local-file/statx.js';
+import { loadStatx, loadStatxFd } from '../../../src/sources/local-file/statx.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
 /** The manifest walk's statx must say exactly what Node's lstat says, and fail the way it fails. */
@@ -49,5 +49,70 @@ describe('statx relative to a directory handle', {
     assert.throws(() => at(dirFd, Buffer.from('missing')), { code: 'ENOENT' });
     assert.throws(() => at(dirFd, Buffer.from('file.txt/x')), { code: 'ENOTDIR' });
     assert.throws(() => at(dirFd, Buffer.from('a\0b')), { code: 'EINVAL' });
+  });
+});
+
+const statxFd = loadStatxFd();
+
+/** The openat2 seam's fstat is statx of the handle: the same answers as Node's fstat, for every kind. */
+describe('statx of a handle (fstat)', {
+  skip: statxFd === undefined ? 'statx unavailable' : false,
+}, () => {
+  let root: string;
+  const held: number[] = [];
+  const O_PATH = 0o10000000;
+  before(() => {
+    root = tempDir();
+    fs.writeFileSync(path.join(root, 'file.txt'), 'twelve bytes');
+    fs.mkdirSync(path.join(root, 'dir'));
+    fs.symlinkSync('file.txt', path.join(root, 'link'));
+    execFileSync('mkfifo', [path.join(root, 'fifo')]);
+  });
+  after(() => {
+    for (const fd of held) fs.closeSync(fd);
+    removeDir(root);
+  });
+
+  const cases: [string, () => number][] = [
+    ['a regular file opened for reading', () => fs.openSync(path.join(root, 'file.txt'), 'r')],
+    ['a directory', () => fs.openSync(path.join(root, 'dir'), 'r')],
+    [
+      'an O_PATH handle through a link (the link followed)',
+      () => fs.openSync(path.join(root, 'link'), O_PATH),
+    ],
+    [
+      'an O_PATH handle of a FIFO (never opened for reading)',
+      () => fs.openSync(path.join(root, 'fifo'), O_PATH),
+    ],
+    ['/dev/null', () => fs.openSync('/dev/null', 'r')],
+  ];
+  for (const [what, openIt] of cases) {
+    it(`agrees with fstat on ${what}`, () => {
+      const fd = openIt();
+      held.push(fd);
+      const ours = (statxFd as NonNullable<typeof statxFd>)(fd);
+      const node = fs.fstatSync(fd);
+      assert.deepEqual(
+        [ours.dev, ours.ino, ours.size, ours.mode, ours.mtimeMs, ours.ctimeMs],
+        [node.dev, node.ino, node.size, node.mode, node.mtimeMs, node.ctimeMs],
+      );
+      const kinds = (s: typeof ours) => [
+        s.isFile(),
+        s.isDirectory(),
+        s.isSymbolicLink(),
+        s.isFIFO(),
+        s.isSocket(),
+        s.isCharacterDevice(),
+        s.isBlockDevice(),
+      ];
+      assert.deepEqual(kinds(ours), kinds(node));
+    });
+  }
+
+  it('fails on a closed handle with EBADF, like Node', () => {
+    const fd = fs.openSync(path.join(root, 'file.txt'), 'r');
+    fs.closeSync(fd);
+    assert.throws(() => (statxFd as NonNullable<typeof statxFd>)(fd), { code: 'EBADF' });
+    assert.throws(() => fs.fstatSync(fd), { code: 'EBADF' });
   });
 });

@@ -1,5 +1,8 @@
-import type fs from 'node:fs';
-import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import {
+  type DirectoryListing,
+  nodeSurfaceFs,
+  type SurfaceFs,
+} from '../../../src/sources/local-file/surface-fs.js';
 
 /**
  * A SurfaceFs that forwards to the real one and records every call, so tests count side effects (bytes
@@ -139,14 +142,14 @@ export function recordingFs(
 }
 
 /** Wraps a Dir so that every name it returns is recorded with the listed directory's path. */
-function recordListing(dir: fs.Dir, where: string, recording: Recording): fs.Dir {
+function recordListing(dir: DirectoryListing, where: string, recording: Recording): DirectoryListing {
   return new Proxy(dir, {
     get(target, property) {
       if (property === 'readSync') {
         return () => {
           const dirent = target.readSync();
           if (dirent !== null) {
-            const name = dirent.name as unknown as Buffer;
+            const name = dirent.name;
             recording.listedNames.push(`${where}/${name.toString('latin1')}`);
           }
           return dirent;

@@ -123,9 +123,24 @@ export function acquireDirect(
   return outcome.result;
 }
 
-/** Number of file descriptors this process holds open right now. */
+/**
+ * Number of file descriptors this process holds open right now, not counting the `/proc/<pid>/fd`
+ * directory handle the openat2 seam keeps for the life of each thread that uses it (one per thread,
+ * opened the first time the thread builds the seam, so a thread started mid-test would add one).
+ */
 export function openFdCount(): number {
-  return fs.readdirSync('/proc/self/fd').length;
+  const procFds = fs.realpathSync('/proc/self/fd');
+  let count = 0;
+  for (const name of fs.readdirSync('/proc/self/fd')) {
+    try {
+      if (fs.readlinkSync(`/proc/self/fd/${name}`) === procFds) continue;
+    } catch {
+      // Closed meanwhile (the readdir's own handle): not open now.
+      continue;
+    }
+    count++;
+  }
+  return count;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  type Getdents,
+  getdentsListing,
+  loadGetdents,
+  loadGetdentsCall,
+} from '../../../src/sources/local-file/getdents-listing.js';
+import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
+import { openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
+import type { DirectoryListing, ListedEntry } from '../../../src/sources/local-file/surface-fs.js';
+import { recordingFs } from '../support/recording-fs.js';
+import { acquireDirect, buildTree, mkfifo, removeDir, tempDir } from '../support/trees.js';
+
+/**
+ * The openat2 seam lists a directory handle with getdents64 through koffi. It must return exactly what
+ * Node's own listing returns (names as bytes, the same types), skip only `.` and `..`, and stay bounded:
+ * one call reads one buffer, so the entry budget can stop a huge directory long before its end.
+ */
+
+const open = loadGetdents();
+const call = loadGetdentsCall();
+
+function drain(listing: DirectoryListing): ListedEntry[] {
+  const out: ListedEntry[] = [];
+  try {
+    for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) out.push(entry);
+  } finally {
+    listing.closeSync();
+  }
+  return out;
+}
+
+const kind = (entry: Omit<ListedEntry, 'name'>) =>
+  [
+    entry.isFile(),
+    entry.isDirectory(),
+    entry.isSymbolicLink(),
+    entry.isFIFO(),
+    entry.isSocket(),
+    entry.isCharacterDevice(),
+    entry.isBlockDevice(),
+  ].join();
+
+describe('getdents64 listing of a directory handle', {
+  skip: open === undefined ? 'getdents64 through koffi is unavailable here' : false,
+}, () => {
+  let root: string;
+  before(() => {
+    root = tempDir();
+    buildTree(root, { 'a.txt': 'a', '.hidden': 'h', '..dots': 'd', sub: { dir: {} } });
+    fs.symlinkSync('/etc/passwd', path.join(root, 'link'));
+    mkfifo(path.join(root, 'fifo'));
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${root}/`), Buffer.from([0xe9, 0xff, 0x2e, 0x74])]), 'x');
+    fs.writeFileSync(path.join(root, 'n'.repeat(255)), 'long');
+  });
+  after(() => removeDir(root));
+
+  it('returns the names and types Node lists, as bytes, without . and ..', () => {
+    const fd = fs.openSync(root, 'r');
+    let ours: string[];
+    try {
+      ours = drain((open as NonNullable<typeof open>)(fd)).map(
+        (entry) => `${entry.name.toString('hex')} ${kind(entry)}`,
+      );
+    } finally {
+      fs.closeSync(fd);
+    }
+    const dir = fs.opendirSync(root, { encoding: 'buffer' as BufferEncoding });
+    const node: string[] = [];
+    for (let dirent = dir.readSync(); dirent !== null; dirent = dir.readSync()) {
+      node.push(`${(dirent.name as unknown as Buffer).toString('hex')} ${kind(dirent)}`);
+    }
+    dir.closeSync();
+    assert.equal(ours.length, 8);
+    assert.deepEqual(ours.sort(), node.sort());
+  });
+
+  it('a failed call surfaces with the errno name as its code (a closed handle: EBADF)', () => {
+    const fd = fs.openSync(root, 'r');
+    fs.closeSync(fd);
+    const listing = (open as NonNullable<typeof open>)(fd);
+    try {
+      assert.throws(() => listing.readSync(), { code: 'EBADF' });
+    } finally {
+      listing.closeSync();
+    }
+  });
+
+  it('reads one buffer per call: the first entry of 20,000 costs one call of at most 32 KiB', () => {
+    const big = tempDir();
+    try {
+      for (let i = 0; i < 20_000; i++) fs.writeFileSync(path.join(big, `file-${i}`), '');
+      const calls: number[] = [];
+      const counting: Getdents = (fd, buffer, length) => {
+        const count = (call as Getdents)(fd, buffer, length);
+        calls.push(count);
+        return count;
+      };
+      const fd = fs.openSync(big, 'r');
+      try {
+        const listing = getdentsListing(fd, counting);
+        assert.notEqual(listing.readSync(), null);
+        assert.equal(calls.length, 1);
+        assert.ok((calls[0] as number) <= 32 * 1024 && (calls[0] as number) > 0);
+        let rest = 1;
+        while (listing.readSync() !== null) rest++;
+        listing.closeSync();
+        assert.equal(rest, 20_000);
+        // Every call but the last (0, the end) returned a bounded buffer; many calls were needed.
+        assert.ok(calls.length > 10, `${calls.length} calls`);
+        assert.equal(calls[calls.length - 1], 0);
+      } finally {
+        fs.closeSync(fd);
+      }
+    } finally {
+      removeDir(big);
+    }
+  });
+
+  it('the openat2 seam lists through it, and places a proven directory only after its listing', (t) => {
+    const loaded = loadOpenat2();
+    if (!loaded.available) {
+      t.skip(`openat2 unavailable: ${loaded.reason}`);
+      return;
+    }
+    const tree = tempDir();
+    try {
+      buildTree(tree, { a: { dir: { 'x.txt': 'x', b: { dir: { 'y.txt': 'y' } } } }, 'z.txt': 'z' });
+      const { fs: seam, recording } = recordingFs({}, openat2SurfaceFs(loaded.binding));
+      const result = acquireDirect(tree, '/**', 'glob', {}, seam);
+      assert.deepEqual(
+        result.entries.map((entry) => entry.uri),
+        ['/a/b/y.txt', '/a/x.txt', '/z.txt'],
+      );
+      assert.equal(result.acquisition, 'complete');
+      // The root's own path once, then one check per listed directory below the root (after listing):
+      // no check before listing a kernel-proven directory, none for kernel-proven regular files.
+      assert.equal(recording.calls.filter((c) => c.op === 'handlePath').length, 1 + 2);
+      assert.equal(recording.listed.length, 3);
+    } finally {
+      removeDir(tree);
+    }
+  });
+});
