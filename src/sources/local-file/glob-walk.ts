@@ -10,6 +10,7 @@ import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
 import { recordManifestChild } from './manifest-entry.js';
 import { childUri, decodeName, decodeNameLossy, escapeName } from './names.js';
+import type { EntryTypeTests } from './surface-fs.js';
 
 /**
  * Acquires a glob locator by walking from the root handle (SPEC §5, §5.1).
@@ -209,15 +210,7 @@ function directoryIsInside(state: AcquisitionState, dirFd: number, dirUri: strin
   return false;
 }
 
-function kindOf(dirent: {
-  isDirectory(): boolean;
-  isSymbolicLink(): boolean;
-  isFile(): boolean;
-  isFIFO(): boolean;
-  isSocket(): boolean;
-  isCharacterDevice(): boolean;
-  isBlockDevice(): boolean;
-}): ChildKind {
+function kindOf(dirent: EntryTypeTests): ChildKind {
   if (dirent.isDirectory()) return 'directory';
   if (dirent.isSymbolicLink()) return 'symlink';
   if (

@@ -54,9 +54,8 @@ export interface HandleStat extends EntryStat {
   isBlockDevice(): boolean;
 }
 
-/** One name of a listing, with the type the file system reported (all false: unknown, look it up). */
-export interface ListedEntry {
-  readonly name: Buffer;
+/** What a listing or a stat says an entry is (the `fs.Dirent` / `fs.Stats` type tests). */
+export interface EntryTypeTests {
   isDirectory(): boolean;
   isSymbolicLink(): boolean;
   isFile(): boolean;
@@ -64,6 +63,11 @@ export interface ListedEntry {
   isSocket(): boolean;
   isCharacterDevice(): boolean;
   isBlockDevice(): boolean;
+}
+
+/** One name of a listing, with the type the file system reported (all false: unknown, look it up). */
+export interface ListedEntry extends EntryTypeTests {
+  readonly name: Buffer;
 }
 
 /** A directory being listed: `fs.Dir` opened with `encoding: 'buffer'`, or getdents-listing.ts. */
