@@ -48,7 +48,8 @@ export function uniqueReasons(gaps: readonly CoverageGap[]): CoverageGap['reason
   return [...new Set(gaps.map((gap) => gap.reason))];
 }
 
-const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, 'sha256 must be 64 lowercase hex digits');
+const SHA256_PATTERN = /^[0-9a-f]{64}$/;
+const Sha256Schema = z.string().regex(SHA256_PATTERN, 'sha256 must be 64 lowercase hex digits');
 
 export const SurfaceEntrySchema = z
   .strictObject({
@@ -91,19 +92,95 @@ export const SurfaceEntrySchema = z
   });
 export type SurfaceEntry = z.infer<typeof SurfaceEntrySchema>;
 
+/** The format rule zod applies to {@link TimestampSchema}, read from the schema itself (one rule). */
+const TIMESTAMP_PATTERN: RegExp = (() => {
+  const pattern = (TimestampSchema.def as { pattern?: unknown }).pattern;
+  if (!(pattern instanceof RegExp) || pattern.flags !== '') {
+    throw new Error(
+      'zod no longer exposes the datetime pattern of TimestampSchema: update acceptSurfaceEntry',
+    );
+  }
+  return pattern;
+})();
+
+/** `String.prototype.isWellFormed` (Node ≥ 20; not yet in the compiler's ES2023 lib): false exactly when
+ * the string holds an unpaired surrogate, which is what `/\p{Cs}/u` finds in UriSchema. */
+const isWellFormed = (text: string): boolean =>
+  (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 /**
- * The payload and observation schemas are built from the schema of one entry, so the invariants across
- * entries and across the record are written once and hold for both: the public schemas parse each entry,
- * and the internal one used by {@link checkObservationOfCheckedEntries} accepts only entries that
- * {@link checkSurfaceEntries} already parsed and froze.
+ * @internal The same rule as {@link SurfaceEntrySchema}, hand-written for the main thread's receipt of
+ * 100,000 entries (zod's generic machinery was ≈ 5 µs an entry; this is a fraction of one). ONE RULE, TWO
+ * IMPLEMENTATIONS: this is allowed only because `surface-entry-fast-path.test.ts` proves, on generated
+ * and adversarial inputs, that whatever this accepts the schema accepts with a deep-equal result.
+ *
+ * It may only be stricter, never looser: `undefined` means "not accepted here", and the caller then
+ * parses with the schema itself, which accepts or rejects with its own messages. So a gap in this
+ * function can cost speed, never let a forged entry through or refuse a valid one.
+ *
+ * What it stops, as the schema does: keys the schema does not know (zod's strict object looks at every
+ * `for…in` key, own or inherited, so this does too — a `__proto__` key from parsed JSON included); a uri
+ * that is empty, holds a NUL (it would name a different path to the kernel) or an unpaired surrogate (it
+ * would be encoded as U+FFFD and name a different file); a size that is not a safe non-negative integer; a
+ * digest that is not 64 lowercase hex digits; a timestamp that is not UTC ISO-8601 (zod's own pattern);
+ * text whose UTF-8 length disagrees with the size (edited or forged evidence, which would replay wrongly);
+ * an unread (digestless) entry whose text claims to be whole. Each property is read once, and the result
+ * is a fresh plain object in the schema's key order, as zod builds it — so no accessor, prototype or
+ * extra symbol of the input survives.
  */
-function surfacePayloadSchema(entrySchema: z.ZodType<SurfaceEntry>) {
+export function acceptSurfaceEntry(value: unknown): SurfaceEntry | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const input = value as Record<string, unknown>;
+  const uri = input.uri;
+  const sizeBytes = input.sizeBytes;
+  const sha256 = input.sha256;
+  const modifiedAt = input.modifiedAt;
+  const content = input.content;
+  const contentTruncated = input.contentTruncated;
+  for (const key in input) {
+    switch (key) {
+      case 'uri':
+      case 'sizeBytes':
+      case 'sha256':
+      case 'modifiedAt':
+      case 'content':
+      case 'contentTruncated':
+        continue;
+      default:
+        return undefined;
+    }
+  }
+  if (typeof uri !== 'string' || uri.length === 0 || uri.includes('\0') || !isWellFormed(uri)) {
+    return undefined;
+  }
+  if (typeof sizeBytes !== 'number' || !Number.isSafeInteger(sizeBytes) || sizeBytes < 0) return undefined;
+  if (sha256 !== null && (typeof sha256 !== 'string' || !SHA256_PATTERN.test(sha256))) return undefined;
+  if (typeof modifiedAt !== 'string' || !TIMESTAMP_PATTERN.test(modifiedAt)) return undefined;
+  if (typeof contentTruncated !== 'boolean') return undefined;
+  if (content === null) {
+    if (contentTruncated) return undefined;
+  } else {
+    if (typeof content !== 'string') return undefined;
+    const textBytes = Buffer.byteLength(content, 'utf8');
+    if (contentTruncated ? textBytes > sizeBytes : textBytes !== sizeBytes) return undefined;
+    if (sha256 === null && !contentTruncated) return undefined;
+  }
+  return { uri, sizeBytes, sha256, modifiedAt, content, contentTruncated };
+}
+
+/**
+ * The payload and observation schemas are built from the schema of the entry list, so the invariants
+ * across entries and across the record are written once and hold for both: the public schemas parse each
+ * entry, and the internal one used by {@link checkObservationOfCheckedEntries} accepts only a list that
+ * {@link checkSurfaceEntries} (or {@link mergeCheckedEntries}) built, checked and froze.
+ */
+function surfacePayloadSchema(entriesSchema: z.ZodType<SurfaceEntry[]>) {
   return z
     .strictObject({
       kind: z.literal('surface'),
       schemaVersion: z.literal(1),
       scope: SurfaceScorableSchema,
-      entries: z.array(entrySchema),
+      entries: entriesSchema,
       coverage: SurfaceCoverageSchema,
     })
     .superRefine((payload, ctx) => {
@@ -156,11 +233,11 @@ function surfacePayloadSchema(entrySchema: z.ZodType<SurfaceEntry>) {
     });
 }
 
-export const SurfacePayloadSchema = surfacePayloadSchema(SurfaceEntrySchema);
+export const SurfacePayloadSchema = surfacePayloadSchema(z.array(SurfaceEntrySchema));
 export type SurfacePayload = z.infer<typeof SurfacePayloadSchema>;
 
-/** @internal The observation schema over a given entry schema (the trust cache swaps in checked entries). */
-export function observationSchema(entrySchema: z.ZodType<SurfaceEntry>) {
+/** @internal The observation schema over a given entry-list schema (the trust cache swaps in checked lists). */
+export function observationSchema(entriesSchema: z.ZodType<SurfaceEntry[]>) {
   return z
     .strictObject({
       id: z.string().min(1),
@@ -168,7 +245,7 @@ export function observationSchema(entrySchema: z.ZodType<SurfaceEntry>) {
       acquisition: AcquisitionStatusSchema,
       observedAt: TimestampSchema,
       scorable: SurfaceScorableSchema,
-      payload: surfacePayloadSchema(entrySchema),
+      payload: surfacePayloadSchema(entriesSchema),
       metadata: JsonObjectSchema,
     })
     .superRefine((observation, ctx) => {
@@ -203,5 +280,5 @@ export function observationSchema(entrySchema: z.ZodType<SurfaceEntry>) {
     });
 }
 
-export const ObservationSchema = observationSchema(SurfaceEntrySchema);
+export const ObservationSchema = observationSchema(z.array(SurfaceEntrySchema));
 export type Observation = z.infer<typeof ObservationSchema>;

@@ -5,6 +5,7 @@ import {
   checkObservation,
   checkObservationOfCheckedEntries,
   checkSurfaceEntries,
+  mergeCheckedEntries,
 } from '../models/checked-observation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
@@ -79,10 +80,10 @@ interface Finished<E = SurfaceEntry> {
   /** Absent when the job was cancelled before a worker took it. */
   implementation: SurfaceFsImplementation | undefined;
   /**
-   * Validated and frozen as each batch arrived (checkSurfaceEntries, or checkManifestEntries for a
-   * manifest), in the order they were read.
+   * One list per batch, validated and frozen as it arrived (checkSurfaceEntries, or checkManifestEntries
+   * for a manifest), in the order they were read.
    */
-  entries: E[];
+  lists: E[][];
   /** The first batch that failed validation, if any: the acquisition then rejects with it. */
   invalid: unknown;
 }
@@ -151,7 +152,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       limits: { ...this.limits },
     };
     const { outcome, finished } = await this.#runAbortable(request, signal, checkSurfaceEntries);
-    const streamed: SurfaceEntry[] = finished?.entries ?? [];
+    const streamed: SurfaceEntry[][] = finished?.lists ?? [];
     const implementation: SurfaceFsImplementation | undefined = finished?.implementation;
     const invalid: unknown = finished?.invalid;
     if (invalid !== undefined) throw invalid;
@@ -159,10 +160,10 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     if (outcome.kind !== 'done') {
       return checkObservation(this.#errorObservation(scope, observedAt, outcome.message, durationMs));
     }
-    // Every entry is validated once — the streamed ones as they arrived, the rest now — and the record as
-    // a whole (sorted, unique uris, coverage and status rules) is validated below, then deep-frozen.
-    const entries = streamed.concat(checkSurfaceEntries(outcome.result.entries));
-    entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+    // Every entry is validated once — the streamed ones as they arrived, the rest now — and merged into
+    // one sorted list that only checked lists can make; the record as a whole (sorted, unique uris, the
+    // scope matching each, coverage and status rules) is validated below, then deep-frozen.
+    const entries = mergeCheckedEntries([...streamed, checkSurfaceEntries(outcome.result.entries)]);
     return checkObservationOfCheckedEntries(
       this.#observation(scope, observedAt, outcome.result, entries, durationMs, implementation),
     );
@@ -213,7 +214,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const { result } = outcome;
     // Entries posted while the walk ran were checked as they arrived; the rest are checked now, and the
     // walk's order puts them all in uri order.
-    const walked = (finished?.entries ?? []).concat(checkManifestEntries(result.manifest ?? []));
+    const walked = (finished?.lists ?? []).flat().concat(checkManifestEntries(result.manifest ?? []));
     const read =
       result.manifestOrder === undefined
         ? walked
@@ -395,7 +396,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     job: PoolJob,
     validate: (batch: readonly unknown[]) => E[],
   ): { finished: Promise<Finished<E>>; ticket: PoolTicket } {
-    const entries: E[] = [];
+    const lists: E[][] = [];
     let invalid: unknown;
     let settle!: { resolve: (finished: Finished<E>) => void; reject: (error: unknown) => void };
     const finished = new Promise<Finished<E>>((resolve, reject) => {
@@ -410,14 +411,14 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       onEntries: (batch) => {
         if (invalid !== undefined) return;
         try {
-          for (const entry of validate(batch)) entries.push(entry);
+          lists.push(validate(batch));
         } catch (error) {
           invalid = error;
         }
       },
       onDone: (outcome, implementation) => {
         this.#inFlight.delete(inFlight);
-        settle.resolve({ outcome, implementation, entries, invalid });
+        settle.resolve({ outcome, implementation, lists, invalid });
       },
       onFailure: (error) => {
         this.#inFlight.delete(inFlight);
