@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { CliIo } from '../io.js';
 import { tuneHeapForCampaign } from '../campaign-heap.js';
+import type { CliIo } from '../io.js';
 import { dbOption, resolveDb } from '../memory-option.js';
 import { isProcessAlive } from '../process-alive.js';
 import { UsageError } from '../usage-error.js';
