@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { demoCampaign } from '../src/attacks/demo-campaign.js';
 import { type ReportRun, renderReportHtml } from '../src/attacks/report-html.js';
 import { runCampaign } from '../src/attacks/run-campaign.js';
 import { MockAgentTarget } from '../src/targets/mock-agent-target.js';
 import { MOCK_MODES } from '../src/targets/mock-planner.js';
+import { launchChromium } from '../test/support/chromium.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'witness-shot-'));
 try {
@@ -23,19 +23,7 @@ try {
   }
   const file = join(dir, 'report.html');
   writeFileSync(file, renderReportHtml(runs));
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1200, height: 1500 },
-  });
+  const context = await launchChromium(join(dir, 'profile'), { width: 1200, height: 1500 });
   try {
     const page = await context.newPage();
     await page.goto(pathToFileURL(file).href);
