@@ -233,6 +233,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       return 'failed';
     }
     const { context } = settled;
+    if (stop.signal.aborted) {
+      // Stopped while the run was being prepared: the abort listener below would never fire for a signal
+      // that has already fired, and the attempt would run to its end after the worker was told to stop.
+      await handBack(queue.db, boss, job, jobId, 'the worker stopped before the attempt began');
+      await notifyAttemptsWaiting(queue.db).catch(() => {});
+      log(`${workerId}: ${label} handed back: the worker stopped before the attempt began\n`);
+      return 'failed';
+    }
     const attack = context.campaign.attacks.find((candidate) => candidate.id === job.attack) as Attack;
     const attemptAbort = new AbortController();
     const onStop = () => attemptAbort.abort(stop.signal.reason);
