@@ -104,23 +104,28 @@ function matchListing(
   for (const { name, kind } of listing) {
     const text = decodeName(name);
     const probe = text ?? decodeNameLossy(name);
-    const next = new Set<number>();
+    let next: Set<number> | undefined;
     let candidate = false;
     for (const p of live) {
       const segment = segments[p] as GlobSegment;
       if (!matchesSegment(segment, probe)) continue;
       if (segment.kind === 'globstar') {
-        next.add(p);
+        (next ??= new Set()).add(p);
         if (p === last) candidate = true;
       } else if (p === last) candidate = true;
-      else next.add(p + 1);
+      else (next ??= new Set()).add(p + 1);
     }
-    if (!candidate && next.size === 0) continue;
+    if (!candidate && next === undefined) continue;
+    // A listed file (or FIFO, socket, device) that is not a candidate leads nowhere: it is neither read nor
+    // descended, and visiting it records nothing. Skipping it here keeps a directory of thousands of files
+    // from holding a child record and a uri for each until the walk has visited them all (`/**/*.none` over
+    // 1,000-file directories). The manifest keeps every child: there each one is an entry.
+    if (!candidate && kind === 'other' && state.manifest === undefined) continue;
     if (text === null) {
       state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
       continue;
     }
-    children.push({ name, uri: childUri(dirUri, text), kind, next, candidate });
+    children.push({ name, uri: childUri(dirUri, text), kind, next: next ?? new Set(), candidate });
   }
   return children;
 }
