@@ -126,6 +126,9 @@ export class CommandTarget implements Target {
     }, this.#timeoutMs);
     const onAbort = () => void child?.stop();
     request.signal?.addEventListener('abort', onAbort, { once: true });
+    // Aborted while the containment was being prepared: the listener never fires for a signal that has
+    // already fired, and the agent would run on to its timeout after the attempt was given up.
+    if (request.signal?.aborted) onAbort();
     let exit: { code: number | null; signal: string | null; spawnError?: string | undefined };
     try {
       exit =

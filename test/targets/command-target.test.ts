@@ -143,6 +143,20 @@ describe('CommandTarget', () => {
     await assert.rejects(run, /interrupted/);
   });
 
+  it('stops the agent when the attempt is given up while its containment is being prepared', async () => {
+    // send() awaits the containment's settings before it launches the agent; an abort in that wait fired
+    // before the abort listener existed, and the agent then ran on to its own timeout (60 s here).
+    const target = new CommandTarget({ ...sh(': > started; sleep 60; : > finished'), timeoutMs: 120_000 });
+    const given = new AbortController();
+    const started = Date.now();
+    const sending = target.send({ prompt: 'x', workspace: ws, signal: given.signal });
+    given.abort(new Error('given up'));
+    await assert.rejects(sending, /given up/);
+    // Generous: the agent is stopped at once, well before its 60 s sleep could end.
+    assert.ok(Date.now() - started < 30_000, 'the agent was stopped, not left to run');
+    assert.equal(existsSync(join(ws, 'finished')), false);
+  });
+
   it('keeps the head and the tail of a long stderr', async () => {
     const target = new CommandTarget(
       sh('head -c 40000 /dev/zero | tr "\\0" a >&2; echo LAST-LINE >&2; exit 1'),
