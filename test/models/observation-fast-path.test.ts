@@ -123,7 +123,11 @@ const JSON_OBJECTS: Choice[] = [
   z(() => ({ durationMs: Number.POSITIVE_INFINITY })),
   z(() => ({ durationMs: undefined })),
   z(() => JSON.parse('{"__proto__": 1}')),
-  z(() => ({ a: [1, , 3] })),
+  z(() => {
+    const holed = [1, 2, 3];
+    delete holed[1];
+    return { a: holed };
+  }),
   z(() => ({ a: new Date(0) })),
   z(() => ({ a: 1n })),
   z(() => ({ a: () => 1 })),
@@ -353,8 +357,20 @@ describe('acceptObservation (the observation record rule, hand-written)', () => 
     const cases: Array<[string, (o: ReturnType<typeof base>) => void]> = [
       ['scorable differs from scope', (o) => (o.scorable.uri = '/a/c.txt')],
       ['complete without coverage', (o) => (o.payload.coverage.complete = false)],
-      ['an error with entries', (o) => ((o.acquisition = 'error'), (o.payload.coverage.complete = false))],
-      ['a partial without gaps', (o) => ((o.acquisition = 'partial'), (o.payload.coverage.complete = false))],
+      [
+        'an error with entries',
+        (o) => {
+          o.acquisition = 'error';
+          o.payload.coverage.complete = false;
+        },
+      ],
+      [
+        'a partial without gaps',
+        (o) => {
+          o.acquisition = 'partial';
+          o.payload.coverage.complete = false;
+        },
+      ],
       ['an exact entry of another uri', (o) => (o.payload.entries = checkedList([entry('/a/c.txt')]))],
       [
         'a glob entry the glob cannot match',
