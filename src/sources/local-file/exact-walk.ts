@@ -14,7 +14,23 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
   const opened: number[] = [];
   try {
     let dirFd = state.rootFd;
-    for (let i = 0; i < segments.length - 1; i++) {
+    let first = 0;
+    const parents = segments.length - 1;
+    if (parents > 1 && fs.openDirectoriesAt !== undefined) {
+      // openat2 seam: the last parent's own open (beneath the root, no symlink anywhere on the way)
+      // without the opens of the parents above it, whose success that one lookup implies. Any refusal
+      // or failure walks them one at a time below, so a missing, symlinked or non-directory parent is
+      // found and reported exactly as before.
+      state.checkCancelled();
+      const names = segments.slice(0, parents).map((segment) => Buffer.from(segment));
+      const fd = fs.openDirectoriesAt(dirFd, names);
+      if (fd !== undefined) {
+        opened.push(fd);
+        dirFd = fd;
+        first = parents;
+      }
+    }
+    for (let i = first; i < parents; i++) {
       state.checkCancelled();
       const name = Buffer.from(segments[i] as string);
       try {
