@@ -347,14 +347,7 @@ function acceptJsonObject(value: unknown, depth: number): Record<string, unknown
   return out;
 }
 
-/**
- * @internal {@link SurfaceScorableSchema}'s rule, hand-written (the same rule the observation fast path
- * applies to a record's scorable and scope): a fresh `{ scorableType, uri, match }`, or `undefined`, and
- * the caller then parses with the schema. Only stricter: a scorable without `match` (zod fills in 'exact')
- * or of another prototype is left to zod. `scorable-fast-path` in `observation-fast-path.test.ts` proves
- * that whatever this accepts the schema accepts with an equal result.
- */
-export function acceptSurfaceScorable(value: unknown): SurfaceScorable | undefined {
+function acceptScorable(value: unknown): SurfaceScorable | undefined {
   const input = strictRecord(value, ['scorableType', 'uri', 'match']);
   if (input === undefined) return undefined;
   const { scorableType, uri, match } = input;
@@ -457,14 +450,14 @@ export function acceptObservation(
   if (!ACQUISITION_STATUS_SET.has(acquisition)) return undefined;
   if (typeof observedAt !== 'string' || !TIMESTAMP_PATTERN.test(observedAt)) return undefined;
   const sourceIdentifier = acceptIdentifier(input.sourceIdentifier);
-  const scorable = acceptSurfaceScorable(input.scorable);
+  const scorable = acceptScorable(input.scorable);
   const metadata = acceptJsonObject(input.metadata, 0);
   if (sourceIdentifier === undefined || scorable === undefined || metadata === undefined) return undefined;
 
   const payloadInput = strictRecord(input.payload, ['kind', 'schemaVersion', 'scope', 'entries', 'coverage']);
   if (payloadInput === undefined) return undefined;
   if (payloadInput.kind !== 'surface' || payloadInput.schemaVersion !== 1) return undefined;
-  const scope = acceptSurfaceScorable(payloadInput.scope);
+  const scope = acceptScorable(payloadInput.scope);
   const entries = acceptEntries(payloadInput.entries);
   const coverage = acceptCoverage(payloadInput.coverage);
   if (scope === undefined || entries === undefined || coverage === undefined) return undefined;

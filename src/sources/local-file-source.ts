@@ -10,12 +10,7 @@ import {
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
 import type { Manifest, ManifestEntry } from '../models/manifest.js';
-import {
-  acceptSurfaceScorable,
-  type Observation,
-  type SurfaceEntry,
-  uniqueReasons,
-} from '../models/observation.js';
+import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.js';
@@ -138,20 +133,14 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   async acquire(scorable: SurfaceScorable, options: AcquireOptions = {}): Promise<Observation> {
     // The locator rules come first so that an empty uri gets the locator's own error, not a schema one.
     const candidate = scorable as Partial<SurfaceScorable> | null;
-    let parsedUri: string | undefined;
-    let parsedMatch: MatchKind | undefined;
-    const uri = candidate?.uri;
-    const match = candidate?.match;
-    if (typeof uri === 'string' && (match === undefined || isMatchKind(match))) {
-      parseLocator(uri, match);
-      parsedUri = uri;
-      parsedMatch = match ?? 'exact';
+    if (
+      typeof candidate?.uri === 'string' &&
+      (candidate.match === undefined || isMatchKind(candidate.match))
+    ) {
+      parseLocator(candidate.uri, candidate.match);
     }
-    // The scope is a fresh copy: checked by the hand-written rule, or else by the schema itself.
-    const scope =
-      acceptSurfaceScorable(scorable) ?? parseRecord(SurfaceScorableSchema, scorable, 'surface scorable');
-    // The copy's locator is checked unless it is the very one checked above (a getter may answer twice).
-    if (scope.uri !== parsedUri || scope.match !== parsedMatch) parseLocator(scope.uri, scope.match);
+    const scope = parseRecord(SurfaceScorableSchema, scorable, 'surface scorable');
+    parseLocator(scope.uri, scope.match);
     const { signal } = options;
     signal?.throwIfAborted();
     const observedAt = new Date().toISOString();

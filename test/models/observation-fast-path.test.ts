@@ -6,8 +6,7 @@ import {
   checkSurfaceEntries,
   ObservationOfCheckedEntriesSchema,
 } from '../../src/models/checked-observation.js';
-import { acceptObservation, acceptSurfaceScorable, type SurfaceEntry } from '../../src/models/observation.js';
-import { SurfaceScorableSchema } from '../../src/models/scorable.js';
+import { acceptObservation, type SurfaceEntry } from '../../src/models/observation.js';
 import { MODIFIED_AT, sha256Hex } from '../support/observations.js';
 
 /**
@@ -394,78 +393,5 @@ describe('acceptObservation (the observation record rule, hand-written)', () => 
       forge(value);
       assert.deepEqual(assertAgrees(value, true), { zod: false, fast: false }, what);
     }
-  });
-});
-
-describe('acceptSurfaceScorable (the surface scorable rule, hand-written)', () => {
-  it('agrees with the schema on every combination of edge values, and accepts every plain valid one', () => {
-    const types = ['surface', 'message', 'Surface', '', null, 1];
-    const uris = [
-      '/a',
-      'a',
-      '/',
-      '',
-      '/a\0b',
-      '\0',
-      '/\uD800',
-      '/\uDC00x',
-      '/\uD83D\uDE00',
-      '/a/**',
-      ' ',
-      7,
-      null,
-    ];
-    const matches = ['exact', 'glob', 'regex', 'EXACT', '', null, ABSENT];
-    const extras: Array<Record<string, unknown>> = [{}, { extra: 1 }, { uri2: '/a' }];
-    let accepted = 0;
-    for (const scorableType of types) {
-      for (const uri of uris) {
-        for (const match of matches) {
-          for (const extra of extras) {
-            const value: Record<string, unknown> = { scorableType, uri, match, ...extra };
-            if (match === ABSENT) delete value.match;
-            const parsed = SurfaceScorableSchema.safeParse(value);
-            const fast = acceptSurfaceScorable(value);
-            if (fast !== undefined) {
-              if (!parsed.success)
-                assert.fail(`the fast path accepted what the schema rejects: ${show(value)}`);
-              assert.deepStrictEqual(fast, parsed.data);
-              assert.deepStrictEqual(Object.keys(fast), Object.keys(parsed.data));
-              assert.notEqual(fast, value);
-              accepted++;
-            } else if (parsed.success && match !== ABSENT) {
-              assert.fail(`the fast path refused a plain scorable the schema accepts: ${show(value)}`);
-            }
-          }
-        }
-      }
-    }
-    assert.ok(accepted >= 10, `${accepted} accepted`);
-  });
-
-  it('leaves other shapes to the schema, and reads each field once', () => {
-    const plain = { scorableType: 'surface', uri: '/a', match: 'exact' };
-    const shapes: unknown[] = [
-      Object.assign(Object.create(null), plain),
-      Object.assign(Object.create({ inherited: 1 }), plain),
-      Object.assign(Object.create({}), plain),
-      { scorableType: 'surface', uri: '/a' },
-      [plain],
-      'surface',
-      null,
-      undefined,
-    ];
-    for (const shape of shapes) assert.equal(acceptSurfaceScorable(shape), undefined, show(shape));
-    let reads = 0;
-    const shifty = {
-      scorableType: 'surface',
-      get uri() {
-        reads++;
-        return reads === 1 ? '/a' : '/b';
-      },
-      match: 'exact',
-    };
-    assert.deepEqual(acceptSurfaceScorable(shifty), plain);
-    assert.equal(reads, 1);
   });
 });
