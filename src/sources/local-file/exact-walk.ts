@@ -7,6 +7,11 @@ import { readCandidate } from './confined-read.js';
  * outside directory cannot redirect the lookup), and it is reported rather than guessed. The last
  * segment goes to the confined read, which follows a symlink only to check where it lands.
  *
+ * On the openat2 seam the parents are first opened in one lookup from the root handle with no symlink
+ * allowed anywhere on the way (`openDirectoriesAt`): the same open that seam makes for the last parent
+ * when it opens them one at a time, so it stops the same swap (a parent replaced by a link to the outside
+ * makes it fail, and the walk one at a time then names the link). Only its successes are used.
+ *
  * An absent file (ENOENT/ENOTDIR along the path) is a proven negative: no entry, no gap.
  */
 export function walkExact(state: AcquisitionState, uri: string, segments: readonly string[]): void {
