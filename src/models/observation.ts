@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import * as z from 'zod';
-import { ComponentIdentifierSchema } from './identifier.js';
+import { type ComponentIdentifier, ComponentIdentifierSchema } from './identifier.js';
 import { matchesLocator, type ParsedLocator, parseLocator } from './locator.js';
-import { JsonObjectSchema, TimestampSchema } from './record.js';
-import { SurfaceScorableSchema, UriSchema } from './scorable.js';
+import { type JsonObject, JsonObjectSchema, TimestampSchema } from './record.js';
+import { type SurfaceScorable, SurfaceScorableSchema, UriSchema } from './scorable.js';
 import { ACQUISITION_STATUSES, GAP_REASONS } from './vocabulary.js';
 
 /**
@@ -282,3 +282,220 @@ export function observationSchema(entriesSchema: z.ZodType<SurfaceEntry[]>) {
 
 export const ObservationSchema = observationSchema(z.array(SurfaceEntrySchema));
 export type Observation = z.infer<typeof ObservationSchema>;
+
+const GAP_REASON_SET: ReadonlySet<unknown> = new Set(GAP_REASONS);
+const ACQUISITION_STATUS_SET: ReadonlySet<unknown> = new Set(ACQUISITION_STATUSES);
+/** Deeper JSON than this is left to zod (which decides, or overflows the stack, as it always has). */
+const FAST_JSON_DEPTH = 32;
+
+/** A plain object (its prototype is `Object.prototype`) whose `for…in` keys are all in `allowed`. */
+function strictRecord(value: unknown, allowed: readonly string[]): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) {
+    return undefined;
+  }
+  for (const key in value) if (!allowed.includes(key)) return undefined;
+  return value as Record<string, unknown>;
+}
+
+const acceptUri = (uri: unknown): uri is string =>
+  typeof uri === 'string' && uri.length > 0 && !uri.includes('\0') && isWellFormed(uri);
+
+/** {@link JsonValueSchema}'s rule on the plain shapes, as a fresh copy; `undefined` leaves it to zod. */
+function acceptJson(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : undefined;
+    case 'object': {
+      if (value === null) return null;
+      if (depth >= FAST_JSON_DEPTH) return undefined;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return undefined;
+        const out: unknown[] = new Array(value.length);
+        for (let i = 0; i < value.length; i++) {
+          const item = acceptJson(value[i], depth + 1);
+          if (item === undefined) return undefined;
+          out[i] = item;
+        }
+        return out;
+      }
+      return acceptJsonObject(value, depth);
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * {@link JsonObjectSchema}'s rule on a plain object of enumerable string keys: a fresh copy with the keys
+ * in the order zod's record writes them (`Object.keys` order), or `undefined`. Refused here, and so left to
+ * zod: another prototype, an own `__proto__` key, any symbol key, and any value that is not plain JSON.
+ */
+function acceptJsonObject(value: unknown, depth: number): Record<string, unknown> | undefined {
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) {
+    return undefined;
+  }
+  if (Object.hasOwn(value, '__proto__') || Object.getOwnPropertySymbols(value).length > 0) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const child = acceptJson((value as Record<string, unknown>)[key], depth + 1);
+    if (child === undefined) return undefined;
+    out[key] = child;
+  }
+  return out;
+}
+
+function acceptScorable(value: unknown): SurfaceScorable | undefined {
+  const input = strictRecord(value, ['scorableType', 'uri', 'match']);
+  if (input === undefined) return undefined;
+  const { scorableType, uri, match } = input;
+  // An absent `match` (zod's default 'exact') is left to zod.
+  if (scorableType !== 'surface' || !acceptUri(uri) || (match !== 'exact' && match !== 'glob')) {
+    return undefined;
+  }
+  return { scorableType, uri, match };
+}
+
+function acceptGap(value: unknown): CoverageGap | undefined {
+  const input = strictRecord(value, ['reason', 'uri', 'detail']);
+  if (input === undefined || !GAP_REASON_SET.has(input.reason)) return undefined;
+  const gap: CoverageGap = { reason: input.reason as CoverageGap['reason'] };
+  // A present key holding `undefined` is left to zod (it keeps the key).
+  if ('uri' in input) {
+    if (typeof input.uri !== 'string') return undefined;
+    gap.uri = input.uri;
+  }
+  if ('detail' in input) {
+    if (typeof input.detail !== 'string') return undefined;
+    gap.detail = input.detail;
+  }
+  return gap;
+}
+
+function acceptCoverage(value: unknown): SurfaceCoverage | undefined {
+  const input = strictRecord(value, ['complete', 'reasons', 'gaps']);
+  if (input === undefined) return undefined;
+  const { complete, reasons, gaps } = input;
+  if (typeof complete !== 'boolean') return undefined;
+  if (!Array.isArray(reasons) || Object.getPrototypeOf(reasons) !== Array.prototype) return undefined;
+  if (!Array.isArray(gaps) || Object.getPrototypeOf(gaps) !== Array.prototype) return undefined;
+  const checkedGaps: CoverageGap[] = new Array(gaps.length);
+  for (let i = 0; i < gaps.length; i++) {
+    const gap = acceptGap(gaps[i]);
+    if (gap === undefined) return undefined;
+    checkedGaps[i] = gap;
+  }
+  // Each reason once, in first-seen order (which also makes every element a gap reason).
+  const expected = uniqueReasons(checkedGaps);
+  if (reasons.length !== expected.length) return undefined;
+  for (let i = 0; i < expected.length; i++) if (reasons[i] !== expected[i]) return undefined;
+  if (complete && checkedGaps.length > 0) return undefined;
+  return { complete, reasons: expected, gaps: checkedGaps };
+}
+
+function acceptIdentifier(value: unknown): ComponentIdentifier | undefined {
+  // An identifier with `children` is left to zod.
+  const input = strictRecord(value, ['type', 'version', 'params']);
+  if (input === undefined) return undefined;
+  const { type, version } = input;
+  if (typeof type !== 'string' || type.length === 0) return undefined;
+  if (typeof version !== 'string' || version.length === 0) return undefined;
+  const params = acceptJsonObject(input.params, 0);
+  if (params === undefined) return undefined;
+  return { type, version, params: params as JsonObject };
+}
+
+/**
+ * @internal The rule of `observationSchema(entriesSchema)`, hand-written for the source's own receipt
+ * (issue 14, row 4a: zod's parse of one observation record cost ≈ 20–40 µs of the main thread per
+ * acquisition). ONE RULE, TWO IMPLEMENTATIONS, allowed only with `observation-fast-path.test.ts`, which
+ * proves on generated and listed inputs that whatever this accepts, the schema accepts with a deep-equal
+ * result (same keys in the same order).
+ *
+ * It may only be stricter, never looser: `undefined` means "not accepted here", and the caller then parses
+ * with the schema itself, which accepts or rejects with its own messages. Shapes left to zod by design (a
+ * source never builds them): a prototype other than `Object.prototype`/`Array.prototype`, a scorable
+ * without `match`, an identifier with `children`, an optional key holding `undefined`, symbol keys in
+ * JSON, JSON nested deeper than 32 levels.
+ *
+ * What it stops, as the schema does: unknown keys (`for…in`, own or inherited, as zod's strict objects
+ * look); a scope or scorable that is not a well-formed surface locator record, or that differ from each
+ * other; an empty id; a timestamp that is not UTC ISO-8601; an unknown acquisition status or gap reason;
+ * coverage whose reasons are not its gaps' reasons in first-seen order, or that claims completeness with
+ * gaps, or disagrees with the acquisition status; entries on an unavailable or error acquisition; a
+ * partial acquisition that names no gap; entries not sorted by uri, duplicated, or not matched by the
+ * scope (each glob entry through the same `matchesLocator` the schema calls); metadata and params that are
+ * not plain JSON (non-finite numbers, `undefined`, functions, an own `__proto__` key). The entry list is
+ * whatever `acceptEntries` accepts (the caller's registered-list check), returned as is. Each property is
+ * read once; the result is made of fresh plain objects, so no accessor or prototype of the input survives.
+ */
+export function acceptObservation(
+  value: unknown,
+  acceptEntries: (entries: unknown) => SurfaceEntry[] | undefined,
+): Observation | undefined {
+  const input = strictRecord(value, [
+    'id',
+    'sourceIdentifier',
+    'acquisition',
+    'observedAt',
+    'scorable',
+    'payload',
+    'metadata',
+  ]);
+  if (input === undefined) return undefined;
+  const { id, acquisition, observedAt } = input;
+  if (typeof id !== 'string' || id.length === 0) return undefined;
+  if (!ACQUISITION_STATUS_SET.has(acquisition)) return undefined;
+  if (typeof observedAt !== 'string' || !TIMESTAMP_PATTERN.test(observedAt)) return undefined;
+  const sourceIdentifier = acceptIdentifier(input.sourceIdentifier);
+  const scorable = acceptScorable(input.scorable);
+  const metadata = acceptJsonObject(input.metadata, 0);
+  if (sourceIdentifier === undefined || scorable === undefined || metadata === undefined) return undefined;
+
+  const payloadInput = strictRecord(input.payload, ['kind', 'schemaVersion', 'scope', 'entries', 'coverage']);
+  if (payloadInput === undefined) return undefined;
+  if (payloadInput.kind !== 'surface' || payloadInput.schemaVersion !== 1) return undefined;
+  const scope = acceptScorable(payloadInput.scope);
+  const entries = acceptEntries(payloadInput.entries);
+  const coverage = acceptCoverage(payloadInput.coverage);
+  if (scope === undefined || entries === undefined || coverage === undefined) return undefined;
+
+  // Across the payload: sorted, unique, every entry matched by the scope.
+  for (let i = 1; i < entries.length; i++) {
+    if ((entries[i - 1] as SurfaceEntry).uri >= (entries[i] as SurfaceEntry).uri) return undefined;
+  }
+  if (scope.match === 'glob') {
+    let locator: ParsedLocator;
+    try {
+      locator = parseLocator(scope.uri, 'glob');
+    } catch {
+      return undefined;
+    }
+    for (const entry of entries) if (!matchesLocator(locator, entry.uri)) return undefined;
+  } else {
+    for (const entry of entries) if (entry.uri !== scope.uri) return undefined;
+  }
+  // Across the record.
+  if (
+    scorable.scorableType !== scope.scorableType ||
+    scorable.uri !== scope.uri ||
+    scorable.match !== scope.match
+  ) {
+    return undefined;
+  }
+  if ((acquisition === 'complete') !== coverage.complete) return undefined;
+  if ((acquisition === 'unavailable' || acquisition === 'error') && entries.length > 0) return undefined;
+  if (acquisition === 'partial' && coverage.gaps.length === 0) return undefined;
+
+  return {
+    id,
+    sourceIdentifier,
+    acquisition: acquisition as Observation['acquisition'],
+    observedAt,
+    scorable,
+    payload: { kind: 'surface', schemaVersion: 1, scope, entries, coverage },
+    metadata: metadata as JsonObject,
+  };
+}

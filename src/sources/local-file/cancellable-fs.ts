@@ -32,6 +32,7 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
     read: guard(base.read),
     openListing: guard((dirFd: number) => guardListing(base.openListing(dirFd), cancelled)),
     close: (fd) => base.close(fd),
+    ...(base.openDirectoriesAt === undefined ? {} : { openDirectoriesAt: guard(base.openDirectoriesAt) }),
   };
 }
 

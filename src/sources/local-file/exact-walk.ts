@@ -7,6 +7,11 @@ import { readCandidate } from './confined-read.js';
  * outside directory cannot redirect the lookup), and it is reported rather than guessed. The last
  * segment goes to the confined read, which follows a symlink only to check where it lands.
  *
+ * On the openat2 seam the parents are first opened in one lookup from the root handle with no symlink
+ * allowed anywhere on the way (`openDirectoriesAt`): the same open that seam makes for the last parent
+ * when it opens them one at a time, so it stops the same swap (a parent replaced by a link to the outside
+ * makes it fail, and the walk one at a time then names the link). Only its successes are used.
+ *
  * An absent file (ENOENT/ENOTDIR along the path) is a proven negative: no entry, no gap.
  */
 export function walkExact(state: AcquisitionState, uri: string, segments: readonly string[]): void {
@@ -14,7 +19,23 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
   const opened: number[] = [];
   try {
     let dirFd = state.rootFd;
-    for (let i = 0; i < segments.length - 1; i++) {
+    let first = 0;
+    const parents = segments.length - 1;
+    if (parents > 1 && fs.openDirectoriesAt !== undefined) {
+      // openat2 seam: the last parent's own open (beneath the root, no symlink anywhere on the way)
+      // without the opens of the parents above it, whose success that one lookup implies. Any refusal
+      // or failure walks them one at a time below, so a missing, symlinked or non-directory parent is
+      // found and reported exactly as before.
+      state.checkCancelled();
+      const names = segments.slice(0, parents).map((segment) => Buffer.from(segment));
+      const fd = fs.openDirectoriesAt(dirFd, names);
+      if (fd !== undefined) {
+        opened.push(fd);
+        dirFd = fd;
+        first = parents;
+      }
+    }
+    for (let i = first; i < parents; i++) {
       state.checkCancelled();
       const name = Buffer.from(segments[i] as string);
       try {

@@ -149,6 +149,28 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       if (native.delete(fd)) binding.close(fd);
       else procfs.close(fd);
     },
+    openDirectoriesAt: (dirFd, names) => {
+      // The path `openDirectoryAt` would build for the last name after opening each one in turn (each
+      // name refused as relativeChild refuses it), opened with the same flags in one lookup.
+      const parent = directories.get(dirFd);
+      if (parent === undefined || names.length === 0) return undefined;
+      let relative = parent.relative;
+      for (const name of names) {
+        if (name.length === 0 || name.includes(0x2f) || name.includes(0)) return undefined;
+        relative = relative.length === 0 ? name : Buffer.concat([relative, SLASH, name]);
+      }
+      const child = { rootFd: parent.rootFd, relative };
+      const fd = openNative(
+        child.rootFd,
+        child.relative,
+        O_RDONLY | O_DIRECTORY | O_NONBLOCK,
+        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+      );
+      if (fd === undefined) return undefined;
+      proven.add(fd);
+      directories.set(fd, child);
+      return fd;
+    },
   };
 }
 

@@ -44,6 +44,15 @@ export interface SurfaceFs {
   /** Lists a directory through its own handle, one entry at a time (names as bytes). */
   openListing(dirFd: number): DirectoryListing;
   close(fd: number): void;
+  /**
+   * Optional (openat2 seam): the directory reached from `dirFd` through `names`, opened in ONE lookup —
+   * the very open `openDirectoryAt` makes for the last of them (its path beneath the root handle, with
+   * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, so no component is a symlink and none
+   * leaves the root) — registered as if each had been opened in turn. Returns undefined whenever that does
+   * not apply or openat2 refused or failed, for any reason: the caller then opens them one at a time with
+   * `openDirectoryAt`, which decides as it always has. An exact locator's parents use it (exact-walk.ts).
+   */
+  openDirectoriesAt?(dirFd: number, names: readonly Buffer[]): number | undefined;
 }
 
 /** What the walk asks of an fstat; Node's fs.Stats has this shape, and so does statx.ts's. */

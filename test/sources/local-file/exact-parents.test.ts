@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
+import type { SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import { nodeSurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
+import { acquireDirect, mkfifo, openFdCount, removeDir, tempDir } from '../support/trees.js';
+
+/**
+ * The parents of an exact locator on the openat2 seam are opened in one lookup (`openDirectoriesAt`):
+ * the same open the seam makes for the last parent when it walks them one at a time, without the opens
+ * above it. These tests show that the evidence is the same with and without that lookup (and the same
+ * as the procfs seam's) for every kind of parent an agent can plant — a symlink to a directory inside
+ * or outside the root, a dangling link, a file, a FIFO, a missing directory — that the one lookup is
+ * what actually ran on a plain path, and that a refused lookup falls back to the walk one at a time.
+ */
+
+const openat2 = SURFACE_FS_VARIANTS.find((variant) => variant.name === 'openat2');
+
+/** The seam, counting its directory opens; `without` drops the one-lookup method. */
+function counting(base: SurfaceFs, without = false) {
+  const counts = { one: 0, oneRefused: 0, each: 0 };
+  const seam: SurfaceFs = {
+    ...base,
+    openDirectoryAt: (dirFd, name) => {
+      counts.each++;
+      return base.openDirectoryAt(dirFd, name);
+    },
+  };
+  if (without || base.openDirectoriesAt === undefined) delete seam.openDirectoriesAt;
+  else {
+    const one = base.openDirectoriesAt.bind(base);
+    seam.openDirectoriesAt = (dirFd, names) => {
+      counts.one++;
+      const fd = one(dirFd, names);
+      if (fd === undefined) counts.oneRefused++;
+      return fd;
+    };
+  }
+  return { seam, counts };
+}
+
+/** What an acquisition proves: status, entries and gaps (not timings or the implementation). */
+const evidence = (result: AcquireResult) => ({
+  acquisition: result.acquisition,
+  entries: result.entries,
+  gaps: result.gaps,
+  candidates: result.stats.candidates,
+});
+
+describe('exact locators: parents opened in one lookup on the openat2 seam', { skip: openat2?.skip }, () => {
+  let base: string;
+  let root: string;
+  before(() => {
+    base = tempDir('witness-exact-parents-');
+    root = path.join(base, 'root');
+    const outside = path.join(base, 'outside');
+    fs.mkdirSync(path.join(outside, 'c'), { recursive: true });
+    fs.writeFileSync(path.join(outside, 'c', 'f.txt'), 'OUTSIDE SECRET');
+    fs.mkdirSync(path.join(root, 'a', 'b', 'c', 'd'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'a', 'b', 'c', 'd', 'f.txt'), 'deep inside');
+    fs.writeFileSync(path.join(root, 'a', 'b', 'c', 'f.txt'), 'inside');
+    fs.symlinkSync('b', path.join(root, 'a', 'inside-link'));
+    fs.symlinkSync(outside, path.join(root, 'a', 'outside-link'));
+    fs.symlinkSync('../../outside', path.join(root, 'a', 'relative-outside-link'));
+    fs.symlinkSync('nothing-here', path.join(root, 'a', 'dangling'));
+    fs.writeFileSync(path.join(root, 'a', 'file'), 'a file where a directory would be');
+    mkfifo(path.join(root, 'a', 'fifo'));
+    // A link to a file with a path below it (ENOTDIR through the link).
+    fs.symlinkSync('file', path.join(root, 'a', 'file-link'));
+  });
+  after(() => removeDir(base));
+
+  const uris = [
+    '/a/b/c/d/f.txt',
+    '/a/b/c/f.txt',
+    '/a/b/c/missing.txt',
+    '/a/b/missing/f.txt',
+    '/a/inside-link/c/f.txt',
+    '/a/outside-link/c/f.txt',
+    '/a/relative-outside-link/c/f.txt',
+    '/a/dangling/c/f.txt',
+    '/a/file/c/f.txt',
+    '/a/fifo/c/f.txt',
+    '/a/file-link/c/f.txt',
+    '/a/b/c/d',
+  ];
+
+  for (const uri of uris) {
+    it(`${uri}: the same evidence with the one lookup, without it, and on the procfs seam`, () => {
+      const seam = openat2?.fs as SurfaceFs;
+      const fds = openFdCount();
+      const fast = counting(seam);
+      const withOne = evidence(acquireDirect(root, uri, 'exact', {}, fast.seam));
+      const each = evidence(acquireDirect(root, uri, 'exact', {}, counting(seam, true).seam));
+      const procfs = evidence(acquireDirect(root, uri, 'exact', {}, nodeSurfaceFs));
+      assert.deepStrictEqual(withOne, each);
+      assert.deepStrictEqual(withOne, procfs);
+      assert.equal(fast.counts.one, 1, 'every exact locator with two or more parents tries the one lookup');
+      assert.equal(openFdCount(), fds, 'every handle was closed');
+      const text = JSON.stringify(withOne);
+      assert.ok(!text.includes('OUTSIDE SECRET'), text);
+    });
+  }
+
+  it('a plain path opens no parent one at a time, and reads the file', () => {
+    const { seam, counts } = counting(openat2?.fs as SurfaceFs);
+    const result = acquireDirect(root, '/a/b/c/d/f.txt', 'exact', {}, seam);
+    assert.equal(result.entries[0]?.content, 'deep inside');
+    assert.deepEqual(counts, { one: 1, oneRefused: 0, each: 0 });
+  });
+
+  it('a symlinked parent makes the one lookup refuse; the walk one at a time finds and names the link', () => {
+    const { seam, counts } = counting(openat2?.fs as SurfaceFs);
+    const result = acquireDirect(root, '/a/outside-link/c/f.txt', 'exact', {}, seam);
+    assert.deepEqual(counts, { one: 1, oneRefused: 1, each: 2 });
+    assert.deepEqual(result.entries, []);
+    assert.deepEqual(
+      result.gaps.map((gap) => [gap.reason, gap.uri]),
+      [['link_not_followed', '/a/outside-link/c/f.txt']],
+    );
+  });
+
+  it('one parent: no one lookup (nothing to save), the usual open', () => {
+    const { seam, counts } = counting(openat2?.fs as SurfaceFs);
+    const result = acquireDirect(root, '/a/file', 'exact', {}, seam);
+    assert.equal(result.entries[0]?.content, 'a file where a directory would be');
+    assert.deepEqual(counts, { one: 0, oneRefused: 0, each: 1 });
+  });
+
+  it('the seam refuses names it cannot compose (empty, holding "/" or NUL) and parents it did not open', () => {
+    const seam = openat2?.fs as SurfaceFs;
+    const rootFd = seam.openRoot(fs.realpathSync(root));
+    try {
+      const one = seam.openDirectoriesAt?.bind(seam);
+      assert.ok(one !== undefined);
+      assert.equal(one(rootFd, [Buffer.from('a'), Buffer.from('')]), undefined);
+      assert.equal(one(rootFd, [Buffer.from('a/b')]), undefined);
+      assert.equal(one(rootFd, [Buffer.from('a'), Buffer.from('b\0')]), undefined);
+      assert.equal(one(rootFd, []), undefined);
+      const stray = fs.openSync(root, 'r');
+      try {
+        assert.equal(one(stray, [Buffer.from('a'), Buffer.from('b')]), undefined, 'not a handle it opened');
+      } finally {
+        fs.closeSync(stray);
+      }
+      const fd = one(rootFd, [Buffer.from('a'), Buffer.from('b')]);
+      assert.ok(fd !== undefined);
+      assert.ok(seam.provenInside(fd), 'the kernel proved it beneath the root');
+      // Registered as the walk one at a time would have: a child opens beneath the root from it.
+      const child = seam.openPathAt(fd, Buffer.from('c'));
+      assert.ok(seam.provenInside(child));
+      seam.close(child);
+      seam.close(fd);
+    } finally {
+      seam.close(rootFd);
+    }
+  });
+});
