@@ -34,7 +34,7 @@ export const BUNDLED_PACKAGES = ['zod', 'commander'] as const;
 /** The bundle's entry points: the CLI, and the worker it spawns (by file name, next to the chunks). */
 export const BUNDLE_ENTRY_POINTS = {
   main: 'src/cli/main.ts',
-  'acquire-worker': 'src/sources/local-file/acquire-worker.ts',
+  'acquire-worker': 'src/cli/acquire-worker-entry.ts',
 } as const;
 
 function externalPackages(): string[] {

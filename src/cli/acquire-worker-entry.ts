@@ -1,0 +1,16 @@
+import '../sources/local-file/acquire-worker.js';
+import { chooseSurfaceFs } from '../sources/local-file/surface-fs-choice.js';
+
+/**
+ * The CLI bundle's acquisition worker (scripts/bundle-cli.ts emits it as `dist/cli/acquire-worker.js`,
+ * where the pool looks for its worker). It is the library's worker, plus one step: right after the
+ * worker has attached its job handler, it loads and probes the openat2 seam (koffi, its native module,
+ * the RESOLVE_BENEATH probe) — what the first `auto` or `openat2` job would otherwise do first. The
+ * `witness score` process starts this worker before it loads the command (src/cli/main.ts), so the load
+ * runs while the main thread is still busy, instead of after the job has been posted.
+ *
+ * Nothing about the result changes: the choice is the same per-thread, cached one the job makes
+ * (surface-fs-choice.ts), and a job that arrives meanwhile waits in the port's queue until this returns.
+ * A seam that cannot load is remembered as unavailable, exactly as the first job would find it.
+ */
+chooseSurfaceFs('auto');
