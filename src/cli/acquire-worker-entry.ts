@@ -2,9 +2,9 @@ import '../sources/local-file/acquire-worker.js';
 import { chooseSurfaceFs } from '../sources/local-file/surface-fs-choice.js';
 
 /**
- * The CLI bundle's acquisition worker (scripts/bundle-cli.ts emits it as `dist/cli/acquire-worker.js`,
- * where the pool looks for its worker). It is the library's worker, plus one step: right after the
- * worker has attached its job handler, it loads and probes the openat2 seam (koffi, its native module,
+ * The CLI bundle's acquisition worker (scripts/bundle-cli.ts emits it as one CommonJS file,
+ * `dist/cli/acquire-worker.cjs`, and points the bundled pool at it). It is the library's worker, plus one
+ * step: right after the worker has attached its job handler, it loads and probes the openat2 seam (koffi, its native module,
  * the RESOLVE_BENEATH probe) — what the first `auto` or `openat2` job would otherwise do first. The
  * `witness score` process starts this worker before it loads the command (src/cli/main.ts), so the load
  * runs while the main thread is still busy, instead of after the job has been posted.
