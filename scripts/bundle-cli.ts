@@ -130,7 +130,11 @@ export async function bundleCli(outDir = OUT_DIR): Promise<void> {
     // The walk's modules find koffi (createRequire) and probe their own file and directory through
     // `import.meta.url`: in this file it is the file's own URL, as it is for each module in dist/src.
     define: { 'import.meta.url': '__witnessModuleUrl' },
-    banner: { js: "const __witnessModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+    // Strict mode first: the sources are ES modules, always strict; esbuild's own "use strict" comes after
+    // the banner, where it would be an ordinary expression.
+    banner: {
+      js: "'use strict'; const __witnessModuleUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
   });
   checkRelativeUrls(outDir);
 }

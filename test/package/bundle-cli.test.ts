@@ -66,6 +66,8 @@ describe('bundle-cli', () => {
     );
     assert.equal(naming.length, 1, `chunks naming ./${WORKER_FILE}: ${naming.join(', ')}`);
     assert.ok(!chunks.includes('acquire-worker.js'), 'the ES-module worker is no longer emitted');
+    // The sources are ES modules (strict); the CommonJS file must be strict from its first statement.
+    assert.match(fs.readFileSync(`${cliDir}${WORKER_FILE}`, 'utf8'), /^'use strict';/);
     // koffi is found from the bundle's file (its `import.meta.url` is the .cjs file's own URL).
     const unavailable = openat2Unavailable();
     if (unavailable !== undefined) {
