@@ -13,14 +13,14 @@
  *   a command needs them. Database drivers, the MCP SDK, koffi (native code) and every other dependency
  *   stay ordinary `node_modules` imports, resolved at run time as before.
  * - The acquisition worker is built apart, as one CommonJS file, `dist/cli/acquire-worker.cjs` (entry
- *   `src/cli/acquire-worker-entry.ts`): a worker thread boots a whole Node environment of its own, and
- *   an ES-module entry made it also set up the ES module loader and load the worker's 8 chunk files, ≈ 10–18 ms
- *   of the worker's CPU on every `witness score` (docs/perf/s15-start.md). The pool's source names
- *   `new URL('./acquire-worker.js', import.meta.url)` (right for the per-module library in `dist/src`); the
- *   bundle rewrites that one expression to `./acquire-worker.cjs` while bundling, and the build fails if the
- *   expression is not found exactly once. It also fails if any `new URL('./…', import.meta.url)` in the
- *   output names a file that was not emitted, so a moved worker cannot ship as a CLI that breaks at its
- *   first acquisition.
+ *   `src/cli/acquire-worker-entry.ts`): a worker thread boots a whole Node environment of its own, and an
+ *   ES-module entry also made it set up the ES module loader and load 8 chunk files, ≈ 10–20 ms of the
+ *   worker's CPU on every `witness score` (docs/perf/s15-start.md). The pool's source names
+ *   `new URL('./acquire-worker.js', import.meta.url)` (right for the per-module library in `dist/src`);
+ *   the bundle rewrites that one expression to `./acquire-worker.cjs` while bundling, and the build fails
+ *   if the expression is not found exactly once. It also fails if any `new URL('./…', import.meta.url)`
+ *   in the output names a file that was not emitted, so a moved worker cannot ship as a CLI that breaks
+ *   at its first acquisition.
  * - Not minified, and every file has a linked source map: stack traces name the original functions at
  *   readable lines of the bundle, and `node --enable-source-maps` maps them back to `src/`.
  */

@@ -18,9 +18,9 @@ async function main(): Promise<number> {
   }
   if (acquiresAtOnce(process.argv.slice(2))) {
     // Its acquisition thread starts before anything else loads, so that its start-up (an isolate, Node's
-    // bootstrap, the walk's modules, koffi) runs on the other core while the command's modules load. The
-    // pool's small module is awaited alone: imported beside the command tree, its worker was created only
-    // after most of that tree had loaded (20-70 ms later; docs/perf/s15-start.md).
+    // bootstrap, the worker's code and, in the bundle, koffi's probe) runs on the other core while the
+    // command's modules load. The pool's small module is awaited alone: imported beside the command tree,
+    // its worker was created only once much of that tree had loaded (docs/perf/s15-start.md).
     const { acquisitionPool } = await import('../sources/local-file/acquisition-pool.js');
     acquisitionPool.prewarm();
   }
