@@ -12,10 +12,15 @@
  *   memory are their own chunks, loaded by the dynamic imports of `src/cli/command-modules.ts` only when
  *   a command needs them. Database drivers, the MCP SDK, koffi (native code) and every other dependency
  *   stay ordinary `node_modules` imports, resolved at run time as before.
- * - The acquisition worker is a second entry point, emitted as `dist/cli/acquire-worker.js` next to the
- *   chunks, which is where `new URL('./acquire-worker.js', import.meta.url)` in the pool looks for it. The
- *   build fails if any such `new URL('./…', import.meta.url)` in the output names a file that was not
- *   emitted, so a moved worker cannot ship as a CLI that breaks at its first acquisition.
+ * - The acquisition worker is built apart, as one CommonJS file, `dist/cli/acquire-worker.cjs` (entry
+ *   `src/cli/acquire-worker-entry.ts`): a worker thread boots a whole Node environment of its own, and an
+ *   ES-module entry also made it set up the ES module loader and load 8 chunk files, ≈ 10–20 ms of the
+ *   worker's CPU on every `witness score` (docs/perf/s15-start.md). The pool's source names
+ *   `new URL('./acquire-worker.js', import.meta.url)` (right for the per-module library in `dist/src`);
+ *   the bundle rewrites that one expression to `./acquire-worker.cjs` while bundling, and the build fails
+ *   if the expression is not found exactly once. It also fails if any `new URL('./…', import.meta.url)`
+ *   in the output names a file that was not emitted, so a moved worker cannot ship as a CLI that breaks
+ *   at its first acquisition.
  * - Not minified, and every file has a linked source map: stack traces name the original functions at
  *   readable lines of the bundle, and `node --enable-source-maps` maps them back to `src/`.
  */
@@ -31,11 +36,15 @@ const OUT_DIR = join(PACKAGE_ROOT, 'dist', 'cli');
 /** Dependencies compiled into the bundle; every other dependency is imported from node_modules at run time. */
 export const BUNDLED_PACKAGES = ['zod', 'commander'] as const;
 
-/** The bundle's entry points: the CLI, and the worker it spawns (by file name, next to the chunks). */
-export const BUNDLE_ENTRY_POINTS = {
-  main: 'src/cli/main.ts',
-  'acquire-worker': 'src/sources/local-file/acquire-worker.ts',
-} as const;
+/** The CLI's entry point (ES modules, split into chunks). */
+export const CLI_ENTRY_POINT = 'src/cli/main.ts';
+/** The acquisition worker's entry point, bundled alone as CommonJS into {@link WORKER_FILE}. */
+export const WORKER_ENTRY_POINT = 'src/cli/acquire-worker-entry.ts';
+/** The worker's file name in the bundle, next to the chunks. */
+export const WORKER_FILE = 'acquire-worker.cjs';
+/** The expression by which the pool (src/sources/local-file/acquisition-pool.ts) finds its worker. */
+const POOL_MODULE = /[\\/]sources[\\/]local-file[\\/]acquisition-pool\.ts$/;
+const POOL_WORKER_URL = "new URL('./acquire-worker.js', import.meta.url)";
 
 function externalPackages(): string[] {
   const manifest = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
@@ -63,27 +72,69 @@ export function checkRelativeUrls(outDir: string): void {
   }
 }
 
+/**
+ * The pool's source with its worker's URL pointed at {@link WORKER_FILE}; throws unless the expression
+ * occurs exactly once (a pool that finds its worker some other way must be looked at, not guessed at).
+ */
+export function pointPoolAtWorkerFile(source: string, file = 'acquisition-pool.ts'): string {
+  const parts = source.split(POOL_WORKER_URL);
+  if (parts.length !== 2) {
+    throw new Error(
+      `${file}: expected ${POOL_WORKER_URL} exactly once (found ${parts.length - 1}); scripts/bundle-cli.ts points it at ./${WORKER_FILE}`,
+    );
+  }
+  return parts.join(`new URL('./${WORKER_FILE}', import.meta.url)`);
+}
+
+const workerUrlPlugin: esbuild.Plugin = {
+  name: 'witness-worker-url',
+  setup(build) {
+    build.onLoad({ filter: POOL_MODULE }, (args) => ({
+      contents: pointPoolAtWorkerFile(readFileSync(args.path, 'utf8'), args.path),
+      loader: 'ts',
+    }));
+  },
+};
+
 export async function bundleCli(outDir = OUT_DIR): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
-  await esbuild.build({
+  const common = {
     absWorkingDir: PACKAGE_ROOT,
-    entryPoints: BUNDLE_ENTRY_POINTS,
     outdir: outDir,
     entryNames: '[name]',
-    // Flat, next to the entry points: relative URLs mean the same from every chunk.
-    chunkNames: '[name]-[hash]',
     bundle: true,
-    splitting: true,
-    format: 'esm',
     platform: 'node',
     target: 'node20',
     sourcemap: 'linked',
     external: externalPackages(),
+    logLevel: 'warning',
+  } satisfies esbuild.BuildOptions;
+  await esbuild.build({
+    ...common,
+    entryPoints: { main: CLI_ENTRY_POINT },
+    // Flat, next to the entry points: relative URLs mean the same from every chunk.
+    chunkNames: '[name]-[hash]',
+    splitting: true,
+    format: 'esm',
+    plugins: [workerUrlPlugin],
     // commander is CommonJS and requires Node's built-ins; an ES module has no `require` of its own.
     banner: {
       js: "import { createRequire as __witnessCreateRequire } from 'node:module'; const require = __witnessCreateRequire(import.meta.url);",
     },
-    logLevel: 'warning',
+  });
+  await esbuild.build({
+    ...common,
+    entryPoints: { [WORKER_FILE.replace(/\.cjs$/, '')]: WORKER_ENTRY_POINT },
+    outExtension: { '.js': '.cjs' },
+    format: 'cjs',
+    // The walk's modules find koffi (createRequire) and probe their own file and directory through
+    // `import.meta.url`: in this file it is the file's own URL, as it is for each module in dist/src.
+    define: { 'import.meta.url': '__witnessModuleUrl' },
+    // Strict mode first: the sources are ES modules, always strict; esbuild's own "use strict" comes after
+    // the banner, where it would be an ordinary expression.
+    banner: {
+      js: "'use strict'; const __witnessModuleUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
   });
   checkRelativeUrls(outDir);
 }

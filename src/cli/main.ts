@@ -17,10 +17,12 @@ async function main(): Promise<number> {
     return 0;
   }
   if (acquiresAtOnce(process.argv.slice(2))) {
-    // Its acquisition thread starts while the command's modules load, on the other core.
-    void import('../sources/local-file/acquisition-pool.js').then(({ acquisitionPool }) =>
-      acquisitionPool.prewarm(),
-    );
+    // Its acquisition thread starts before anything else loads, so that its start-up (an isolate, Node's
+    // bootstrap, the worker's code and, in the bundle, koffi's probe) runs on the other core while the
+    // command's modules load. The pool's small module is awaited alone: imported beside the command tree,
+    // its worker was created only once much of that tree had loaded (docs/perf/s15-start.md).
+    const { acquisitionPool } = await import('../sources/local-file/acquisition-pool.js');
+    acquisitionPool.prewarm();
   }
   const [{ EXIT_OK }, { runWitness }] = await Promise.all([
     import('./exit-status.js'),

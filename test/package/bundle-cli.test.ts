@@ -2,12 +2,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import { describe, it } from 'node:test';
-import { checkRelativeUrls } from '../../scripts/bundle-cli.js';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { checkRelativeUrls, pointPoolAtWorkerFile, WORKER_FILE } from '../../scripts/bundle-cli.js';
+import type { AcquireJob, AcquireReply } from '../../src/sources/local-file/acquire-worker.js';
+import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
+import { openat2Unavailable } from '../../src/sources/local-file/surface-fs-choice.js';
 
 /**
- * The bundle's build-time guard: the pool finds its worker as `new URL('./acquire-worker.js',
- * import.meta.url)`, so a bundle whose chunks name a file it did not emit would ship a CLI that fails
- * at its first acquisition. The build refuses it instead.
+ * The bundle's build-time guards: the pool finds its worker as `new URL('./acquire-worker.js',
+ * import.meta.url)`, which the bundle points at its one-file CommonJS worker; a bundle whose chunks name
+ * a file it did not emit would ship a CLI that fails at its first acquisition, so the build refuses it.
  */
 describe('bundle-cli', () => {
   function bundleDir(files: Record<string, string>): string {
@@ -29,13 +34,78 @@ describe('bundle-cli', () => {
 
   it('accepts it when the file is there', () => {
     const dir = bundleDir({
-      'chunk-ABCDEFGH.js': "const worker = new Worker(new URL('./acquire-worker.js', import.meta.url));\n",
-      'acquire-worker.js': '',
+      'chunk-ABCDEFGH.js': "const worker = new Worker(new URL('./acquire-worker.cjs', import.meta.url));\n",
+      'acquire-worker.cjs': '',
     });
     try {
       assert.doesNotThrow(() => checkRelativeUrls(dir));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("points the pool's worker URL at the bundle's worker file, and refuses a pool it cannot point", () => {
+    const pool = "const a = 1;\nnew Worker(new URL('./acquire-worker.js', import.meta.url), {});\n";
+    assert.equal(
+      pointPoolAtWorkerFile(pool),
+      "const a = 1;\nnew Worker(new URL('./acquire-worker.cjs', import.meta.url), {});\n",
+    );
+    // Moved, renamed or spelt differently: the build stops instead of shipping a worker nobody starts.
+    assert.throws(
+      () => pointPoolAtWorkerFile('new Worker(new URL("./acquire-worker.js", import.meta.url))'),
+      /expected new URL\('\.\/acquire-worker\.js', import\.meta\.url\) exactly once \(found 0\)/,
+    );
+    assert.throws(() => pointPoolAtWorkerFile(pool + pool), /exactly once \(found 2\)/);
+  });
+
+  it("the built CLI's pool starts the CommonJS worker, which acquires through the openat2 seam", async (t) => {
+    const cliDir = fileURLToPath(new URL('../../cli/', import.meta.url));
+    const chunks = fs.readdirSync(cliDir).filter((name) => name.endsWith('.js'));
+    const naming = chunks.filter((name) =>
+      fs.readFileSync(`${cliDir}${name}`, 'utf8').includes(`new URL("./${WORKER_FILE}", import.meta.url)`),
+    );
+    assert.equal(naming.length, 1, `chunks naming ./${WORKER_FILE}: ${naming.join(', ')}`);
+    assert.ok(!chunks.includes('acquire-worker.js'), 'the ES-module worker is no longer emitted');
+    // The sources are ES modules (strict); the CommonJS file must be strict from its first statement.
+    assert.match(fs.readFileSync(`${cliDir}${WORKER_FILE}`, 'utf8'), /^'use strict';/);
+    // koffi is found from the bundle's file (its `import.meta.url` is the .cjs file's own URL).
+    const unavailable = openat2Unavailable();
+    if (unavailable !== undefined) {
+      t.skip(`openat2 is unavailable here: ${unavailable}`);
+      return;
+    }
+    const root = fs.mkdtempSync(`${os.tmpdir()}/witness-bundle-worker-`);
+    const worker = new Worker(new URL(`file://${cliDir}${WORKER_FILE}`));
+    try {
+      fs.writeFileSync(`${root}/a.txt`, 'hello');
+      const job: AcquireJob = {
+        kind: 'acquire',
+        id: 7,
+        request: { root, uri: '/a.txt', match: 'exact', limits: { ...DEFAULT_LIMITS } },
+        cancel: new SharedArrayBuffer(4),
+        surfaceFs: 'openat2',
+      };
+      const replies: AcquireReply[] = [];
+      const done = new Promise<AcquireReply>((resolve, reject) => {
+        worker.on('error', reject);
+        worker.on('message', (reply: AcquireReply) => {
+          replies.push(reply);
+          if ('outcome' in reply || 'failure' in reply) resolve(reply);
+        });
+      });
+      worker.postMessage(job);
+      const last = await done;
+      assert.ok('outcome' in last, JSON.stringify(last));
+      assert.equal(last.implementation, 'openat2');
+      assert.equal(last.outcome.kind, 'done');
+      const uris: string[] = [];
+      for (const reply of replies)
+        if ('entries' in reply) for (const entry of reply.entries) uris.push(entry.uri);
+      if (last.outcome.kind === 'done') for (const entry of last.outcome.result.entries) uris.push(entry.uri);
+      assert.deepEqual(uris, ['/a.txt']);
+    } finally {
+      await worker.terminate();
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 });

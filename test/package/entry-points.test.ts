@@ -182,7 +182,7 @@ describe('package entry points', () => {
         '--contains',
         'file',
       ]);
-      // The verdict needs the acquisition worker: the bundle found dist/cli/acquire-worker.js.
+      // The verdict needs the acquisition worker: the bundle found dist/cli/acquire-worker.cjs.
       assert.match(stdout, /^Verdict: TRUE/);
       assert.deepEqual(commandChunks(urls), ['score']);
       // What was really evaluated: esbuild marks each source module's code with a `// src/….ts` line.
