@@ -166,6 +166,7 @@ function acquireGuarded(
         ? sharedLanes(
             state.reader,
             options.helper,
+            request.limits.maxReadBytes,
             (seq, gap) => state.taskGap(seq, gap),
             () => state.checkCancelled(),
           )

@@ -322,6 +322,7 @@ function descend(
   try {
     visitDirectory(state, segments, childFd, child.uri, child.next, false);
   } finally {
-    state.fs.close(childFd);
+    // Closed once every candidate in it is done (a reader may still open a name through it).
+    state.lanes.releaseDirectory(childFd);
   }
 }

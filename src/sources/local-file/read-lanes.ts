@@ -1,41 +1,77 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { CoverageGap } from '../../models/observation.js';
-import type { CandidateResult } from './confined-read.js';
+import { AcquisitionCancelled, rethrowCancelled } from './acquisition-state.js';
+import {
+  type CandidateRef,
+  type CandidateResult,
+  type CheckContext,
+  checkCandidate,
+} from './confined-read.js';
 import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
 
 /**
- * Where the walk sends each checked candidate (confined-read.ts) to be read: this thread, or a second
- * reader thread sharing the walk. The walk alone lists, opens O_PATH, proves placement, checks the type
- * and reserves each file's share of maxReadBytes in enumeration order; a reader only reopens the handle
- * it is given through /proc/self/fd, checks dev/ino, reads within that reservation, hashes, decodes and
- * builds the entry. O_PATH handles are opened and closed by the walk's thread only. So whichever
- * thread reads a file, and whenever, the entries, the budget cuts and the gaps are the same: the gaps
- * are put back in enumeration order by the sequence number each task carries.
+ * Where the walk sends each candidate it meets (confined-read.ts): this thread, or a second reader thread
+ * sharing the walk. The walk alone lists directories, opens them and decides which names are
+ * candidates; whichever thread takes a candidate opens it O_PATH, proves its placement, checks its type
+ * (confined-read.ts `checkCandidate`, the same code and the same seam kind on both threads), reserves its
+ * share of maxReadBytes through the acquisition's {@link ReadTicket} (strictly in enumeration order,
+ * whichever thread gets there first), reads it within that reservation, and closes every handle it
+ * opened. So whichever thread reads a file, and whenever, the entries, the budget cuts and the gaps are
+ * the same: the gaps are put back in enumeration order by the sequence number each candidate carries.
+ *
+ * A thread takes candidates in batches and checks and reserves a whole batch before reading any of it
+ * (two phases), and the second reader checks every batch it receives as soon as it receives it, even in
+ * the middle of reading an earlier one: a thread waiting for the ticket waits only for the other
+ * thread's checks, never for its reads. The parent directory's handle of every candidate stays open (the
+ * procfs path and a dangling link's lstat reach the name through it) until every candidate in it is
+ * done: {@link ReadLanes.releaseDirectory}.
  */
 export interface ReadLanes {
-  /** Takes ownership of `task.pathFd` (closed on this thread once read, or when abandoned). */
-  hand(task: ReadTask): CandidateResult;
+  /** Takes a candidate (synchronously read on local lanes: the result is then final). */
+  hand(ref: CandidateRef): CandidateResult;
+  /** The walk is done with a directory: its handle is closed once no candidate in it is pending. */
+  releaseDirectory(fd: number): void;
   /** Reads what is still queued and waits for the second reader to finish what it took. */
   finish(): void;
-  /** After a cancellation or failure: closes every handle not yet read, reads nothing more. */
+  /** After a cancellation or failure: reads nothing more, closes every directory still held. */
   abandon(): void;
 }
 
-/** What the walking thread offers a reader: its own sink, and close. */
+/** What the walking thread offers a reader: its own sink, its checks, its budget, and close. */
 export interface LocalReader {
   sink: ReadSink;
+  check: CheckContext;
+  /** Reserves `min(size, left)` of maxReadBytes for the next candidate in enumeration order. */
+  reserve(size: number): number;
   close(fd: number): void;
+}
+
+/** Reads one checked candidate within its reservation, then closes its O_PATH handle. */
+function readChecked(sink: ReadSink, close: (fd: number) => void, task: ReadTask): void {
+  try {
+    readTask(sink, task);
+  } finally {
+    close(task.pathFd);
+  }
 }
 
 /** Every candidate is read at once, on the walking thread (exact locators, manifests, one core). */
 export function localLanes(reader: LocalReader): ReadLanes {
   return {
-    hand(task) {
-      try {
-        return readTask(reader.sink, task);
-      } finally {
-        reader.close(task.pathFd);
-      }
+    hand(ref) {
+      const checked = checkCandidate(reader.check, ref);
+      if (typeof checked === 'string') return checked;
+      const task: ReadTask = {
+        seq: ref.seq,
+        uri: ref.uri,
+        ...checked,
+        reservation: reader.reserve(checked.size),
+      };
+      readChecked(reader.sink, reader.close, task);
+      return 'read';
+    },
+    releaseDirectory(fd) {
+      reader.close(fd);
     },
     finish() {},
     abandon() {},
@@ -56,73 +92,198 @@ export const LINK = {
 export const LINK_INTS = 4;
 
 /**
- * Files per batch sent to the helper: few enough to balance, enough to keep messages rare (16 a batch
- * cost the walking thread 10 % of its time in postMessage; 64 a batch, packed, a few per cent).
+ * The acquisition's budget of bytes, reserved in enumeration order by whichever thread checks a
+ * candidate: `next` is the seq whose turn it is; a thread holding candidate `seq` waits until
+ * `next === seq`, reserves `min(size, maxReadBytes - reserved)` (0 for a candidate that failed its
+ * checks), then lets `seq + 1` go. `stopped` is raised by the walking thread when it abandons the
+ * acquisition for any reason, so the other thread never waits for a turn that will not come.
+ * `reserved` is written only by the thread holding the turn, before it passes the turn on with an
+ * atomic store, and read only after an atomic load that saw the turn: the atomics order the accesses.
  */
-const BATCH = 64;
-/** Files per batch handed to the second reader (a full batch; the last of an acquisition may be short). */
-export const HELPER_BATCH_FILES = BATCH;
-/** Batches the helper may hold unfinished: bounds the handles in flight (BATCH × this). */
-const MAX_OUTSTANDING = 3;
-/** How long one wait for the helper lasts before the flags (cancelled, lost) are looked at again. */
+export interface ReadTicket {
+  ints: Int32Array<SharedArrayBuffer>;
+  reserved: Float64Array<SharedArrayBuffer>;
+  maxReadBytes: number;
+}
+const TICKET = { next: 0, stopped: 1 } as const;
+
+export function createTicket(maxReadBytes: number): ReadTicket {
+  return {
+    ints: new Int32Array(new SharedArrayBuffer(8)),
+    reserved: new Float64Array(new SharedArrayBuffer(8)),
+    maxReadBytes,
+  };
+}
+
+/** How long one wait for the ticket or the helper lasts before the flags are looked at again. */
 const WAIT_SLICE_MS = 50;
 
-/** Walker → helper. */
-export type ToHelper = { tasks: PackedTasks } | { end: true };
+/**
+ * Waits for candidate `seq`'s turn, reserves its bytes (`size` undefined: a candidate with nothing to
+ * read, reserving 0), and passes the turn on. `onWait` runs before every wait and throws to give up
+ * (cancelled, stopped, the other thread lost).
+ */
+export function reserveInTurn(
+  ticket: ReadTicket,
+  seq: number,
+  size: number | undefined,
+  onWait: () => void,
+): number {
+  const { ints, reserved } = ticket;
+  for (;;) {
+    const turn = Atomics.load(ints, TICKET.next);
+    if (turn === seq) break;
+    if (turn > seq) throw new Error(`read ticket out of order: turn ${turn} past candidate ${seq}`);
+    if (Atomics.load(ints, TICKET.stopped) !== 0) throw new AcquisitionCancelled();
+    onWait();
+    Atomics.wait(ints, TICKET.next, turn, WAIT_SLICE_MS);
+  }
+  const spent = reserved[0] as number;
+  const reservation = size === undefined ? 0 : Math.max(0, Math.min(size, ticket.maxReadBytes - spent));
+  reserved[0] = spent + reservation;
+  Atomics.store(ints, TICKET.next, seq + 1);
+  Atomics.notify(ints, TICKET.next);
+  return reservation;
+}
+
+export function stopTicket(ticket: ReadTicket): void {
+  Atomics.store(ticket.ints, TICKET.stopped, 1);
+  Atomics.notify(ticket.ints, TICKET.next);
+}
+
+export function ticketStopped(ticket: ReadTicket): boolean {
+  return Atomics.load(ticket.ints, TICKET.stopped) !== 0;
+}
 
 /**
- * A batch of tasks as it crosses threads: six numbers per task in one transferred buffer, and the uris.
- * Cloning an array of task objects cost the walking thread more than any system call it makes per file
- * (profiled: 10 % of its time at 16 tasks a message); a transferred Float64Array and a string array are
- * cheap to send. Every number of a task is an integer far below 2^53, so a double holds it exactly.
+ * Phase one of a batch, in enumeration order: check each candidate and reserve its bytes in its turn.
+ * Returns one entry per candidate: the task to read, or undefined (absent, or a gap already recorded).
+ * If it throws (cancelled, or the turn will never come), every handle it opened is closed first.
  */
-export interface PackedTasks {
-  numbers: Float64Array<ArrayBuffer>;
-  uris: string[];
-}
-const TASK_FIELDS = 6;
-
-export function packTasks(tasks: readonly ReadTask[]): PackedTasks {
-  const numbers = new Float64Array(tasks.length * TASK_FIELDS);
-  const uris: string[] = [];
-  for (let i = 0; i < tasks.length; i++) {
-    const task = tasks[i] as ReadTask;
-    const at = i * TASK_FIELDS;
-    numbers[at] = task.seq;
-    numbers[at + 1] = task.pathFd;
-    numbers[at + 2] = task.size;
-    numbers[at + 3] = task.dev;
-    numbers[at + 4] = task.ino;
-    numbers[at + 5] = task.reservation;
-    uris.push(task.uri);
-  }
-  return { numbers, uris };
-}
-
-export function unpackTasks(packed: PackedTasks): ReadTask[] {
-  const { numbers, uris } = packed;
-  const tasks: ReadTask[] = [];
-  for (let i = 0; i < uris.length; i++) {
-    const at = i * TASK_FIELDS;
-    tasks.push({
-      seq: numbers[at] as number,
-      pathFd: numbers[at + 1] as number,
-      uri: uris[i] as string,
-      size: numbers[at + 2] as number,
-      dev: numbers[at + 3] as number,
-      ino: numbers[at + 4] as number,
-      reservation: numbers[at + 5] as number,
-    });
+export function checkBatch(
+  ctx: CheckContext,
+  ticket: ReadTicket,
+  refs: readonly CandidateRef[],
+  onWait: () => void,
+): (ReadTask | undefined)[] {
+  const tasks: (ReadTask | undefined)[] = [];
+  try {
+    for (const ref of refs) {
+      let checked: ReturnType<typeof checkCandidate>;
+      try {
+        checked = checkCandidate(ctx, ref);
+      } catch (error) {
+        rethrowCancelled(error);
+        // checkCandidate turns I/O errors into gaps itself; anything else still leaves a gap, and the
+        // turn is still passed on (the other thread must not wait for it).
+        const message = error instanceof Error ? error.message : String(error);
+        ctx.gap(ref.seq, { reason: 'read_failed', uri: ref.uri, detail: `check failed (${message})` });
+        checked = 'gap';
+      }
+      if (typeof checked === 'string') {
+        tasks.push(undefined);
+        reserveInTurn(ticket, ref.seq, undefined, onWait);
+        continue;
+      }
+      const task: ReadTask = { seq: ref.seq, uri: ref.uri, ...checked, reservation: 0 };
+      tasks.push(task);
+      task.reservation = reserveInTurn(ticket, ref.seq, checked.size, onWait);
+    }
+  } catch (error) {
+    for (const task of tasks) if (task !== undefined) ctx.fs.close(task.pathFd);
+    throw error;
   }
   return tasks;
 }
+
+/**
+ * Candidates per batch: few enough to balance, enough to keep messages rare (16 a batch cost the
+ * walking thread 10 % of its time in postMessage; 64 a batch, packed, a few per cent).
+ */
+const BATCH = 64;
+/** Candidates per batch handed to the second reader (a full batch; the last may be short). */
+export const HELPER_BATCH_FILES = BATCH;
+/** Batches the helper may hold unfinished: bounds the work in flight (BATCH × this). */
+const MAX_OUTSTANDING = 3;
+
+/** Walker → helper. The first batch also carries what the helper checks with. */
+export type ToHelper =
+  | { tasks: PackedRefs; setup?: HelperSetup }
+  | {
+      end: true;
+    };
+
+/** The acquisition, as the second reader needs it to check candidates like the walking thread. */
+export interface HelperSetup {
+  rootFd: number;
+  rootPath: Uint8Array;
+  ticket: ReadTicket;
+}
+
+/**
+ * A batch of candidates as it crosses threads: five numbers per candidate in one transferred buffer,
+ * their path bytes in another, and the uris. Cloning an array of objects cost the walking thread more
+ * than any system call it makes per file (profiled: 10 % of its time at 16 tasks a message); transferred
+ * buffers and a string array are cheap to send. Every number is an integer far below 2^53.
+ */
+export interface PackedRefs {
+  numbers: Float64Array<ArrayBuffer>;
+  bytes: Uint8Array<ArrayBuffer>;
+  uris: string[];
+}
+const REF_FIELDS = 5;
+
+export function packRefs(refs: readonly CandidateRef[]): PackedRefs {
+  let total = 0;
+  for (const ref of refs) total += ref.name.length + (ref.beneath?.length ?? 0);
+  const bytes = new Uint8Array(total);
+  const numbers = new Float64Array(refs.length * REF_FIELDS);
+  const uris: string[] = [];
+  let offset = 0;
+  for (let i = 0; i < refs.length; i++) {
+    const ref = refs[i] as CandidateRef;
+    const at = i * REF_FIELDS;
+    numbers[at] = ref.seq;
+    numbers[at + 1] = ref.dirFd;
+    numbers[at + 2] = offset;
+    bytes.set(ref.name, offset);
+    offset += ref.name.length;
+    numbers[at + 3] = offset;
+    if (ref.beneath !== undefined) {
+      bytes.set(ref.beneath, offset);
+      offset += ref.beneath.length;
+    }
+    numbers[at + 4] = ref.beneath === undefined ? -1 : offset;
+    uris.push(ref.uri);
+  }
+  return { numbers, bytes, uris };
+}
+
+export function unpackRefs(packed: PackedRefs): CandidateRef[] {
+  const { numbers, uris } = packed;
+  const bytes = Buffer.from(packed.bytes.buffer, packed.bytes.byteOffset, packed.bytes.byteLength);
+  const refs: CandidateRef[] = [];
+  for (let i = 0; i < uris.length; i++) {
+    const at = i * REF_FIELDS;
+    const nameStart = numbers[at + 2] as number;
+    const nameEnd = numbers[at + 3] as number;
+    const beneathEnd = numbers[at + 4] as number;
+    refs.push({
+      seq: numbers[at] as number,
+      dirFd: numbers[at + 1] as number,
+      name: bytes.subarray(nameStart, nameEnd),
+      uri: uris[i] as string,
+      beneath: beneathEnd < 0 ? undefined : bytes.subarray(nameEnd, beneathEnd),
+    });
+  }
+  return refs;
+}
+
 /** Helper → walker, one per batch, posted before `completed` is raised. */
 export interface FromHelper {
   gaps: [seq: number, gap: CoverageGap][];
   bytesRead: number;
   filesRead: number;
-  /** The batch's O_PATH handles, read (or, once cancelled, not): the walker closes them. */
-  fds: number[];
 }
 
 export interface HelperLink {
@@ -136,48 +297,66 @@ export interface HelperLink {
   request(): void;
 }
 
-/** Files read on this thread before a second reader is asked for (a glob of a few dozen never asks). */
+/** Candidates read on this thread before a second reader is asked for (a glob of a few dozen never asks). */
 const REQUEST_AFTER = 32;
 
 /**
  * Lanes with a second reader thread. Candidates queue here in batches; a full batch goes to the helper
- * when it is listening and holds fewer than MAX_OUTSTANDING batches, and is read here otherwise, so the
- * walking thread never waits for the helper while there is work, and never hands it more than a few
- * dozen open handles. The helper posts each batch's gaps and byte count back; they are merged at the end.
+ * when it is listening and holds fewer than MAX_OUTSTANDING batches, and is checked and read here
+ * otherwise, so the walking thread never waits for the helper's reads while there is work, and never
+ * hands it more than a few hundred candidates. The helper posts each batch's gaps and byte count back;
+ * they are merged at the end.
  */
 export function sharedLanes(
   reader: LocalReader,
   link: HelperLink,
+  maxReadBytes: number,
   recordGap: (seq: number, gap: CoverageGap) => void,
   checkCancelled: () => void,
 ): ReadLanes & { readonly helperBatches: number } {
-  let pending: ReadTask[] = [];
+  const ticket = createTicket(maxReadBytes);
+  let pending: CandidateRef[] = [];
   let posted = 0;
   let ended = false;
   let handed = 0;
-  /** Handles of each batch sent and not yet returned, oldest first (the helper answers in order). */
+  let setupSent = false;
+  /** The parent directories of each batch sent and not yet answered, oldest first (answers come in order). */
   const out: number[][] = [];
-  const local = localLanes(reader);
+  /** Per directory handle: candidates in it not yet done, and whether the walk has released it. */
+  const held = new Map<number, { pending: number; released: boolean }>();
 
+  const doneWith = (dirFd: number) => {
+    const entry = held.get(dirFd);
+    if (entry === undefined) return;
+    entry.pending--;
+    if (entry.pending === 0 && entry.released) {
+      held.delete(dirFd);
+      reader.close(dirFd);
+    }
+  };
   const drain = () => {
     for (;;) {
       const message = receiveMessageOnPort(link.port);
       if (message === undefined) return;
       const result = message.message as FromHelper;
-      out.shift();
-      for (const fd of result.fds) reader.close(fd);
+      for (const dirFd of out.shift() ?? []) doneWith(dirFd);
       for (const [seq, gap] of result.gaps) recordGap(seq, gap);
       reader.sink.bytesRead(result.bytesRead);
       for (let i = 0; i < result.filesRead; i++) reader.sink.fileRead();
     }
   };
+  const helperLost = () => Atomics.load(link.state, LINK.lost) === 1;
+  /** While this thread waits for its turn: give up if cancelled or if the helper's thread is gone. */
+  const onTurnWait = () => {
+    checkCancelled();
+    if (helperLost()) throw new Error('the second reader thread of this acquisition was lost');
+  };
   /** Waits until the helper has returned every batch; true if it did, false if its thread was lost. */
   const awaitHelper = (onWait: () => void): boolean => {
     while (Atomics.load(link.state, LINK.completed) < posted) {
-      if (Atomics.load(link.state, LINK.lost) === 1) {
-        // Its thread is gone, and with it every read of these handles: they are closed here.
+      if (helperLost()) {
         drain();
-        for (const fds of out.splice(0)) for (const fd of fds) reader.close(fd);
+        for (const dirs of out.splice(0)) for (const dirFd of dirs) doneWith(dirFd);
         return false;
       }
       onWait();
@@ -191,65 +370,99 @@ export function sharedLanes(
     !ended &&
     Atomics.load(link.state, LINK.attached) === 1 &&
     Atomics.load(link.state, LINK.yield) === 0 &&
-    Atomics.load(link.state, LINK.lost) === 0 &&
+    !helperLost() &&
     posted - Atomics.load(link.state, LINK.completed) < MAX_OUTSTANDING;
   const end = () => {
     if (ended) return;
     ended = true;
     link.port.postMessage({ end: true } satisfies ToHelper);
   };
-  const readHere = (tasks: ReadTask[]) => {
-    for (let i = 0; i < tasks.length; i++) {
-      try {
-        local.hand(tasks[i] as ReadTask);
-      } catch (error) {
-        // Cancelled (or worse) midway: the handles of the rest are still ours to close.
-        for (let j = i + 1; j < tasks.length; j++) reader.close((tasks[j] as ReadTask).pathFd);
-        throw error;
+  const readHere = (refs: CandidateRef[]) => {
+    try {
+      const tasks = checkBatch(reader.check, ticket, refs, onTurnWait);
+      for (let i = 0; i < tasks.length; i++) {
+        const task = tasks[i];
+        if (task === undefined) continue;
+        try {
+          readChecked(reader.sink, reader.close, task);
+        } catch (error) {
+          // Cancelled (or worse) midway: the handles of the rest are still ours to close.
+          for (let j = i + 1; j < tasks.length; j++) {
+            const rest = tasks[j];
+            if (rest !== undefined) reader.close(rest.pathFd);
+          }
+          throw error;
+        }
       }
+    } finally {
+      for (const ref of refs) doneWith(ref.dirFd);
     }
   };
   const dispatch = () => {
-    const tasks = pending;
+    const refs = pending;
     pending = [];
-    if (tasks.length === 0) return;
+    if (refs.length === 0) return;
     if (!ended && Atomics.load(link.state, LINK.yield) === 1) end();
     if (helperHasRoom()) {
-      // The helper reads these handles and returns them; they are closed here when they come back.
-      const packed = packTasks(tasks);
-      link.port.postMessage({ tasks: packed } satisfies ToHelper, [packed.numbers.buffer]);
-      out.push(tasks.map((task) => task.pathFd));
+      const packed = packRefs(refs);
+      const message: ToHelper = { tasks: packed };
+      if (!setupSent) {
+        message.setup = { rootFd: reader.check.rootFd, rootPath: reader.check.rootPath, ticket };
+        setupSent = true;
+      }
+      link.port.postMessage(message, [packed.numbers.buffer, packed.bytes.buffer]);
+      out.push(refs.map((ref) => ref.dirFd));
       posted++;
-    } else readHere(tasks);
+    } else readHere(refs);
     drain();
   };
 
   return {
-    hand(task) {
-      pending.push(task);
+    hand(ref) {
+      const entry = held.get(ref.dirFd);
+      if (entry === undefined) held.set(ref.dirFd, { pending: 1, released: false });
+      else entry.pending++;
+      pending.push(ref);
       if (++handed === REQUEST_AFTER) link.request();
       if (pending.length >= BATCH) dispatch();
       return 'read';
     },
+    releaseDirectory(fd) {
+      const entry = held.get(fd);
+      if (entry === undefined) reader.close(fd);
+      else entry.released = true;
+    },
     finish() {
-      const tasks = pending;
+      const refs = pending;
       pending = [];
-      readHere(tasks);
+      readHere(refs);
       end();
       if (!awaitHelper(checkCancelled)) {
         throw new Error('the second reader thread of this acquisition was lost');
       }
+      closeReleased();
     },
     abandon() {
-      for (const task of pending) reader.close(task.pathFd);
+      // Nothing pending was opened yet. The helper is told to stop waiting for turns and to read no
+      // more; once it has answered every batch (or is lost), every directory still held is closed.
+      stopTicket(ticket);
+      for (const ref of pending) doneWith(ref.dirFd);
       pending = [];
       end();
-      // Cancelled (the helper reads no more and returns its handles at once) or failed: either way every
-      // handle comes back here and is closed before the acquisition answers.
       awaitHelper(() => {});
+      closeReleased();
     },
     get helperBatches() {
       return posted;
     },
   };
+
+  /** Directories released by the walk whose candidates never came back (helper lost): closed now. */
+  function closeReleased(): void {
+    for (const [fd, entry] of held) {
+      if (!entry.released) continue;
+      held.delete(fd);
+      reader.close(fd);
+    }
+  }
 }
