@@ -1,12 +1,19 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { CoverageGap } from '../../models/observation.js';
-import { AcquisitionCancelled, rethrowCancelled } from './acquisition-state.js';
 import {
   type CandidateRef,
   type CandidateResult,
   type CheckContext,
   checkCandidate,
 } from './confined-read.js';
+import {
+  type CheckedBatch,
+  checkAll,
+  createTicket,
+  type ReadTicket,
+  stopTicket,
+  TurnQueue,
+} from './read-ticket.js';
 import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
 
 /**
@@ -91,110 +98,8 @@ export const LINK = {
 } as const;
 export const LINK_INTS = 4;
 
-/**
- * The acquisition's budget of bytes, reserved in enumeration order by whichever thread checks a
- * candidate: `next` is the seq whose turn it is; a thread holding candidate `seq` waits until
- * `next === seq`, reserves `min(size, maxReadBytes - reserved)` (0 for a candidate that failed its
- * checks), then lets `seq + 1` go. `stopped` is raised by the walking thread when it abandons the
- * acquisition for any reason, so the other thread never waits for a turn that will not come.
- * `reserved` is written only by the thread holding the turn, before it passes the turn on with an
- * atomic store, and read only after an atomic load that saw the turn: the atomics order the accesses.
- */
-export interface ReadTicket {
-  ints: Int32Array<SharedArrayBuffer>;
-  reserved: Float64Array<SharedArrayBuffer>;
-  maxReadBytes: number;
-}
-const TICKET = { next: 0, stopped: 1 } as const;
-
-export function createTicket(maxReadBytes: number): ReadTicket {
-  return {
-    ints: new Int32Array(new SharedArrayBuffer(8)),
-    reserved: new Float64Array(new SharedArrayBuffer(8)),
-    maxReadBytes,
-  };
-}
-
-/** How long one wait for the ticket or the helper lasts before the flags are looked at again. */
+/** How long one wait for the helper lasts before the flags (cancelled, lost) are looked at again. */
 const WAIT_SLICE_MS = 50;
-
-/**
- * Waits for candidate `seq`'s turn, reserves its bytes (`size` undefined: a candidate with nothing to
- * read, reserving 0), and passes the turn on. `onWait` runs before every wait and throws to give up
- * (cancelled, stopped, the other thread lost).
- */
-export function reserveInTurn(
-  ticket: ReadTicket,
-  seq: number,
-  size: number | undefined,
-  onWait: () => void,
-): number {
-  const { ints, reserved } = ticket;
-  for (;;) {
-    const turn = Atomics.load(ints, TICKET.next);
-    if (turn === seq) break;
-    if (turn > seq) throw new Error(`read ticket out of order: turn ${turn} past candidate ${seq}`);
-    if (Atomics.load(ints, TICKET.stopped) !== 0) throw new AcquisitionCancelled();
-    onWait();
-    Atomics.wait(ints, TICKET.next, turn, WAIT_SLICE_MS);
-  }
-  const spent = reserved[0] as number;
-  const reservation = size === undefined ? 0 : Math.max(0, Math.min(size, ticket.maxReadBytes - spent));
-  reserved[0] = spent + reservation;
-  Atomics.store(ints, TICKET.next, seq + 1);
-  Atomics.notify(ints, TICKET.next);
-  return reservation;
-}
-
-export function stopTicket(ticket: ReadTicket): void {
-  Atomics.store(ticket.ints, TICKET.stopped, 1);
-  Atomics.notify(ticket.ints, TICKET.next);
-}
-
-export function ticketStopped(ticket: ReadTicket): boolean {
-  return Atomics.load(ticket.ints, TICKET.stopped) !== 0;
-}
-
-/**
- * Phase one of a batch, in enumeration order: check each candidate and reserve its bytes in its turn.
- * Returns one entry per candidate: the task to read, or undefined (absent, or a gap already recorded).
- * If it throws (cancelled, or the turn will never come), every handle it opened is closed first.
- */
-export function checkBatch(
-  ctx: CheckContext,
-  ticket: ReadTicket,
-  refs: readonly CandidateRef[],
-  onWait: () => void,
-): (ReadTask | undefined)[] {
-  const tasks: (ReadTask | undefined)[] = [];
-  try {
-    for (const ref of refs) {
-      let checked: ReturnType<typeof checkCandidate>;
-      try {
-        checked = checkCandidate(ctx, ref);
-      } catch (error) {
-        rethrowCancelled(error);
-        // checkCandidate turns I/O errors into gaps itself; anything else still leaves a gap, and the
-        // turn is still passed on (the other thread must not wait for it).
-        const message = error instanceof Error ? error.message : String(error);
-        ctx.gap(ref.seq, { reason: 'read_failed', uri: ref.uri, detail: `check failed (${message})` });
-        checked = 'gap';
-      }
-      if (typeof checked === 'string') {
-        tasks.push(undefined);
-        reserveInTurn(ticket, ref.seq, undefined, onWait);
-        continue;
-      }
-      const task: ReadTask = { seq: ref.seq, uri: ref.uri, ...checked, reservation: 0 };
-      tasks.push(task);
-      task.reservation = reserveInTurn(ticket, ref.seq, checked.size, onWait);
-    }
-  } catch (error) {
-    for (const task of tasks) if (task !== undefined) ctx.fs.close(task.pathFd);
-    throw error;
-  }
-  return tasks;
-}
 
 /**
  * Candidates per batch: few enough to balance, enough to keep messages rare (16 a batch cost the
@@ -300,12 +205,15 @@ export interface HelperLink {
 /** Candidates read on this thread before a second reader is asked for (a glob of a few dozen never asks). */
 const REQUEST_AFTER = 32;
 
+/** Checked batches this thread may hold while their turns have not come, before it waits for one. */
+const MAX_WAITING_LOCAL = 4;
+
 /**
  * Lanes with a second reader thread. Candidates queue here in batches; a full batch goes to the helper
- * when it is listening and holds fewer than MAX_OUTSTANDING batches, and is checked and read here
- * otherwise, so the walking thread never waits for the helper's reads while there is work, and never
- * hands it more than a few hundred candidates. The helper posts each batch's gaps and byte count back;
- * they are merged at the end.
+ * when it is listening and holds fewer than MAX_OUTSTANDING batches, and is checked here otherwise and
+ * read here as soon as its turns have come (read-ticket.ts), so the walking thread never waits for the
+ * helper's reads, and waits for its checks only when MAX_WAITING_LOCAL checked batches are waiting. The
+ * helper posts each batch's gaps and byte count back; they are merged at the end.
  */
 export function sharedLanes(
   reader: LocalReader,
@@ -315,6 +223,7 @@ export function sharedLanes(
   checkCancelled: () => void,
 ): ReadLanes & { readonly helperBatches: number } {
   const ticket = createTicket(maxReadBytes);
+  const local = new TurnQueue(ticket);
   let pending: CandidateRef[] = [];
   let posted = 0;
   let ended = false;
@@ -322,6 +231,8 @@ export function sharedLanes(
   let setupSent = false;
   /** The parent directories of each batch sent and not yet answered, oldest first (answers come in order). */
   const out: number[][] = [];
+  /** The parent directories of each batch checked here and not yet read, oldest first. */
+  const localDirs: number[][] = [];
   /** Per directory handle: candidates in it not yet done, and whether the walk has released it. */
   const held = new Map<number, { pending: number; released: boolean }>();
 
@@ -346,7 +257,7 @@ export function sharedLanes(
     }
   };
   const helperLost = () => Atomics.load(link.state, LINK.lost) === 1;
-  /** While this thread waits for its turn: give up if cancelled or if the helper's thread is gone. */
+  /** While this thread waits for a turn: give up if cancelled or if the helper's thread is gone. */
   const onTurnWait = () => {
     checkCancelled();
     if (helperLost()) throw new Error('the second reader thread of this acquisition was lost');
@@ -377,9 +288,11 @@ export function sharedLanes(
     ended = true;
     link.port.postMessage({ end: true } satisfies ToHelper);
   };
-  const readHere = (refs: CandidateRef[]) => {
+  /** Reads one checked batch whose turns have all come, closing every handle; its directories are done. */
+  const readBatch = (batch: CheckedBatch) => {
+    const dirs = localDirs.shift() ?? [];
+    const { tasks } = batch;
     try {
-      const tasks = checkBatch(reader.check, ticket, refs, onTurnWait);
       for (let i = 0; i < tasks.length; i++) {
         const task = tasks[i];
         if (task === undefined) continue;
@@ -395,8 +308,20 @@ export function sharedLanes(
         }
       }
     } finally {
-      for (const ref of refs) doneWith(ref.dirFd);
+      for (const dirFd of dirs) doneWith(dirFd);
     }
+  };
+  /** Reads the local batches whose turns have come; waits for turns while more than `keep` remain. */
+  const readLocal = (keep: number) => {
+    for (;;) {
+      const ready = local.length > keep ? local.takeReady(onTurnWait) : local.tryTakeReady();
+      if (ready === undefined) return;
+      readBatch(ready);
+    }
+  };
+  const checkHere = (refs: CandidateRef[]) => {
+    local.push(refs, checkAll(reader.check, refs));
+    localDirs.push(refs.map((ref) => ref.dirFd));
   };
   const dispatch = () => {
     const refs = pending;
@@ -413,7 +338,8 @@ export function sharedLanes(
       link.port.postMessage(message, [packed.numbers.buffer, packed.bytes.buffer]);
       out.push(refs.map((ref) => ref.dirFd));
       posted++;
-    } else readHere(refs);
+    } else checkHere(refs);
+    readLocal(MAX_WAITING_LOCAL);
     drain();
   };
 
@@ -425,6 +351,8 @@ export function sharedLanes(
       pending.push(ref);
       if (++handed === REQUEST_AFTER) link.request();
       if (pending.length >= BATCH) dispatch();
+      // The helper may be waiting for a turn of a batch checked here: take it as soon as it comes.
+      else if (local.length > 0) local.advance();
       return 'read';
     },
     releaseDirectory(fd) {
@@ -435,7 +363,8 @@ export function sharedLanes(
     finish() {
       const refs = pending;
       pending = [];
-      readHere(refs);
+      if (refs.length > 0) checkHere(refs);
+      readLocal(0);
       end();
       if (!awaitHelper(checkCancelled)) {
         throw new Error('the second reader thread of this acquisition was lost');
@@ -443,9 +372,14 @@ export function sharedLanes(
       closeReleased();
     },
     abandon() {
-      // Nothing pending was opened yet. The helper is told to stop waiting for turns and to read no
-      // more; once it has answered every batch (or is lost), every directory still held is closed.
+      // Nothing pending was opened yet; checked batches are closed unread. The helper is told to stop
+      // waiting for turns and to read no more; once it has answered every batch (or is lost), every
+      // directory still held is closed.
       stopTicket(ticket);
+      for (const batch of local.takeAll()) {
+        for (const task of batch.tasks) if (task !== undefined) reader.close(task.pathFd);
+        for (const dirFd of localDirs.shift() ?? []) doneWith(dirFd);
+      }
       for (const ref of pending) doneWith(ref.dirFd);
       pending = [];
       end();

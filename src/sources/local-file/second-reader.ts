@@ -1,17 +1,10 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { AcquisitionCancelled } from './acquisition-state.js';
-import type { CandidateRef, CheckContext } from './confined-read.js';
-import {
-  checkBatch,
-  type FromHelper,
-  type HelperSetup,
-  LINK,
-  type ToHelper,
-  ticketStopped,
-  unpackRefs,
-} from './read-lanes.js';
-import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
+import type { CheckContext } from './confined-read.js';
+import { type FromHelper, type HelperSetup, LINK, type ToHelper, unpackRefs } from './read-lanes.js';
+import { type CheckedBatch, checkAll, TurnQueue, ticketStopped } from './read-ticket.js';
+import { type ReadSink, readTask, scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -58,11 +51,6 @@ export interface SecondReaderOptions {
 
 const ENTRY_BATCH = 1000;
 
-interface CheckedBatch {
-  /** One per candidate: the task to read, or undefined (nothing to read; any gap already recorded). */
-  tasks: (ReadTask | undefined)[];
-}
-
 export function serveSecondReader(options: SecondReaderOptions): void {
   const { port, link, cancel } = options;
   const chunk = scratchChunk();
@@ -76,8 +64,10 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   let finished = false;
   let endSeen = false;
   let running = false;
-  /** Batches checked (their turns taken) and not yet read, oldest first. */
-  const queue: CheckedBatch[] = [];
+  /** Batches checked and not yet read, oldest first, taking their turns as they come. */
+  let queue: TurnQueue | undefined;
+  /** Batches received before any setup (never: the first batch carries it): answered unchecked. */
+  let unchecked = 0;
   const sleeper = options.delayMs === undefined ? undefined : new Int32Array(new SharedArrayBuffer(4));
   const guard = <A extends unknown[], R>(call: (...args: A) => R) => {
     return (...args: A): R => {
@@ -113,6 +103,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
       // Between chunks of a read: batches that arrived meanwhile are checked now, so the walking
       // thread, if it waits for a turn after them, never waits for this read to end.
       takeArrived();
+      queue?.advance();
     },
     gap: recordGap,
     entry: (entry) => {
@@ -127,21 +118,6 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     },
   };
 
-  /** Phase one of a batch: check every candidate and take its turn; nothing once stopped. */
-  const checkArrived = (refs: CandidateRef[]): CheckedBatch => {
-    if (check === undefined || setup === undefined || stopped()) return { tasks: [] };
-    try {
-      return {
-        tasks: checkBatch(check, setup.ticket, refs, () => {
-          if (stopped()) throw new AcquisitionCancelled();
-        }),
-      };
-    } catch (error) {
-      // Stopped midway (checkBatch closed what it opened); the walker reports the cancellation.
-      if (!(error instanceof AcquisitionCancelled)) throw error;
-      return { tasks: [] };
-    }
-  };
   const take = (message: ToHelper) => {
     if (!('tasks' in message)) {
       endSeen = true;
@@ -149,14 +125,32 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     }
     if (message.setup !== undefined) {
       setup = message.setup;
-      const rootPath = Buffer.from(
-        setup.rootPath.buffer,
-        setup.rootPath.byteOffset,
-        setup.rootPath.byteLength,
-      );
-      check = { fs: guarded, rootFd: setup.rootFd, rootPath, gap: recordGap };
+      const { rootPath } = setup;
+      check = {
+        fs: guarded,
+        rootFd: setup.rootFd,
+        rootPath: Buffer.from(rootPath.buffer, rootPath.byteOffset, rootPath.byteLength),
+        gap: recordGap,
+      };
+      queue = new TurnQueue(setup.ticket);
     }
-    queue.push(checkArrived(unpackRefs(message.tasks)));
+    if (check === undefined || queue === undefined) {
+      unchecked++;
+      return;
+    }
+    // Every batch gets one answer, in the order received (the walker matches answers to batches): a
+    // batch received once stopped joins the queue empty, checked and read as nothing.
+    const refs = stopped() ? [] : unpackRefs(message.tasks);
+    let tasks: ReturnType<typeof checkAll>;
+    try {
+      tasks = checkAll(check, refs);
+    } catch (error) {
+      // Stopped midway (checkAll closed what it opened); the walker reports the cancellation.
+      if (!(error instanceof AcquisitionCancelled)) throw error;
+      queue.push([], []);
+      return;
+    }
+    queue.push(refs, tasks);
   };
   const takeArrived = () => {
     for (;;) {
@@ -166,6 +160,16 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     }
   };
 
+  const answer = () => {
+    const result: FromHelper = { gaps, bytesRead: bytes, filesRead };
+    gaps = [];
+    bytes = 0;
+    filesRead = 0;
+    port.postMessage(result);
+    // Raised after the result is posted: a walker that sees the count finds the result on its port.
+    Atomics.add(link, LINK.completed, 1);
+    Atomics.notify(link, LINK.completed);
+  };
   const readBatch = (batch: CheckedBatch) => {
     const { tasks } = batch;
     for (let i = 0; i < tasks.length; i++) {
@@ -188,26 +192,38 @@ export function serveSecondReader(options: SecondReaderOptions): void {
         fs.close(task.pathFd);
       }
     }
-    const result: FromHelper = { gaps, bytesRead: bytes, filesRead };
-    gaps = [];
-    bytes = 0;
-    filesRead = 0;
-    port.postMessage(result);
-    // Raised after the result is posted: a walker that sees the count finds the result on its port.
-    Atomics.add(link, LINK.completed, 1);
-    Atomics.notify(link, LINK.completed);
+    answer();
+  };
+  /** Stopped: every batch not yet read is answered, its handles closed, nothing read. */
+  const answerUnread = () => {
+    for (const batch of queue?.takeAll() ?? []) {
+      for (const task of batch.tasks) if (task !== undefined) fs.close(task.pathFd);
+      answer();
+    }
+  };
+  const onTurnWait = () => {
+    if (stopped()) throw new AcquisitionCancelled();
+    // Batches that arrive while this thread waits are checked meanwhile.
+    takeArrived();
   };
 
   const run = () => {
     if (running) return;
     running = true;
     try {
-      takeArrived();
       for (;;) {
-        const batch = queue.shift();
+        takeArrived();
+        for (; unchecked > 0; unchecked--) answer();
+        let batch: CheckedBatch | undefined;
+        try {
+          batch = queue?.takeReady(onTurnWait);
+        } catch (error) {
+          if (!(error instanceof AcquisitionCancelled)) throw error;
+          answerUnread();
+          continue;
+        }
         if (batch === undefined) break;
         readBatch(batch);
-        takeArrived();
       }
     } finally {
       running = false;
