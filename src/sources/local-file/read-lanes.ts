@@ -312,9 +312,14 @@ export function sharedLanes(
     }
   };
   /** Reads the local batches whose turns have come; waits for turns while more than `keep` remain. */
-  const readLocal = (keep: number) => {
-    for (;;) {
-      const ready = local.length > keep ? local.takeReady(onTurnWait) : local.tryTakeReady();
+  const readLocal = (keep: number, atMostOneReady: boolean) => {
+    for (let read = 0; ; read++) {
+      const ready =
+        local.length > keep
+          ? local.takeReady(onTurnWait)
+          : atMostOneReady && read > 0
+            ? undefined
+            : local.tryTakeReady();
       if (ready === undefined) return;
       readBatch(ready);
     }
@@ -339,7 +344,8 @@ export function sharedLanes(
       out.push(refs.map((ref) => ref.dirFd));
       posted++;
     } else checkHere(refs);
-    readLocal(MAX_WAITING_LOCAL);
+    // One local batch per batch handed out at most: reading several at once starves the helper.
+    readLocal(MAX_WAITING_LOCAL, true);
     drain();
   };
 
@@ -364,7 +370,7 @@ export function sharedLanes(
       const refs = pending;
       pending = [];
       if (refs.length > 0) checkHere(refs);
-      readLocal(0);
+      readLocal(0, false);
       end();
       if (!awaitHelper(checkCancelled)) {
         throw new Error('the second reader thread of this acquisition was lost');

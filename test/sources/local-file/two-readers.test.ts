@@ -15,8 +15,8 @@ import { buildTree, mkfifo, openFdCount, removeDir, tempDir } from '../support/t
  * in enumeration order, so the result must not depend on which thread read which file, or when: the
  * same acquisition with one reader, with a second reader, and with a second reader slowed down (so the
  * split between the threads moves) must give the same entries, the same gaps in the same order and the
- * same stats. The tree mixes the walk's own gaps (FIFOs, links out of the root, dangling links) with
- * readers' gaps (files cut by the budget), so the order of gaps is really exercised.
+ * same stats. The tree mixes the checks' gaps (FIFOs, links out of the root, dangling links: found by
+ * whichever thread opens the candidate) with budget cuts, so the order of gaps is really exercised.
  */
 
 const skipNoHelper = POOL_SIZE < 2 ? 'one core: the pool has no thread for a second reader' : false;
@@ -86,6 +86,10 @@ describe('two reader threads sharing one walk', () => {
       mkfifo(path.join(root, d, 'f10.fifo'));
       fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, d, 'f20.out'));
       fs.symlinkSync('nowhere', path.join(root, d, 'f30.dangling'));
+      // An absolute link to a file inside the root: openat2 refuses it (EXDEV), so whichever thread takes
+      // it opens it again through its parent directory's handle (the procfs path) and places it by the
+      // kernel's path. The walk has usually left that directory by then: its handle must still be open.
+      fs.symlinkSync(path.join(root, 'd00', 'f05.txt'), path.join(root, d, 'f25.abs'));
     }
     // Warm the pool (both threads started), so counting open handles counts only the acquisitions'.
     await acquireThroughPool(root, '/**', 'procfs', {}, { readers: 2 });
@@ -120,6 +124,10 @@ describe('two reader threads sharing one walk', () => {
             assert.ok(first >= 0 && later > first, 'a walk gap follows a reader gap');
           }
           assert.ok(!JSON.stringify(one.entries).includes('OUTSIDE'));
+          if (Object.keys(limits).length === 0) {
+            const linked = one.entries.find((entry) => entry.uri === '/d10/f25.abs');
+            assert.equal(linked?.content, '0/5 '.repeat(6), 'an absolute link inside the root is read');
+          }
 
           const runs: Run[] = [];
           for (const helperDelayMs of [undefined, 0, 3, undefined]) {
