@@ -166,7 +166,6 @@ function acquireGuarded(
         ? sharedLanes(
             state.reader,
             options.helper,
-            request.limits.maxReadBytes,
             (seq, gap) => state.taskGap(seq, gap),
             () => state.checkCancelled(),
           )

@@ -109,13 +109,6 @@ export class AcquisitionState {
           this.stats.bytesRead += count;
         },
       },
-      check: {
-        fs,
-        rootFd,
-        rootPath,
-        gap: (seq, gap) => this.taskGap(seq, gap),
-      },
-      reserve: (size) => this.reserve(size),
       close: (fd) => fs.close(fd),
     };
     this.lanes = localLanes(this.reader);
@@ -166,15 +159,19 @@ export class AcquisitionState {
     return order.map((i) => this.gaps[i] as CoverageGap);
   }
 
+  /** Bytes of maxReadBytes not yet reserved for a file. */
+  get readBytesLeft(): number {
+    return this.limits.maxReadBytes - this.#reserved;
+  }
+
   /** The number of the next read task, in enumeration order. */
   nextTaskSeq(): number {
     return this.#tasks++;
   }
 
   /**
-   * Sets aside `min(size, what is left)` bytes of maxReadBytes for the next file, in enumeration order
-   * (local lanes, which check and read every candidate on this thread as the walk meets it; shared lanes
-   * reserve through their ticket, read-lanes.ts), so which files the budget covers never depends on timing.
+   * Sets aside `min(size, what is left)` bytes of maxReadBytes for the next file, in enumeration order.
+   * Only the walking thread calls this, so which files the budget covers never depends on timing.
    */
   reserve(size: number): number {
     const reservation = Math.max(0, Math.min(size, this.limits.maxReadBytes - this.#reserved));

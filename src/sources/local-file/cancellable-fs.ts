@@ -21,9 +21,6 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
     openRoot: guard(base.openRoot),
     openDirectoryAt: guard(base.openDirectoryAt),
     openPathAt: guard(base.openPathAt),
-    // No I/O: a path built from the seam's own record of the directory handle.
-    ...(base.pathBeneathRoot === undefined ? {} : { pathBeneathRoot: base.pathBeneathRoot }),
-    ...(base.openPathBeneath === undefined ? {} : { openPathBeneath: guard(base.openPathBeneath) }),
     // No I/O: a lookup in the seam's own bookkeeping.
     provenInside: (fd) => base.provenInside(fd),
     lstatAt: guard(base.lstatAt),

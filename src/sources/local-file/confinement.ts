@@ -13,7 +13,7 @@ export type Placement =
 
 const SLASH = 0x2f;
 
-export function placeHandle(fs: Pick<SurfaceFs, 'handlePath'>, fd: number, rootPath: Buffer): Placement {
+export function placeHandle(fs: SurfaceFs, fd: number, rootPath: Buffer): Placement {
   let path: Buffer;
   try {
     path = fs.handlePath(fd);

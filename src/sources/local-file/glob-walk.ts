@@ -322,7 +322,6 @@ function descend(
   try {
     visitDirectory(state, segments, childFd, child.uri, child.next, false);
   } finally {
-    // Closed once every candidate in it is done (a reader may still open a name through it).
-    state.lanes.releaseDirectory(childFd);
+    state.fs.close(childFd);
   }
 }

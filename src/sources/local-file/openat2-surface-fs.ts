@@ -85,13 +85,6 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     }
   };
 
-  /** A file (or a link to one) beneath the root handle, as O_PATH: proven, or undefined on any failure. */
-  const openPathBeneath = (rootFd: number, relative: Buffer): number | undefined => {
-    const fd = openNative(rootFd, relative, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
-    if (fd !== undefined) proven.add(fd);
-    return fd;
-  };
-
   return {
     resolveRoot: procfs.resolveRoot,
     procIsTrusted: procfs.procIsTrusted,
@@ -119,14 +112,14 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     },
     openPathAt: (dirFd, name) => {
       const child = relativeChild(dirFd, name);
-      const fd = child === undefined ? undefined : openPathBeneath(child.rootFd, child.relative);
-      return fd ?? procfs.openPathAt(dirFd, name);
+      const fd =
+        child === undefined
+          ? undefined
+          : openNative(child.rootFd, child.relative, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+      if (fd === undefined) return procfs.openPathAt(dirFd, name);
+      proven.add(fd);
+      return fd;
     },
-    pathBeneathRoot: (rootFd, dirFd, name) => {
-      const child = relativeChild(dirFd, name);
-      return child?.rootFd === rootFd ? child.relative : undefined;
-    },
-    openPathBeneath,
     provenInside: (fd) => proven.has(fd),
     lstatAt: procfs.lstatAt,
     ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),

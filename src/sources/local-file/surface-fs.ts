@@ -20,21 +20,6 @@ export interface SurfaceFs {
   /** Opens `name` in `dirFd` as an O_PATH handle, following symlinks: no read intent, no side effects. */
   openPathAt(dirFd: number, name: Buffer): number;
   /**
-   * Optional (openat2 seam): the path of `name` in `dirFd` below the root handle `rootFd`, when this
-   * seam opened `dirFd` from that root, so that another thread's seam of the same kind can open the child
-   * with {@link openPathBeneath} without this seam's record of `dirFd`. Undefined otherwise.
-   * Bookkeeping only: no I/O.
-   */
-  pathBeneathRoot?(rootFd: number, dirFd: number, name: Buffer): Buffer | undefined;
-  /**
-   * Optional (openat2 seam): opens `relative` below `rootFd` as an O_PATH handle, following symlinks
-   * only beneath the root and refusing every magic link (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so
-   * the handle is {@link provenInside}. Returns undefined whenever openat2 refused or failed, for any
-   * reason: the caller then opens with `openPathAt(dirFd, name)`, which decides as the procfs seam always
-   * has, so this path can only replace a success with a kernel-proven success, never a refusal with a read.
-   */
-  openPathBeneath?(rootFd: number, relative: Buffer): number | undefined;
-  /**
    * True only when the kernel itself proved, at open time, that `fd` (opened by this seam's `openPathAt`
    * or `openDirectoryAt`) lies beneath the root handle (openat2 with RESOLVE_BENEATH from the root). The
    * caller may then skip `handlePath` for a regular file, and the check before listing a directory;

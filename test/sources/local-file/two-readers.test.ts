@@ -15,8 +15,8 @@ import { buildTree, mkfifo, openFdCount, removeDir, tempDir } from '../support/t
  * in enumeration order, so the result must not depend on which thread read which file, or when: the
  * same acquisition with one reader, with a second reader, and with a second reader slowed down (so the
  * split between the threads moves) must give the same entries, the same gaps in the same order and the
- * same stats. The tree mixes the checks' gaps (FIFOs, links out of the root, dangling links: found by
- * whichever thread opens the candidate) with budget cuts, so the order of gaps is really exercised.
+ * same stats. The tree mixes the walk's own gaps (FIFOs, links out of the root, dangling links) with
+ * readers' gaps (files cut by the budget), so the order of gaps is really exercised.
  */
 
 const skipNoHelper = POOL_SIZE < 2 ? 'one core: the pool has no thread for a second reader' : false;
@@ -86,9 +86,10 @@ describe('two reader threads sharing one walk', () => {
       mkfifo(path.join(root, d, 'f10.fifo'));
       fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, d, 'f20.out'));
       fs.symlinkSync('nowhere', path.join(root, d, 'f30.dangling'));
-      // An absolute link to a file inside the root: openat2 refuses it (EXDEV), so whichever thread takes
-      // it opens it again through its parent directory's handle (the procfs path) and places it by the
-      // kernel's path. The walk has usually left that directory by then: its handle must still be open.
+      // An absolute link to a file inside the root: openat2 refuses it (EXDEV), so it is opened again
+      // through its parent directory's handle (the procfs path) and placed by the kernel's path; its
+      // entry must be the same whichever thread reads it. (A design that lets the second reader open
+      // candidates, docs/perf/s15-walk.md, must keep that handle open until then: this fails if not.)
       fs.symlinkSync(path.join(root, 'd00', 'f05.txt'), path.join(root, d, 'f25.abs'));
     }
     // Warm the pool (both threads started), so counting open handles counts only the acquisitions'.
