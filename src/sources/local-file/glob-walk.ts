@@ -110,10 +110,14 @@ function matchListing(
       const segment = segments[p] as GlobSegment;
       if (!matchesSegment(segment, probe)) continue;
       if (segment.kind === 'globstar') {
-        (next ??= new Set()).add(p);
+        next ??= new Set();
+        next.add(p);
         if (p === last) candidate = true;
       } else if (p === last) candidate = true;
-      else (next ??= new Set()).add(p + 1);
+      else {
+        next ??= new Set();
+        next.add(p + 1);
+      }
     }
     if (!candidate && next === undefined) continue;
     // A listed file (or FIFO, socket, device) that is not a candidate leads nowhere: it is neither read nor
