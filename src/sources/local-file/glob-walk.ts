@@ -123,8 +123,10 @@ function matchListing(
     // A listed file (or FIFO, socket, device) that is not a candidate leads nowhere: it is neither read nor
     // descended, and visiting it records nothing. Skipping it here keeps a directory of thousands of files
     // from holding a child record and a uri for each until the walk has visited them all (`/**/*.none` over
-    // 1,000-file directories). The manifest keeps every child: there each one is an entry.
-    if (!candidate && kind === 'other' && state.manifest === undefined) continue;
+    // 1,000-file directories). The manifest keeps every child: there each one is an entry. A name that is
+    // not UTF-8 still goes on to its `unrepresentable_name` gap, as before: whether it could match was
+    // judged on a lossy decoding, so it is reported rather than ruled out.
+    if (!candidate && kind === 'other' && text !== null && state.manifest === undefined) continue;
     if (text === null) {
       state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
       continue;

@@ -280,6 +280,13 @@ describeEachSurfaceFs('adversarial corpus', (variant) => {
       });
       // A pattern that cannot match the name, even read leniently, leaves no gap.
       expectObservation(await observe('/names/*.md', 'glob'), { uri: '/names/*.md', match: 'glob' });
+      // Under `**` the name is still reported: a listed file that is not a candidate is skipped before its
+      // child record is built (a memory saving), but never a name that is not UTF-8.
+      const below = await observe('/names/**/*.md', 'glob');
+      assert.deepEqual(
+        below.payload.coverage.gaps.map((gap) => [gap.reason, gap.uri]),
+        [['unrepresentable_name', '/names']],
+      );
     });
 
     it('a path deeper than PATH_MAX is confinement_unverified, never a silent pass', async () => {
