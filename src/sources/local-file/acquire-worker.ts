@@ -1,4 +1,4 @@
-import { type MessagePort, parentPort } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
@@ -51,10 +51,32 @@ export type AcquireReply =
     }
   | { id: number; helped: number }
   | { id: number; wantsHelper: true }
-  | { id: number; failure: { name: string; message: string; code?: string } };
+  | { id: number; failure: { name: string; message: string; code?: string } }
+  /** Sent once by a thread started with `probeAtStart`: the seam is loaded and probed. */
+  | { probed: true };
+
+/** What the pool tells a thread when it creates it. */
+export interface AcquireWorkerData {
+  /** Load and probe the openat2 seam at once, then say so (`{ probed: true }`), before any job. */
+  probeAtStart?: boolean;
+}
 
 const port = parentPort;
 if (port === null) throw new Error('acquire-worker.js must run as a worker thread');
+
+// A thread started ahead of its first job (the pool's `prewarm`) loads and probes the openat2 seam now
+// (koffi, its native module, the RESOLVE_BENEATH, statx and getdents probes), while its creator is still
+// loading; a job that arrives meanwhile waits in the port's queue. The choice is the same cached,
+// per-thread one a job would make. The pool keeps such a thread referenced until `probed` arrives: a
+// process that ended meanwhile would terminate the thread inside koffi's native code, and a thread
+// terminated there aborts the whole process (SIGABRT, seen on `witness score --help`).
+if ((workerData as AcquireWorkerData | null)?.probeAtStart === true) {
+  try {
+    chooseSurfaceFs('auto');
+  } finally {
+    port.postMessage({ probed: true } satisfies AcquireReply);
+  }
+}
 
 port.on('message', (job: AcquireJob | HelpJob) => {
   if (job.kind === 'help') {

@@ -3,7 +3,7 @@ import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
-import type { AcquireJob, AcquireReply, HelpJob } from './acquire-worker.js';
+import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob } from './acquire-worker.js';
 import { LINK, LINK_INTS } from './read-lanes.js';
 import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice.js';
 
@@ -84,6 +84,8 @@ interface Slot {
   worker: Worker;
   running: Run | undefined;
   idleTimer: NodeJS.Timeout | undefined;
+  /** Started by `prewarm` and still probing: kept referenced until its `probed` message. */
+  warming?: boolean;
 }
 
 class AcquisitionPool {
@@ -225,12 +227,18 @@ class AcquisitionPool {
     settle();
   }
 
-  #spawn(): Slot {
+  #spawn(data: AcquireWorkerData = {}): Slot {
     const worker = new Worker(new URL('./acquire-worker.js', import.meta.url), {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+      workerData: data,
     });
     const slot: Slot = { worker, running: undefined, idleTimer: undefined };
     worker.on('message', (reply: AcquireReply) => {
+      if ('probed' in reply) {
+        slot.warming = false;
+        if (slot.running === undefined && this.#slots.has(slot)) this.#park(slot);
+        return;
+      }
       const running = slot.running;
       if (running === undefined || running.id !== reply.id) return;
       const { queued } = running;
@@ -299,12 +307,15 @@ class AcquisitionPool {
 
   /**
    * Starts one acquisition thread now, if none is alive, so that its start-up (a V8 isolate, the walk's
-   * modules) overlaps whatever the caller loads before its first acquisition (`witness score`). Idle
-   * like any other: it keeps no process alive and goes away after a minute unused.
+   * modules, the openat2 seam's probe) overlaps whatever the caller loads before its first acquisition
+   * (`witness score`). It keeps the process alive only until it has probed (a thread terminated inside
+   * koffi's native code aborts the process: acquire-worker.ts); then it is idle like any other, keeps no
+   * process alive and goes away after a minute unused.
    */
   prewarm(): void {
     if (this.#slots.size > 0) return;
-    this.#park(this.#spawn());
+    const slot = this.#spawn({ probeAtStart: true });
+    slot.warming = true;
   }
 
   #finish(slot: Slot): void {
