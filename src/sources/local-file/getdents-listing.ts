@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { nativeCallError } from './errno-name.js';
 import type { DirectoryListing, ListedEntry } from './surface-fs.js';
 
 /**
@@ -173,7 +174,7 @@ function tryLoad(): { open: OpenGetdentsListing; call: Getdents } | undefined {
     }
     getdents = (fd, buffer, length) => {
       const count = call(fd, buffer, length);
-      if (count < 0) throw listingError(koffi.errno());
+      if (count < 0) throw nativeCallError('getdents64', koffi.errno());
       return count;
     };
   } catch {
@@ -223,15 +224,4 @@ function describe(entry: Omit<ListedEntry, 'name'>): string {
   if (entry.isSymbolicLink()) return 'l';
   if (entry.isFile()) return 'f';
   return 'o';
-}
-
-const errnoNames = new Map<number, string>();
-for (const [name, value] of Object.entries(os.constants.errno)) {
-  if (!errnoNames.has(value)) errnoNames.set(value, name);
-}
-
-/** A failed getdents64 as Node would report it: an Error whose `code` is the errno's name. */
-function listingError(errno: number): Error {
-  const code = errnoNames.get(errno) ?? `errno ${errno}`;
-  return Object.assign(new Error(`getdents64 failed (${code})`), { code, errno: -errno });
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { errnoName } from './errno-name.js';
 
 /**
  * openat2(2) and a few other handle-relative calls, reached through koffi (a maintained FFI whose npm
@@ -212,16 +213,6 @@ function bind(koffi: Koffi): Openat2Binding {
       if (Number(close(fd)) < 0) throw new Openat2Error('close', koffi.errno());
     },
   };
-}
-
-/** errno number → name; the first name wins where two share a number (EAGAIN before EWOULDBLOCK). */
-const errnoNames = new Map<number, string>();
-for (const [name, value] of Object.entries(os.constants.errno)) {
-  if (!errnoNames.has(value)) errnoNames.set(value, name);
-}
-
-function errnoName(errno: number): string {
-  return errnoNames.get(errno) ?? `errno ${errno}`;
 }
 
 function messageOf(error: unknown): string {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { nativeCallError } from './errno-name.js';
 import type { HandleStat } from './surface-fs.js';
 
 /**
@@ -114,12 +115,12 @@ function bind(statx: KoffiFunction, errno: () => number): StatxAt {
   const buffer = Buffer.alloc(STATX_BUFFER_BYTES);
   let name = Buffer.alloc(256);
   return (dirFd, entry) => {
-    if (entry.includes(0)) throw statError(22 /* EINVAL */);
+    if (entry.includes(0)) throw nativeCallError('statx', 22 /* EINVAL */);
     if (entry.length + 1 > name.length) name = Buffer.alloc(entry.length * 2 + 1);
     entry.copy(name, 0);
     name[entry.length] = 0;
     if (Number(statx(dirFd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, buffer)) !== 0) {
-      throw statError(errno());
+      throw nativeCallError('statx', errno());
     }
     return decode(buffer);
   };
@@ -131,7 +132,7 @@ function bindFd(statx: KoffiFunction, errno: () => number): StatxFd {
   return (fd) => {
     // An empty path with AT_EMPTY_PATH: the handle itself, whatever it is (never a lookup by name).
     if (Number(statx(fd, empty, AT_EMPTY_PATH, STATX_BASIC_STATS, buffer)) !== 0) {
-      throw statError(errno());
+      throw nativeCallError('statx', errno());
     }
     return decode(buffer);
   };
@@ -215,15 +216,4 @@ function agreesWithNode(at: StatxAt): boolean {
   } catch {
     return false;
   }
-}
-
-const errnoNames = new Map<number, string>();
-for (const [name, value] of Object.entries(os.constants.errno)) {
-  if (!errnoNames.has(value)) errnoNames.set(value, name);
-}
-
-/** A failed statx as Node would report it: an Error whose `code` is the errno's name. */
-function statError(errno: number): Error {
-  const code = errnoNames.get(errno) ?? `errno ${errno}`;
-  return Object.assign(new Error(`statx failed (${code})`), { code, errno: -errno });
 }
