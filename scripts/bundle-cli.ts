@@ -12,8 +12,8 @@
  *   memory are their own chunks, loaded by the dynamic imports of `src/cli/command-modules.ts` only when
  *   a command needs them. Database drivers, the MCP SDK, koffi (native code) and every other dependency
  *   stay ordinary `node_modules` imports, resolved at run time as before.
- * - The acquisition worker is built apart, as one CommonJS file, `dist/cli/acquire-worker.cjs` (entry
- *   `src/cli/acquire-worker-entry.ts`): a worker thread boots a whole Node environment of its own, and an
+ * - The acquisition worker is built apart, as one CommonJS file, `dist/cli/acquire-worker.cjs` (entry: the
+ *   library's own worker, `src/sources/local-file/acquire-worker.ts`): a worker thread boots a whole Node environment of its own, and an
  *   ES-module entry also made it set up the ES module loader and load 8 chunk files, ≈ 10–20 ms of the
  *   worker's CPU on every `witness score` (docs/perf/s15-start.md). The pool's source names
  *   `new URL('./acquire-worker.js', import.meta.url)` (right for the per-module library in `dist/src`);
@@ -39,7 +39,7 @@ export const BUNDLED_PACKAGES = ['zod', 'commander'] as const;
 /** The CLI's entry point (ES modules, split into chunks). */
 export const CLI_ENTRY_POINT = 'src/cli/main.ts';
 /** The acquisition worker's entry point, bundled alone as CommonJS into {@link WORKER_FILE}. */
-export const WORKER_ENTRY_POINT = 'src/cli/acquire-worker-entry.ts';
+export const WORKER_ENTRY_POINT = 'src/sources/local-file/acquire-worker.ts';
 /** The worker's file name in the bundle, next to the chunks. */
 export const WORKER_FILE = 'acquire-worker.cjs';
 /** The expression by which the pool (src/sources/local-file/acquisition-pool.ts) finds its worker. */
