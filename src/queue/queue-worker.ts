@@ -212,6 +212,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     if (taken.kind === 'foreign') return 'failed';
     const { job, jobId } = taken;
     const label = `${job.runId} ${job.attack} #${job.attempt}`;
+    // The job goes back for another try (pg-boss counts retries), and waiting workers are told.
+    const giveBack = async (reason: string, what: string): Promise<WorkerResult> => {
+      await handBack(queue.db, boss, job, jobId, reason);
+      await notifyAttemptsWaiting(queue.db).catch(() => {});
+      log(`${workerId}: ${what}: ${reason}\n`);
+      return 'failed';
+    };
     if (taken.kind === 'final') return 'duplicates';
     if (taken.kind === 'cancelled') {
       log(`${workerId}: ${label} not started: its run is cancelled\n`);
@@ -227,19 +234,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         return 'refused';
       }
       contexts.delete(job.runId);
-      await handBack(queue.db, boss, job, jobId, settled.error.message);
-      await notifyAttemptsWaiting(queue.db).catch(() => {});
-      log(`${workerId}: cannot prepare ${label}: ${settled.error.message}\n`);
-      return 'failed';
+      return giveBack(settled.error.message, `cannot prepare ${label}`);
     }
     const { context } = settled;
     if (stop.signal.aborted) {
       // Stopped while the run was being prepared: the abort listener below would never fire for a signal
       // that has already fired, and the attempt would run to its end after the worker was told to stop.
-      await handBack(queue.db, boss, job, jobId, 'the worker stopped before the attempt began');
-      await notifyAttemptsWaiting(queue.db).catch(() => {});
-      log(`${workerId}: ${label} handed back: the worker stopped before the attempt began\n`);
-      return 'failed';
+      return giveBack('the worker stopped before the attempt began', `${label} handed back`);
     }
     const attack = context.campaign.attacks.find((candidate) => candidate.id === job.attack) as Attack;
     const attemptAbort = new AbortController();
@@ -287,10 +288,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         return 'cancelled';
       }
       // Stopped, or the memory failed: the job goes back for another try (pg-boss counts retries).
-      await handBack(queue.db, boss, job, jobId, (error as Error).message);
-      await notifyAttemptsWaiting(queue.db).catch(() => {});
-      log(`${workerId}: ${label} handed back: ${(error as Error).message}\n`);
-      return 'failed';
+      return giveBack((error as Error).message, `${label} handed back`);
     } finally {
       clearInterval(check);
       stop.signal.removeEventListener('abort', onStop);
