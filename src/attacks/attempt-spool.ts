@@ -1,9 +1,10 @@
+import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { open } from 'node:fs/promises';
 import { InvalidOptionError, InvalidRecordError } from '../errors.js';
+import { childPath } from '../sources/local-file/surface-fs.js';
 import type { AttemptRecord } from './attempt-record.js';
+import { createRunDirectory, type RunDirectory } from './workspace.js';
 
 /**
  * The finished attempt records of one campaign run, held on disk instead of in the heap until the run is
@@ -14,12 +15,15 @@ import type { AttemptRecord } from './attempt-record.js';
  * Each record is stored as its JSON text, appended when it finishes (concurrent attempts reserve their
  * byte range before writing, so writes never overlap). Reading back gives the texts in job order, byte for
  * byte what `JSON.stringify` gave when it was stored. Records carry workspace contents (redacted, but an
- * attacker's payload all the same): the file lives in a fresh private directory (0700, the file 0600) and
- * {@link AttemptSpool.dispose} removes both. The memory holds every record too; the spool only saves the
- * run's reporting from holding them all at once.
+ * attacker's payload all the same): the file lives in a fresh private run directory (0700, the file 0600)
+ * and {@link AttemptSpool.dispose} removes both. The directory carries the run marker naming this process, so
+ * a run killed before its cleanup leaves nothing `witness clean` does not find and remove. The memory holds
+ * every record too; the spool only saves the run's reporting from holding them all at once.
  */
+const SPOOL_FILE = 'records.jsonl';
+
 export class AttemptSpool {
-  readonly #directory: string;
+  readonly #directory: RunDirectory;
   readonly #handle: FileHandle;
   /** Byte offset and length of the record at each job index; -1 where no record was stored. */
   #offsets: number[] = [];
@@ -27,21 +31,35 @@ export class AttemptSpool {
   #end = 0;
   #disposed = false;
 
-  private constructor(directory: string, handle: FileHandle) {
+  private constructor(directory: RunDirectory, handle: FileHandle) {
     this.#directory = directory;
     this.#handle = handle;
   }
 
-  /** A new, empty spool in a private directory under `parent` (the system temp directory). */
-  static async create(parent: string = os.tmpdir()): Promise<AttemptSpool> {
-    const directory = await mkdtemp(path.join(parent, 'witness-records-'));
+  /**
+   * A new, empty spool in a private run directory under `parent` (the system temp directory by default,
+   * where `witness clean` looks).
+   */
+  static async create(parent?: string): Promise<AttemptSpool> {
+    const directory = await createRunDirectory(parent);
     try {
-      const handle = await open(path.join(directory, 'records.jsonl'), 'wx+', 0o600);
+      // Created through the directory's handle, exclusive and without following a link: nothing another
+      // process put at that name in the meantime is opened.
+      const handle = await open(
+        childPath(directory.fd, Buffer.from(SPOOL_FILE)),
+        constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o600,
+      );
       return new AttemptSpool(directory, handle);
     } catch (error) {
-      await rm(directory, { recursive: true, force: true });
+      directory.dispose();
       throw error;
     }
+  }
+
+  /** The real path of the spool's run directory. */
+  get directory(): string {
+    return this.#directory.path;
   }
 
   /** How many records are stored. */
@@ -111,7 +129,8 @@ export class AttemptSpool {
     try {
       await this.#handle.close();
     } finally {
-      await rm(this.#directory, { recursive: true, force: true });
+      // Removed through the held directory's identity: a directory swapped in at its path is left alone.
+      this.#directory.dispose();
     }
   }
 }

@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { AttemptRecord } from '../../src/attacks/attempt-record.js';
 import { AttemptSpool } from '../../src/attacks/attempt-spool.js';
 import { demoCampaign } from '../../src/attacks/demo-campaign.js';
+import { cleanLeftoverRuns, findLeftoverRuns } from '../../src/attacks/leftover-runs.js';
 import { runCampaign, runCampaignStreamed } from '../../src/attacks/run-campaign.js';
+import { isProcessAlive } from '../../src/cli/process-alive.js';
 import { InvalidOptionError } from '../../src/errors.js';
 import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
 
@@ -64,9 +68,8 @@ describe('AttemptSpool', () => {
 
   it('keeps its file private (0700 directory, 0600 file) and removes both on dispose', async () => {
     const spool = await AttemptSpool.create(parent);
-    const [directory] = readdirSync(parent).filter((name) => name.startsWith('witness-records-'));
-    assert.ok(directory);
-    const dirPath = join(parent, directory);
+    const dirPath = spool.directory;
+    assert.equal(dirname(dirPath), realpathSync(parent));
     assert.equal(statSync(dirPath).mode & 0o777, 0o700);
     assert.equal(statSync(join(dirPath, 'records.jsonl')).mode & 0o777, 0o600);
     await spool.put(0, records[0] as AttemptRecord);
@@ -74,6 +77,34 @@ describe('AttemptSpool', () => {
     await spool.dispose();
     assert.equal(existsSync(dirPath), false);
     await assert.rejects(spool.put(1, records[1] as AttemptRecord), InvalidOptionError);
+  });
+
+  it('is found and removed by `witness clean` when its run is killed before disposing of it', async () => {
+    // The attack on the host this stops: records carry attackers' payloads, and a killed run used to leave
+    // them in the shared temp directory for good. A child process spools one record and is SIGKILLed.
+    const moduleUrl = new URL('../../src/attacks/attempt-spool.js', import.meta.url).href;
+    const script = `const { AttemptSpool } = await import(${JSON.stringify(moduleUrl)});
+const spool = await AttemptSpool.create(${JSON.stringify(parent)});
+await spool.put(0, ${JSON.stringify(records[0])});
+process.stdout.write(spool.directory + '\\n');
+setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(child.stdout, 'data')) as [Buffer];
+    const directory = line.toString('utf8').trim();
+    assert.ok(existsSync(join(directory, 'records.jsonl')));
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+
+    const leftovers = findLeftoverRuns({ parent, uid: process.getuid?.() ?? -1, isAlive: isProcessAlive });
+    const found = leftovers.find((run) => run.path === directory);
+    assert.ok(found, "the killed run's spool is listed as a leftover run");
+    assert.equal(found.pid, child.pid);
+    assert.equal(found.inUse, false);
+    const [cleaned] = cleanLeftoverRuns([found]);
+    assert.equal(cleaned?.report.removed, true);
+    assert.equal(existsSync(directory), false);
   });
 });
 
