@@ -59,10 +59,10 @@ export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promis
   assert.equal(result.status, 130, result.stderr);
   assert.match(result.stderr, /interrupted/);
   assert.equal(existsSync(workspace), false, 'the workspace was removed');
-  // The private spool of finished records (attempt-spool.ts) goes too.
+  // Every run directory goes, the private spool of finished records (attempt-spool.ts) with them.
   assert.deepEqual(
-    readdirSync(dir).filter((name) => name.startsWith('witness-records-')),
+    readdirSync(dir).filter((name) => name.startsWith('witness-run-')),
     [],
-    'the record spool was removed',
+    'the run directories and the record spool were removed',
   );
 }
