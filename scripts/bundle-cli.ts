@@ -254,7 +254,7 @@ export async function bundleCli(outDir = OUT_DIR): Promise<void> {
   const twice = modulesInBoth(Object.keys(score.metafile.inputs), poolGraph);
   if (twice.length > 0) {
     throw new Error(
-      `dist/cli/${SCORE_FILE} holds modules that main.js also loads through ./${POOL_FILE}: ${twice.join(', ')}; import them in the score file only through the pool's module`,
+      `dist/cli/${SCORE_FILE} holds modules that main.js also loads through ./${POOL_FILE}: ${twice.join(', ')}; a \`witness score\` process would hold two copies of each. Where the score path needs them, import them through acquisition-pool.ts (re-exported there), which the score file takes from ./${POOL_FILE}`,
     );
   }
   checkScoreFileImports(readFileSync(join(outDir, SCORE_FILE), 'utf8'));
