@@ -21,12 +21,23 @@
  *   if the expression is not found exactly once. It also fails if any `new URL('./…', import.meta.url)`
  *   in the output names a file that was not emitted, so a moved worker cannot ship as a CLI that breaks
  *   at its first acquisition.
+ * - `witness score` loads one file, `dist/cli/score-process.js` (entry: `src/cli/score-process.ts`), built a
+ *   third time without splitting: the split tree loads ≈ 35 chunks for it, and Node 20's ES module loader
+ *   costs ≈ 0.7 ms per file before any code runs (docs/perf/s16-start.md). Every module of that file is
+ *   loaded by no other file of a `witness score` process, so none exists twice (a second copy of a class
+ *   would break `instanceof`, a second copy of a module's state would split it), with one exception made on
+ *   purpose: the acquisition pool, which main.js loads first to start the worker early, stays
+ *   `./acquisition-pool.js` (an entry of the split build), so the file uses that very instance; the build
+ *   fails if the file holds any module of the pool's graph. The memory's drivers (`--db`) are reached only
+ *   through `import()`, which a file without splitting turns into lazily run code while hoisting the drivers'
+ *   static imports to the file's top: they are taken with `require` where they are used instead, and the
+ *   build fails if the file imports any package at its top.
  * - Not minified, and every file has a linked source map: stack traces name the original functions at
  *   readable lines of the bundle, and `node --enable-source-maps` maps them back to `src/`.
  */
 
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -42,6 +53,18 @@ export const CLI_ENTRY_POINT = 'src/cli/main.ts';
 export const WORKER_ENTRY_POINT = 'src/sources/local-file/acquire-worker.ts';
 /** The worker's file name in the bundle, next to the chunks. */
 export const WORKER_FILE = 'acquire-worker.cjs';
+/** `witness score`'s module graph (src/cli/score-process.ts), bundled alone into {@link SCORE_FILE}. */
+export const SCORE_ENTRY_POINT = 'src/cli/score-process.ts';
+/** The score command's file in the bundle, next to the chunks; main.js imports it by this name. */
+export const SCORE_FILE = 'score-process.js';
+/** The pool's module, an entry of the split build by this name, which the score file imports. */
+const POOL_ENTRY_POINT = 'src/sources/local-file/acquisition-pool.ts';
+export const POOL_FILE = 'acquisition-pool.js';
+/**
+ * Packages the score file reaches only through `import()` (the memory, behind `--db`), required where they
+ * are used so that they load only then; any other package the file reaches fails the build.
+ */
+export const LAZILY_REQUIRED_PACKAGES = ['better-sqlite3', 'kysely', 'pg'] as const;
 /** The expression by which the pool (src/sources/local-file/acquisition-pool.ts) finds its worker. */
 const POOL_MODULE = /[\\/]sources[\\/]local-file[\\/]acquisition-pool\.ts$/;
 const POOL_WORKER_URL = "new URL('./acquire-worker.js', import.meta.url)";
@@ -96,6 +119,101 @@ const workerUrlPlugin: esbuild.Plugin = {
   },
 };
 
+/**
+ * Every relative import in the output (`from "./x.js"`, `import("./x.js")`, `import "./x.js"`) must name an
+ * emitted file: main.js imports the score file, and the score file the pool's entry, by name.
+ */
+export function checkRelativeImports(outDir: string): void {
+  const emitted = new Set(readdirSync(outDir));
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)["']\.\/([^"']+)["']/gm;
+  for (const file of emitted) {
+    if (!file.endsWith('.js')) continue;
+    const text = readFileSync(join(outDir, file), 'utf8');
+    for (const match of text.matchAll(pattern)) {
+      const name = match[1] as string;
+      if (!emitted.has(name)) {
+        throw new Error(`dist/cli/${file} imports ./${name}, which the bundle does not contain`);
+      }
+    }
+  }
+}
+
+/**
+ * The score file may import only Node's built-ins and the pool's entry at its top: a package imported
+ * there would load on every `witness score` (the memory's drivers, hoisted out of the code `--db` runs).
+ */
+export function checkScoreFileImports(text: string, file = SCORE_FILE): void {
+  const pattern = /^import\s*(?:[^"';]*?\bfrom\s*)?["']([^"']+)["']/gm;
+  for (const match of text.matchAll(pattern)) {
+    const specifier = match[1] as string;
+    if (specifier.startsWith('node:') || specifier === `./${POOL_FILE}`) continue;
+    throw new Error(
+      `dist/cli/${file} imports ${specifier} at its top, so every \`witness score\` would load it; reach it through import() or add it to LAZILY_REQUIRED_PACKAGES in scripts/bundle-cli.ts`,
+    );
+  }
+}
+
+/**
+ * Source files that are in both `scoreInputs` and the pool's graph: each would exist twice in a
+ * `witness score` process (main.js loads the pool's entry, the score file its own copy).
+ */
+export function modulesInBoth(scoreInputs: readonly string[], poolGraph: ReadonlySet<string>): string[] {
+  return scoreInputs.filter((input) => poolGraph.has(input));
+}
+
+/** The source files of `entry`'s output and of every chunk it imports statically, from a metafile. */
+function staticGraphInputs(metafile: esbuild.Metafile, entry: string): Set<string> {
+  const inputs = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (output: string) => {
+    if (seen.has(output)) return;
+    seen.add(output);
+    const described = metafile.outputs[output];
+    if (described === undefined) throw new Error(`the metafile has no output ${output}`);
+    for (const input of Object.keys(described.inputs)) inputs.add(input);
+    for (const imported of described.imports) {
+      if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
+    }
+  };
+  visit(entry);
+  return inputs;
+}
+
+/** In the split build, main.js's `import('./score-process.js')` names the score file, built apart. */
+const scoreFileExternalPlugin: esbuild.Plugin = {
+  name: 'witness-score-file-external',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/score-process\.js$/ }, (args) =>
+      join(args.resolveDir, args.path) === join(PACKAGE_ROOT, SCORE_ENTRY_POINT).replace(/\.ts$/, '.js')
+        ? { path: `./${SCORE_FILE}`, external: true }
+        : undefined,
+    );
+  },
+};
+
+/** In the score file: the pool is main.js's instance; the drivers are required where they are used. */
+const scoreFilePlugin: esbuild.Plugin = {
+  name: 'witness-score-file',
+  setup(build) {
+    const poolSource = join(PACKAGE_ROOT, POOL_ENTRY_POINT);
+    build.onResolve({ filter: /[\\/]acquisition-pool\.js$/ }, (args) =>
+      join(args.resolveDir, args.path).replace(/\.js$/, '.ts') === poolSource
+        ? { path: `./${POOL_FILE}`, external: true }
+        : undefined,
+    );
+    const lazily = new RegExp(`^(?:${LAZILY_REQUIRED_PACKAGES.join('|')})$`);
+    build.onResolve({ filter: lazily }, (args) =>
+      args.kind === 'import-statement' ? { path: args.path, namespace: 'witness-required' } : undefined,
+    );
+    // A CommonJS module of its own: esbuild runs it (and so the `require`) when the importing module is
+    // first initialized, which in a file without splitting is when the `import()` that reaches it runs.
+    build.onLoad({ filter: /.*/, namespace: 'witness-required' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
 export async function bundleCli(outDir = OUT_DIR): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
   const common = {
@@ -109,19 +227,37 @@ export async function bundleCli(outDir = OUT_DIR): Promise<void> {
     external: externalPackages(),
     logLevel: 'warning',
   } satisfies esbuild.BuildOptions;
-  await esbuild.build({
+  // commander is CommonJS and requires Node's built-ins; an ES module has no `require` of its own.
+  const esmBanner = {
+    js: "import { createRequire as __witnessCreateRequire } from 'node:module'; const require = __witnessCreateRequire(import.meta.url);",
+  };
+  const split = await esbuild.build({
     ...common,
-    entryPoints: { main: CLI_ENTRY_POINT },
+    entryPoints: { main: CLI_ENTRY_POINT, [POOL_FILE.replace(/\.js$/, '')]: POOL_ENTRY_POINT },
     // Flat, next to the entry points: relative URLs mean the same from every chunk.
     chunkNames: '[name]-[hash]',
     splitting: true,
     format: 'esm',
-    plugins: [workerUrlPlugin],
-    // commander is CommonJS and requires Node's built-ins; an ES module has no `require` of its own.
-    banner: {
-      js: "import { createRequire as __witnessCreateRequire } from 'node:module'; const require = __witnessCreateRequire(import.meta.url);",
-    },
+    plugins: [workerUrlPlugin, scoreFileExternalPlugin],
+    banner: esmBanner,
+    metafile: true,
   });
+  const score = await esbuild.build({
+    ...common,
+    entryPoints: { [SCORE_FILE.replace(/\.js$/, '')]: SCORE_ENTRY_POINT },
+    format: 'esm',
+    plugins: [scoreFilePlugin],
+    banner: esmBanner,
+    metafile: true,
+  });
+  const poolGraph = staticGraphInputs(split.metafile, relative(PACKAGE_ROOT, join(outDir, POOL_FILE)));
+  const twice = modulesInBoth(Object.keys(score.metafile.inputs), poolGraph);
+  if (twice.length > 0) {
+    throw new Error(
+      `dist/cli/${SCORE_FILE} holds modules that main.js also loads through ./${POOL_FILE}: ${twice.join(', ')}; a \`witness score\` process would hold two copies of each. Where the score path needs them, import them through acquisition-pool.ts (re-exported there), which the score file takes from ./${POOL_FILE}`,
+    );
+  }
+  checkScoreFileImports(readFileSync(join(outDir, SCORE_FILE), 'utf8'));
   await esbuild.build({
     ...common,
     entryPoints: { [WORKER_FILE.replace(/\.cjs$/, '')]: WORKER_ENTRY_POINT },
@@ -137,6 +273,7 @@ export async function bundleCli(outDir = OUT_DIR): Promise<void> {
     },
   });
   checkRelativeUrls(outDir);
+  checkRelativeImports(outDir);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await bundleCli();

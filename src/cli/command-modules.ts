@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CliIo } from './io.js';
-import { configureSubcommands, rootCommand } from './root-command.js';
+import { type RegisterCommand, singleCommandProgram } from './root-command.js';
 
 /**
  * `witness <command> …` loads only that command's module (and what it imports), not the whole command
@@ -10,9 +10,7 @@ import { configureSubcommands, rootCommand } from './root-command.js';
  * missing from this table is still served, through the whole tree.
  */
 
-type Register = (program: Command, io: CliIo) => void;
-
-const COMMAND_MODULES: Readonly<Record<string, () => Promise<Register>>> = {
+const COMMAND_MODULES: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   observe: async () => (await import('./commands/observe.js')).registerObserve,
   score: async () => (await import('./commands/score.js')).registerScore,
   replay: async () => (await import('./commands/replay.js')).registerReplay,
@@ -44,8 +42,5 @@ export function singleCommandOf(args: readonly string[]): string | undefined {
 export async function buildSingleCommandProgram(io: CliIo, name: string): Promise<Command> {
   const load = COMMAND_MODULES[name];
   if (load === undefined) throw new Error(`no module for the command ${name}`);
-  const program = rootCommand(io);
-  (await load())(program, io);
-  configureSubcommands(program, io);
-  return program;
+  return singleCommandProgram(io, await load());
 }

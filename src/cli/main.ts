@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import type { CliIo } from './io.js';
-import { acquiresAtOnce, isVersionRequest, WITNESS_VERSION } from './version.js';
+import { acquiresAtOnce, isVersionRequest, runsScoreAlone, WITNESS_VERSION } from './version.js';
 
 /**
  * The process runner: the only place that touches argv, the standard streams and the exit status. The
@@ -24,10 +24,9 @@ async function main(): Promise<number> {
     const { acquisitionPool } = await import('../sources/local-file/acquisition-pool.js');
     acquisitionPool.prewarm();
   }
-  const [{ EXIT_OK }, { runWitness }] = await Promise.all([
-    import('./exit-status.js'),
-    import('./run-witness.js'),
-  ]);
+  const { EXIT_OK, runWitness } = runsScoreAlone(process.argv.slice(2))
+    ? await loadScoreProcess()
+    : await loadWitnessProcess();
   const controller = new AbortController();
   const onInterrupt = () => controller.abort(new Error('interrupted'));
   // `witness export | head`: the reader went away. Stop producing and exit quietly (status 0, as a
@@ -58,6 +57,26 @@ async function main(): Promise<number> {
     process.off('SIGINT', onInterrupt);
     process.off('SIGTERM', onInterrupt);
   }
+}
+
+type RunCommandLine = (args: readonly string[], io: CliIo) => Promise<number>;
+
+/** The runner of any command line: the split command tree, each command loaded when it runs. */
+async function loadWitnessProcess(): Promise<{ EXIT_OK: number; runWitness: RunCommandLine }> {
+  const [{ EXIT_OK }, { runWitness }] = await Promise.all([
+    import('./exit-status.js'),
+    import('./run-witness.js'),
+  ]);
+  return { EXIT_OK, runWitness };
+}
+
+/**
+ * The runner of `witness score …` alone (score-process.ts): the same command, loaded as one file in the
+ * bundle. It shares the acquisition pool prewarmed above (the bundle keeps that module out of the file).
+ */
+async function loadScoreProcess(): Promise<{ EXIT_OK: number; runWitness: RunCommandLine }> {
+  const { EXIT_OK, runScoreCommandLine } = await import('./score-process.js');
+  return { EXIT_OK, runWitness: runScoreCommandLine };
 }
 
 process.exitCode = await main();

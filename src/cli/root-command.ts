@@ -16,6 +16,17 @@ export function rootCommand(io: CliIo): Command {
     .configureOutput({ writeOut: (text) => io.out(text), writeErr: errWriter(io) });
 }
 
+/** A registration of one command (and its subcommands) on the root command. */
+export type RegisterCommand = (program: Command, io: CliIo) => void;
+
+/** The root command holding only the command `register` adds, configured as the whole tree is. */
+export function singleCommandProgram(io: CliIo, register: RegisterCommand): Command {
+  const program = rootCommand(io);
+  register(program, io);
+  configureSubcommands(program, io);
+  return program;
+}
+
 /** Every subcommand writes through the IO too and throws instead of exiting. */
 export function configureSubcommands(command: Command, io: CliIo): void {
   const writeErr = errWriter(io);

@@ -10,3 +10,11 @@ export function isVersionRequest(args: readonly string[]): boolean {
 export function acquiresAtOnce(args: readonly string[]): boolean {
   return args[0] === 'score' || args[0] === 'observe';
 }
+
+/**
+ * True for `witness score …`: the command run-witness.ts serves by the score command's module alone, which
+ * main.ts loads as one graph (score-process.ts) without the rest of the command tree.
+ */
+export function runsScoreAlone(args: readonly string[]): boolean {
+  return args[0] === 'score';
+}

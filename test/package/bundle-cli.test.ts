@@ -4,7 +4,16 @@ import os from 'node:os';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { checkRelativeUrls, pointPoolAtWorkerFile, WORKER_FILE } from '../../scripts/bundle-cli.js';
+import {
+  checkRelativeImports,
+  checkRelativeUrls,
+  checkScoreFileImports,
+  modulesInBoth,
+  POOL_FILE,
+  pointPoolAtWorkerFile,
+  SCORE_FILE,
+  WORKER_FILE,
+} from '../../scripts/bundle-cli.js';
 import type { AcquireJob, AcquireReply } from '../../src/sources/local-file/acquire-worker.js';
 import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
 import { openat2Unavailable } from '../../src/sources/local-file/surface-fs-choice.js';
@@ -42,6 +51,80 @@ describe('bundle-cli', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('refuses an import of a file the bundle does not contain, static or dynamic', () => {
+    const cases = {
+      'main.js': 'const m = await import("./score-process.js");\n',
+      'score-process.js': 'import { acquisitionPool } from "./acquisition-pool.js";\n',
+      'chunk-ABCDEFGH.js': 'import "./chunk-IJKLMNOP.js";\n',
+    };
+    for (const [file, text] of Object.entries(cases)) {
+      const dir = bundleDir({ [file]: text });
+      try {
+        assert.throws(() => checkRelativeImports(dir), new RegExp(`dist/cli/${file} imports \\./`));
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    const whole = bundleDir({ ...cases, 'acquisition-pool.js': '', 'chunk-IJKLMNOP.js': '' });
+    try {
+      assert.doesNotThrow(() => checkRelativeImports(whole));
+    } finally {
+      fs.rmSync(whole, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a score file that imports a package at its top (it would load on every witness score)', () => {
+    const top = [
+      "import { createRequire as __witnessCreateRequire } from 'node:module';",
+      'import { createHash } from "node:crypto";',
+      'import os from "node:os";',
+      `import { acquisitionPool } from "./${POOL_FILE}";`,
+    ].join('\n');
+    assert.doesNotThrow(() => checkScoreFileImports(`${top}\nvar x = 1;\n`));
+    // The memory's drivers, hoisted out of the code behind `--db`, in each spelling esbuild writes.
+    for (const hoisted of [
+      'import pg from "pg";',
+      'import {\n  Kysely,\n  sql\n} from "kysely";',
+      'import "pg-boss";',
+    ]) {
+      assert.throws(
+        () => checkScoreFileImports(`${top}\n${hoisted}\nvar x = 1;\n`),
+        new RegExp(`dist/cli/${SCORE_FILE.replace('.', '\\.')} imports (pg|kysely|pg-boss) at its top`),
+      );
+    }
+    // A dynamic import is not at the top: it loads when the code that reaches it runs.
+    assert.doesNotThrow(() => checkScoreFileImports(`${top}\nasync function f() { await import("pg"); }\n`));
+  });
+
+  it("names the modules the score file would hold twice (a second copy of the pool's graph)", () => {
+    const poolGraph = new Set([
+      'src/sources/local-file/acquisition-pool.ts',
+      'src/sources/local-file/read-lanes.ts',
+    ]);
+    assert.deepEqual(modulesInBoth(['src/cli/score-process.ts', 'src/models/scorable.ts'], poolGraph), []);
+    assert.deepEqual(
+      modulesInBoth(['src/cli/score-process.ts', 'src/sources/local-file/read-lanes.ts'], poolGraph),
+      ['src/sources/local-file/read-lanes.ts'],
+    );
+  });
+
+  it('the built score file imports the pool by name and no package at its top', () => {
+    const cliDir = fileURLToPath(new URL('../../cli/', import.meta.url));
+    const text = fs.readFileSync(`${cliDir}${SCORE_FILE}`, 'utf8');
+    assert.doesNotThrow(() => checkScoreFileImports(text));
+    assert.match(
+      text,
+      new RegExp(`^import \\{ acquisitionPool \\} from "\\./${POOL_FILE.replace('.', '\\.')}";$`, 'm'),
+    );
+    assert.ok(fs.existsSync(`${cliDir}${POOL_FILE}`));
+    assert.match(
+      fs.readFileSync(`${cliDir}main.js`, 'utf8'),
+      new RegExp(`import\\("\\./${SCORE_FILE.replace('.', '\\.')}"\\)`),
+    );
+    // The memory's drivers are in the file, taken with `require` when `--db` first runs that code.
+    assert.match(text, /module\.exports = __require\("better-sqlite3"\)/);
   });
 
   it("points the pool's worker URL at the bundle's worker file, and refuses a pool it cannot point", () => {

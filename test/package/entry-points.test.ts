@@ -21,23 +21,36 @@ const BUNDLED_CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url))
 
 const HEAVY = ['better-sqlite3', 'pg', 'pg-boss', 'kysely', '@modelcontextprotocol/sdk', 'koffi'] as const;
 
+// ES imports through the resolution hook; \`require\` (commander's built-ins, the score file's drivers, which
+// scripts/bundle-cli.ts takes with \`require\` where \`--db\` uses them) through the CommonJS loader.
 const REGISTER = `
-import { register } from 'node:module';
+import Module, { register } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 const { port1, port2 } = new MessageChannel();
 const loaded = new Set();
 port1.on('message', (url) => loaded.add(url));
 port1.unref();
 register(${JSON.stringify(RECORDER)}, { data: { port: port2 }, transferList: [port2] });
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  const resolved = Module._resolveFilename(request, parent, isMain);
+  loaded.add(resolved.startsWith('/') ? pathToFileURL(resolved).href : resolved);
+  return load.apply(this, arguments);
+};
 process.on('exit', () => process.stderr.write('\\nLOADED ' + JSON.stringify([...loaded]) + '\\n'));
 `;
 
 /** Packages (by name) whose modules were resolved while running `args` with the recorder. */
-function loadedPackages(args: readonly string[]): { packages: Set<string>; stdout: string; urls: string[] } {
+function loadedPackages(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { packages: Set<string>; stdout: string; urls: string[] } {
   const setup = `data:text/javascript,${encodeURIComponent(REGISTER)}`;
   const result = spawnSync(process.execPath, ['--import', setup, ...args], {
     cwd: PACKAGE_ROOT,
     encoding: 'utf8',
+    env,
   });
   assert.equal(result.status, 0, result.stderr);
   const line = result.stderr.split('\n').find((text) => text.startsWith('LOADED '));
@@ -170,7 +183,7 @@ describe('package entry points', () => {
     assert.deepEqual(commandChunks(urls), []);
   });
 
-  it("the bundled witness score loads its own chunk only, and none of zod's files from node_modules", () => {
+  it("the bundled witness score loads its own file only, and none of zod's files from node_modules", () => {
     const root = fs.mkdtempSync(`${os.tmpdir()}/witness-bundled-score-`);
     try {
       fs.writeFileSync(`${root}/a.txt`, 'hello file');
@@ -184,8 +197,16 @@ describe('package entry points', () => {
       ]);
       // The verdict needs the acquisition worker: the bundle found dist/cli/acquire-worker.cjs.
       assert.match(stdout, /^Verdict: TRUE/);
-      assert.deepEqual(commandChunks(urls), ['score']);
-      // What was really evaluated: esbuild marks each source module's code with a `// src/….ts` line.
+      // One file for the command (scripts/bundle-cli.ts), no chunk of the split command tree.
+      assert.deepEqual(commandChunks(urls), []);
+      const files = bundleFiles(urls);
+      assert.ok(files.includes('score-process.js'), files.join(', '));
+      assert.ok(!files.includes('run-witness.js') && !files.some((file) => file.startsWith('run-witness-')));
+      assert.equal(files.filter((file) => file.startsWith('chunk-')).length <= 4, true, files.join(', '));
+      // What the loaded files hold: esbuild marks each source module's code with a `// src/….ts` line.
+      // The score file also holds, behind `import()`, the memory (`--db`) and the manifest's checks: code
+      // that runs only there. That it did not run here is shown by the drivers below, which the memory's
+      // modules require when they run (the control with --db, further down, sees them).
       const modules = bundledModules(urls);
       assert.ok(modules.includes('src/cli/commands/score.ts'), 'the recorder sees the bundled modules');
       assert.deepEqual(
@@ -196,8 +217,7 @@ describe('package entry points', () => {
         'src/attacks/',
         'src/targets/',
         'src/model-server/',
-        'src/memory/',
-        'src/models/manifest.ts',
+        'src/queue/',
         'src/models/evidence-limits-schema.ts',
       ]) {
         assert.ok(
@@ -211,6 +231,21 @@ describe('package entry points', () => {
       for (const heavy of HEAVY.filter((name) => name !== 'koffi')) {
         assert.ok(!packages.has(heavy), `the bundled witness score loaded ${heavy}`);
       }
+      // Control: with --db the same file requires the memory's drivers, and the recorder sees them.
+      const stored = loadedPackages([
+        BUNDLED_CLI,
+        'score',
+        root,
+        '/a.txt',
+        '--contains',
+        'file',
+        '--db',
+        `${root}/witness.db`,
+      ]);
+      assert.match(stored.stdout, /^Verdict: TRUE/);
+      assert.ok(stored.packages.has('better-sqlite3'), [...stored.packages].join(', '));
+      assert.ok(stored.packages.has('kysely'), [...stored.packages].join(', '));
+      assert.deepEqual(commandChunks(stored.urls), []);
       // zod's messages are still English (its default locale survived tree shaking), word for word
       // what the unbundled CLI prints.
       fs.writeFileSync(`${root}/bad.json`, '{"id":5}');
@@ -236,6 +271,16 @@ function commandChunks(urls: readonly string[]): string[] {
     if (match?.[1] !== undefined && SINGLE_COMMANDS.includes(match[1])) found.push(match[1]);
   }
   return found.sort();
+}
+
+/** The bundle's files (names in dist/cli) among the resolved URLs. */
+function bundleFiles(urls: readonly string[]): string[] {
+  const files = new Set<string>();
+  for (const url of urls) {
+    const match = /\/dist\/cli\/([^/]+\.js)$/.exec(url);
+    if (match?.[1] !== undefined) files.add(match[1]);
+  }
+  return [...files].sort();
 }
 
 /** The source modules whose code the bundled CLI's loaded files hold (esbuild's `// src/….ts` markers). */

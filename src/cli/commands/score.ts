@@ -14,6 +14,7 @@ import {
 import { type CliIo, printJson } from '../io.js';
 import { dbOption, optionalDb, withMemory } from '../memory-option.js';
 import { excerpt, renderObservation, renderScore } from '../render.js';
+import { warmScoreParsing } from '../score-warm-up.js';
 
 export function registerScore(program: Command, io: CliIo): void {
   const command = program
@@ -39,13 +40,21 @@ export function registerScore(program: Command, io: CliIo): void {
     };
     // With --db (or WITNESS_DB) the score and its observation are stored together, in one transaction.
     const db = optionalDb(options, io.env);
+    // Runs once the scorer has handed the acquisition to its thread and is waiting (score-warm-up.ts).
+    const warmUp = setImmediate(() => warmScoreParsing(scope, request.expectation, source.identifier()));
+    let result: Awaited<ReturnType<FileWriteScorer['score']>>;
+    try {
+      result =
+        db === undefined
+          ? await new FileWriteScorer({ source }).score(request)
+          : await withMemory(db, (memory) => new FileWriteScorer({ source, memory }).score(request));
+    } finally {
+      clearImmediate(warmUp);
+    }
     const {
       scores: [score],
       observations: [observation],
-    } =
-      db === undefined
-        ? await new FileWriteScorer({ source }).score(request)
-        : await withMemory(db, (memory) => new FileWriteScorer({ source, memory }).score(request));
+    } = result;
     if (score === undefined || observation === undefined) throw new Error('the scorer returned no score');
     if (db !== undefined) {
       io.err(
