@@ -9,11 +9,20 @@ import type { EntryStat } from './statx.js';
  * read and directories listed.
  */
 export interface SurfaceFs {
-  /** The root's real path (symlinks resolved), resolved once per acquisition. */
+  /**
+   * The root's real path by name (`realpath`). Used only where the root handle's own kernel path cannot
+   * be read (no trusted /proc), to name the root in the `confinement_unverified` answer.
+   */
   resolveRoot(path: string): string;
   /** True when /proc is procfs, so `/proc/self/fd` reports where handles really are. */
   procIsTrusted(): boolean;
-  /** Opens a directory by absolute path (the root only), refusing a symlink as the last component. */
+  /**
+   * Opens the root (only) by the path the caller gave, once per acquisition. The kernel resolves every
+   * symlink on the way in this one lookup, the last component included, so the handle is the directory
+   * `realpath` would have named at that instant, and its kernel path (`handlePath`) is the resolved root:
+   * there is no window between resolving the path and opening what it named. O_DIRECTORY opens nothing
+   * but a directory (a file, FIFO or device at the path fails with ENOTDIR before it is opened).
+   */
   openRoot(path: string): number;
   /** Opens `name` in `dirFd` as a directory, never following a symlink. */
   openDirectoryAt(dirFd: number, name: Buffer): number;
@@ -125,7 +134,7 @@ export const nodeSurfaceFs: SurfaceFs = {
       return false;
     }
   },
-  openRoot: (path) => fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+  openRoot: (path) => fs.openSync(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
   openDirectoryAt: (dirFd, name) =>
     fs.openSync(childPath(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK),
   openPathAt: (dirFd, name) => fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC),
