@@ -41,7 +41,10 @@ const isMatchKind = (value: unknown): value is MatchKind =>
  */
 
 export interface LocalFileSurfaceSourceOptions extends Partial<SourceLimits> {
-  /** The workspace root. Resolved (realpath) at every acquisition, not here. */
+  /**
+   * The workspace root. Resolved at every acquisition, not here: the kernel follows its links as it opens
+   * the root, and the observation's `metadata.resolvedRoot` is where that handle is.
+   */
   root: string;
   /**
    * How handles are opened and proven inside the root: `auto` (default) uses openat2(2) when the kernel

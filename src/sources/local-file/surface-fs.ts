@@ -9,11 +9,20 @@ import type { EntryStat } from './statx.js';
  * read and directories listed.
  */
 export interface SurfaceFs {
-  /** The root's real path (symlinks resolved), resolved once per acquisition. */
+  /**
+   * The root's real path by name (`realpath`). Used only where the root handle's own kernel path cannot
+   * be read (no trusted /proc), to name the root in the `confinement_unverified` answer.
+   */
   resolveRoot(path: string): string;
   /** True when /proc is procfs, so `/proc/self/fd` reports where handles really are. */
   procIsTrusted(): boolean;
-  /** Opens a directory by absolute path (the root only), refusing a symlink as the last component. */
+  /**
+   * Opens the root (only) by the path the caller gave, once per acquisition. The kernel resolves every
+   * symlink on the way in this one lookup, the last component included, so the handle is the directory
+   * `realpath` would have named at that instant, and its kernel path (`handlePath`) is the resolved root:
+   * there is no window between resolving the path and opening what it named. O_DIRECTORY opens nothing
+   * but a directory (a file, FIFO or device at the path fails with ENOTDIR before it is opened).
+   */
   openRoot(path: string): number;
   /** Opens `name` in `dirFd` as a directory, never following a symlink. */
   openDirectoryAt(dirFd: number, name: Buffer): number;
@@ -53,6 +62,16 @@ export interface SurfaceFs {
    * `openDirectoryAt`, which decides as it always has. An exact locator's parents use it (exact-walk.ts).
    */
   openDirectoriesAt?(dirFd: number, names: readonly Buffer[]): number | undefined;
+  /**
+   * Optional (openat2 seam): the object reached from `dirFd` through `names` (an exact locator's parents
+   * and its last segment), opened as an O_PATH handle in ONE lookup beneath the root handle with
+   * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS — no component, the last included, is
+   * a symlink, and none leaves the root — and registered as proven (`provenInside`). Returns undefined
+   * whenever that does not apply or openat2 refused or failed, for any reason (a symlinked parent, a link
+   * to a file, a missing name): the caller then opens the parents and the file as it always has, which
+   * decides and names what it finds. Only its successes are used (exact-walk.ts).
+   */
+  openPathBeneath?(dirFd: number, names: readonly Buffer[]): number | undefined;
 }
 
 /** What the walk asks of an fstat; Node's fs.Stats has this shape, and so does statx.ts's. */
@@ -125,7 +144,7 @@ export const nodeSurfaceFs: SurfaceFs = {
       return false;
     }
   },
-  openRoot: (path) => fs.openSync(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+  openRoot: (path) => fs.openSync(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
   openDirectoryAt: (dirFd, name) =>
     fs.openSync(childPath(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK),
   openPathAt: (dirFd, name) => fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC),
