@@ -33,7 +33,6 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
     openListing: guard((dirFd: number) => guardListing(base.openListing(dirFd), cancelled)),
     close: (fd) => base.close(fd),
     ...(base.openDirectoriesAt === undefined ? {} : { openDirectoriesAt: guard(base.openDirectoriesAt) }),
-    ...(base.openPathBeneath === undefined ? {} : { openPathBeneath: guard(base.openPathBeneath) }),
   };
 }
 

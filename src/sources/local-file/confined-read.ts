@@ -36,15 +36,6 @@ export function readCandidate(
     rethrowCancelled(error);
     return openFailed(state, dirFd, name, uri, error);
   }
-  return readOpenedCandidate(state, pathFd, uri);
-}
-
-/**
- * Steps 2 to 6 for a candidate already opened as an O_PATH handle (by `readCandidate`, or by an exact
- * locator's one lookup, exact-walk.ts). Takes ownership of `pathFd`: it is closed on every path.
- */
-export function readOpenedCandidate(state: AcquisitionState, pathFd: number, uri: string): CandidateResult {
-  const { fs } = state;
   let handed = false;
   try {
     // A regular file the kernel proved beneath the root at open time (openat2, RESOLVE_BENEATH from the

@@ -1,5 +1,5 @@
 import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
-import { readCandidate, readOpenedCandidate } from './confined-read.js';
+import { readCandidate } from './confined-read.js';
 
 /**
  * Acquires an exact locator. Each intermediate directory is opened by name relative to its parent's
@@ -10,9 +10,7 @@ import { readCandidate, readOpenedCandidate } from './confined-read.js';
  * On the openat2 seam the parents are first opened in one lookup from the root handle with no symlink
  * allowed anywhere on the way (`openDirectoriesAt`): the same open that seam makes for the last parent
  * when it opens them one at a time, so it stops the same swap (a parent replaced by a link to the outside
- * makes it fail, and the walk one at a time then names the link). Only its successes are used. Before
- * that, the file itself is tried in one lookup the same way (`openPathBeneath`, no symlink on the way,
- * the last segment included): the common case, a plain file under plain directories, then needs one open.
+ * makes it fail, and the walk one at a time then names the link). Only its successes are used.
  *
  * An absent file (ENOENT/ENOTDIR along the path) is a proven negative: no entry, no gap.
  */
@@ -23,22 +21,6 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
     let dirFd = state.rootFd;
     let first = 0;
     const parents = segments.length - 1;
-    if (parents > 0 && fs.openPathBeneath !== undefined) {
-      // openat2 seam: the file itself in one lookup beneath the root, no symlink anywhere on the way (the
-      // last segment included), instead of the parents' open and then the file's. It proves what those
-      // two opens prove; any refusal or failure (a symlinked parent, a link to a file, a missing name)
-      // opens them below exactly as before, which decides and names what is there.
-      state.checkCancelled();
-      const pathFd = fs.openPathBeneath(
-        dirFd,
-        segments.map((segment) => Buffer.from(segment)),
-      );
-      if (pathFd !== undefined) {
-        state.stats.candidates++;
-        readOpenedCandidate(state, pathFd, uri);
-        return;
-      }
-    }
     if (parents > 1 && fs.openDirectoriesAt !== undefined) {
       // openat2 seam: the last parent's own open (beneath the root, no symlink anywhere on the way)
       // without the opens of the parents above it, whose success that one lookup implies. Any refusal

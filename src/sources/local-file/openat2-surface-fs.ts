@@ -69,25 +69,6 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     return { rootFd: parent.rootFd, relative: Buffer.concat([parent.relative, SLASH, name]) };
   };
 
-  /**
-   * The path below the root of `names` under the directory handle `dirFd`, as opening each in turn would
-   * build it (each name refused as relativeChild refuses it); undefined when that does not apply.
-   */
-  const relativeBelow = (dirFd: number, names: readonly Buffer[]) => {
-    const parent = directories.get(dirFd);
-    if (parent === undefined || names.length === 0) return undefined;
-    const parts: Buffer[] = parent.relative.length === 0 ? [] : [parent.relative, SLASH];
-    for (const name of names) {
-      if (name.length === 0 || name.includes(0x2f) || name.includes(0)) return undefined;
-      if (parts.length > 0 && parts[parts.length - 1] !== SLASH) parts.push(SLASH);
-      parts.push(name);
-    }
-    return {
-      rootFd: parent.rootFd,
-      relative: parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts),
-    };
-  };
-
   const openNative = (
     rootFd: number,
     relative: Buffer,
@@ -171,8 +152,14 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     openDirectoriesAt: (dirFd, names) => {
       // The path `openDirectoryAt` would build for the last name after opening each one in turn (each
       // name refused as relativeChild refuses it), opened with the same flags in one lookup.
-      const child = relativeBelow(dirFd, names);
-      if (child === undefined) return undefined;
+      const parent = directories.get(dirFd);
+      if (parent === undefined || names.length === 0) return undefined;
+      let relative = parent.relative;
+      for (const name of names) {
+        if (name.length === 0 || name.includes(0x2f) || name.includes(0)) return undefined;
+        relative = relative.length === 0 ? name : Buffer.concat([relative, SLASH, name]);
+      }
+      const child = { rootFd: parent.rootFd, relative };
       const fd = openNative(
         child.rootFd,
         child.relative,
@@ -182,22 +169,6 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       if (fd === undefined) return undefined;
       proven.add(fd);
       directories.set(fd, child);
-      return fd;
-    },
-    openPathBeneath: (dirFd, names) => {
-      // The path `openPathAt` would open for the last name after `openDirectoriesAt` of the others, as an
-      // O_PATH handle, with the directories' RESOLVE_NO_SYMLINKS added: the one lookup proves what the
-      // two proved (no parent is a symlink, nothing leaves the root), and refuses a last segment that is
-      // a link, which the caller then opens as before (a link to a file is followed by that open).
-      const relative = relativeBelow(dirFd, names);
-      if (relative === undefined) return undefined;
-      const fd = openNative(
-        relative.rootFd,
-        relative.relative,
-        O_PATH,
-        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-      );
-      if (fd !== undefined) proven.add(fd);
       return fd;
     },
   };

@@ -62,16 +62,6 @@ export interface SurfaceFs {
    * `openDirectoryAt`, which decides as it always has. An exact locator's parents use it (exact-walk.ts).
    */
   openDirectoriesAt?(dirFd: number, names: readonly Buffer[]): number | undefined;
-  /**
-   * Optional (openat2 seam): the object reached from `dirFd` through `names` (an exact locator's parents
-   * and its last segment), opened as an O_PATH handle in ONE lookup beneath the root handle with
-   * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS — no component, the last included, is
-   * a symlink, and none leaves the root — and registered as proven (`provenInside`). Returns undefined
-   * whenever that does not apply or openat2 refused or failed, for any reason (a symlinked parent, a link
-   * to a file, a missing name): the caller then opens the parents and the file as it always has, which
-   * decides and names what it finds. Only its successes are used (exact-walk.ts).
-   */
-  openPathBeneath?(dirFd: number, names: readonly Buffer[]): number | undefined;
 }
 
 /** What the walk asks of an fstat; Node's fs.Stats has this shape, and so does statx.ts's. */
