@@ -85,13 +85,24 @@ const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_
 
 /** Creates a run directory (0700) with a marker naming this process, for `witness clean`. */
 export async function createRunDirectory(parent?: string, ownerPid?: number): Promise<RunDirectory> {
-  const path = await realpath(await mkdtemp(join(parent ?? tmpdir(), RUN_DIRECTORY_PREFIX)));
-  const fd = openSync(path, OPEN_DIRECTORY);
-  writeFileSync(
-    childPath(fd, Buffer.from(RUN_MARKER)),
-    `${JSON.stringify({ pid: ownerPid ?? process.pid, createdAt: new Date().toISOString() })}\n`,
-    { flag: 'wx', mode: 0o600 },
-  );
+  const made = await mkdtemp(join(parent ?? tmpdir(), RUN_DIRECTORY_PREFIX));
+  let path = made;
+  let fd: number | undefined;
+  try {
+    path = await realpath(made);
+    fd = openSync(path, OPEN_DIRECTORY);
+    writeFileSync(
+      childPath(fd, Buffer.from(RUN_MARKER)),
+      `${JSON.stringify({ pid: ownerPid ?? process.pid, createdAt: new Date().toISOString() })}\n`,
+      { flag: 'wx', mode: 0o600 },
+    );
+  } catch (error) {
+    // Without its marker `witness clean` would never find the directory: remove it now (it is empty but
+    // for a partly written marker), and close its handle.
+    if (fd !== undefined) closeSync(fd);
+    removeTree(path);
+    throw error;
+  }
   const identity = fstatSync(fd);
   let disposed = false;
   return {

@@ -162,6 +162,8 @@ function acquireGuarded(
         },
       };
     }
+    const named = rootNamedHere(fs, rootFd, rootPath, request.uri);
+    if (named !== undefined) return { kind: 'done', result: { ...named, entries: [], stats: emptyStats } };
     const state = new AcquisitionState(fs, request.limits, rootPath, rootFd, cancelled, scratchChunk());
     // A manifest's batches are manifest entries (DigestCarryWalk posts them); observation entries never.
     state.entrySink = request.mode === 'manifest' ? undefined : options.onEntries;
@@ -221,6 +223,56 @@ function acquireGuarded(
 }
 
 const SLASH = 0x2f;
+
+/**
+ * Checks that the root handle's kernel path names, in this process, the very directory the handle holds
+ * (same device and inode, by `stat` of that path); undefined when it does, else the answer to give.
+ *
+ * Every placement compares a handle's kernel path with this one. The kernel writes a handle's path from
+ * the root of the handle's own mount namespace, and marks a removed directory with " (deleted)": a root
+ * given as `/proc/<pid>/root/…` or `/proc/<pid>/cwd` of a process in another mount namespace gets a path
+ * that here names another directory (or none). Attack it stops: in such a root, an absolute symlink is
+ * resolved in this namespace; its handle's path then starts with the root's path string, so it would be
+ * placed "inside" and a host file outside the root would be read (`root-namespace.heavy.test.ts`). A root
+ * removed after it was opened (reached through a magic link) would otherwise be walked as an empty, complete
+ * directory — a proven absence of everything; it is unavailable, as a missing root is.
+ */
+function rootNamedHere(
+  fs: SurfaceFs,
+  rootFd: number,
+  rootPath: Buffer,
+  uri: string,
+): Pick<AcquireResult, 'acquisition' | 'gaps'> | undefined {
+  let named: { dev: number; ino: number };
+  try {
+    named = fs.statPath(rootPath);
+  } catch (error) {
+    rethrowCancelled(error);
+    return {
+      acquisition: 'unavailable',
+      gaps: [
+        {
+          reason: 'surface_root_unavailable',
+          uri: '/',
+          detail: `the root's own path no longer names it (${errorCode(error)}): removed, or in another mount namespace`,
+        },
+      ],
+    };
+  }
+  const held = fs.fstat(rootFd);
+  if (named.dev === held.dev && named.ino === held.ino) return undefined;
+  return {
+    acquisition: 'partial',
+    gaps: [
+      {
+        reason: 'confinement_unverified',
+        uri,
+        detail:
+          "the root's own path names another directory here (a root in another mount namespace): nothing can be placed inside it",
+      },
+    ],
+  };
+}
 
 /**
  * The root's real path by name, for the `confinement_unverified` answer only (the handle's own path could

@@ -88,6 +88,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   return {
     resolveRoot: procfs.resolveRoot,
     procIsTrusted: procfs.procIsTrusted,
+    statPath: procfs.statPath,
     openRoot: (path) => {
       checkProcFdDirectory();
       const fd = procfs.openRoot(path);

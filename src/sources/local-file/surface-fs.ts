@@ -24,6 +24,11 @@ export interface SurfaceFs {
    * but a directory (a file, FIFO or device at the path fails with ENOTDIR before it is opened).
    */
   openRoot(path: string): number;
+  /**
+   * stat of `path` by name, following links: used once per acquisition to check that the root handle's
+   * kernel path names, in this process, the directory that handle holds.
+   */
+  statPath(path: Buffer): HandleStat;
   /** Opens `name` in `dirFd` as a directory, never following a symlink. */
   openDirectoryAt(dirFd: number, name: Buffer): number;
   /** Opens `name` in `dirFd` as an O_PATH handle, following symlinks: no read intent, no side effects. */
@@ -135,6 +140,7 @@ export const nodeSurfaceFs: SurfaceFs = {
     }
   },
   openRoot: (path) => fs.openSync(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+  statPath: (path) => fs.statSync(path),
   openDirectoryAt: (dirFd, name) =>
     fs.openSync(childPath(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK),
   openPathAt: (dirFd, name) => fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC),

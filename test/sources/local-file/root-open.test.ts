@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
@@ -111,6 +113,61 @@ describeEachSurfaceFs('opening the root', (variant) => {
       ['confinement_unverified'],
     );
     assert.equal(result.rootPath, undefined);
+  });
+
+  // The attack (rootNamedHere in acquire-sync.ts): a root reached through a magic link into another mount
+  // namespace, whose kernel path names, here, another directory. Every placement compares handle paths
+  // with that string, so a link resolved here to a file under the other directory would be placed
+  // "inside" and read. The seam reports another real directory's path for the root handle (the real
+  // namespace case, which needs privileges, is root-namespace.heavy.test.ts); without the check the file
+  // below is read.
+  it('a root whose kernel path names another directory here is not confined to: nothing is read', () => {
+    const { fs: recorded, recording } = recordingFs({}, variant.fs);
+    const other = path.join(dir, 'other');
+    fs.mkdirSync(other, { recursive: true });
+    let rootFd: number | undefined;
+    const seam: SurfaceFs = {
+      ...recorded,
+      openRoot: (given) => {
+        rootFd = recorded.openRoot(given);
+        return rootFd;
+      },
+      handlePath: (fd) => (fd === rootFd ? Buffer.from(fs.realpathSync(other)) : recorded.handlePath(fd)),
+    };
+    const result = acquireDirect(root, '/data/out.txt', 'exact', {}, seam);
+    assert.equal(result.acquisition, 'partial');
+    assert.deepEqual(result.entries, []);
+    assert.deepEqual(
+      result.gaps.map((gap) => [gap.reason, gap.uri]),
+      [['confinement_unverified', '/data/out.txt']],
+    );
+    assert.equal(result.rootPath, undefined, 'a root that cannot be named is not named');
+    assert.equal(recording.bytesRead, 0);
+    assert.ok(!recording.calls.some((call) => call.op === 'openPathAt' || call.op === 'openDirectoryAt'));
+    assert.deepEqual([...recording.openFds], []);
+  });
+
+  // A root reached through a magic link (`/proc/<pid>/cwd`) after its directory was removed: the kernel
+  // still opens it, and names it "<path> (deleted)". Walked, it would be an empty, complete directory — a
+  // proven absence of every locator; it is unavailable, as a missing root is.
+  it('a removed root reached through /proc/<pid>/cwd is unavailable, not an empty complete directory', async () => {
+    const removed = path.join(dir, 'removed');
+    fs.mkdirSync(removed);
+    const child = spawn('sleep', ['60'], { cwd: removed, stdio: 'ignore' });
+    try {
+      await once(child, 'spawn');
+      fs.rmdirSync(removed);
+      const result = acquireDirect(`/proc/${child.pid}/cwd`, '/data/out.txt', 'exact', {}, variant.fs);
+      assert.equal(result.acquisition, 'unavailable');
+      assert.deepEqual(result.entries, []);
+      assert.deepEqual(
+        result.gaps.map((gap) => gap.reason),
+        ['surface_root_unavailable'],
+      );
+      assert.match(result.gaps[0]?.detail ?? '', /no longer names it \(ENOENT\)/);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   // The attack: a root reached through a magic link to a directory outside this process's root or mount

@@ -81,6 +81,10 @@ export function recordingFs(
       hook('openRoot', [path], path);
       return opened(base.openRoot(path));
     },
+    statPath: (path) => {
+      hook('statPath', [path], path.toString('latin1'));
+      return base.statPath(path);
+    },
     openDirectoryAt: (dirFd, name) => {
       hook('openDirectoryAt', [dirFd, name], `${pathOf(dirFd)}/${name.toString('latin1')}`);
       return opened(base.openDirectoryAt(dirFd, name));
@@ -138,22 +142,16 @@ export function recordingFs(
       base.close(fd);
     },
   };
-  // The openat2 seam's one-lookup opens (exact-walk.ts), recorded like the opens they stand for, so
-  // suites wrapping that seam (the swap race among them) run the walk as the seam alone would.
-  const { openDirectoriesAt, openPathBeneath } = base;
+  // The openat2 seam's one-lookup open of an exact locator's parents (exact-walk.ts), recorded like the
+  // opens it stands for, so suites wrapping that seam (the swap race among them) run the walk as the seam
+  // alone would.
+  const { openDirectoriesAt } = base;
   const joined = (dirFd: number, names: readonly Buffer[]) =>
     `${pathOf(dirFd)}/${names.map((name) => name.toString('latin1')).join('/')}`;
   if (openDirectoriesAt !== undefined) {
     fs.openDirectoriesAt = (dirFd, names) => {
       hook('openDirectoriesAt', [dirFd, names], joined(dirFd, names));
       const fd = openDirectoriesAt.call(base, dirFd, names);
-      return fd === undefined ? undefined : opened(fd);
-    };
-  }
-  if (openPathBeneath !== undefined) {
-    fs.openPathBeneath = (dirFd, names) => {
-      hook('openPathBeneath', [dirFd, names], joined(dirFd, names));
-      const fd = openPathBeneath.call(base, dirFd, names);
       return fd === undefined ? undefined : opened(fd);
     };
   }
