@@ -54,6 +54,13 @@ export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promis
   await waitUntil('the agent to start', () => startedIn() !== '');
   const workspace = startedIn();
   assert.ok(workspace.startsWith(`${realpathSync(dir)}/`), workspace);
+  // The spool is there while the run goes (so its removal below means something).
+  assert.ok(
+    readdirSync(dir).some(
+      (name) => name.startsWith('witness-run-') && existsSync(path.join(dir, name, 'records.jsonl')),
+    ),
+    'the record spool was created under TMPDIR',
+  );
   process.kill(pid, signal);
   const result = await running;
   assert.equal(result.status, 130, result.stderr);
