@@ -10,7 +10,7 @@ import {
 } from '../../attacks/outcome.js';
 import type { TableLine } from '../../attacks/summary-table.js';
 import { FailOnMatchedError } from '../../errors.js';
-import { tuneHeapForCampaign } from '../campaign-heap.js';
+import { tuneAcquisitionThreadsForCampaign, tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
@@ -81,6 +81,7 @@ export function registerRun(program: Command, io: CliIo): void {
       ]);
       // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).
       tuneHeapForCampaign(process.execArgv);
+      tuneAcquisitionThreadsForCampaign();
       const { renderTableLines, renderTotals, tableLineOf } = table;
       const { createTarget } = targets;
       const failOn = readFailOn(options.failOn);

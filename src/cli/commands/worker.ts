@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { tuneHeapForCampaign } from '../campaign-heap.js';
+import { tuneAcquisitionThreadsForCampaign, tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb } from '../memory-option.js';
 import { isProcessAlive } from '../process-alive.js';
@@ -20,6 +20,7 @@ export function registerWorker(program: Command, io: CliIo): void {
       const db = resolveDb(options, io.env);
       // A worker runs attempt after attempt, like `witness run`: collect sooner (see campaign-heap.ts).
       tuneHeapForCampaign(process.execArgv);
+      tuneAcquisitionThreadsForCampaign();
       const { requirePostgres } = await import('../../queue/queue-store.js');
       requirePostgres(db);
       const { runWorker } = await import('../../queue/queue-worker.js');

@@ -47,12 +47,20 @@ export interface PoolTicket {
 /** Threads per process: one per core the process may use. */
 export const POOL_SIZE = Math.max(1, os.availableParallelism());
 /**
- * The young generation of each pool thread, in MiB: what V8 gives a thread at start (two 2 MiB semi-spaces
- * and their large-object share). Left to itself V8 doubles it once a long campaign's steady trickle of
- * surviving objects makes the survival rate look high, a step of ~8 MiB across two threads that a campaign
- * of 1,600 attempts takes and one of 100 does not (issue 14, row 8). The old generation is not capped.
+ * The young generation of each pool thread, in MiB, unless the process sets another
+ * ({@link AcquisitionPool.setThreadYoungGenerationMb}). A large acquisition allocates every entry's text on
+ * its threads: with 6 MiB they spent about a fifth of their time in scavenges, and 12 or 16 MiB took
+ * ≈ 18 % off the CPU of a 100,000-file acquisition (docs/perf/s16-walk.md). The cost is resident memory
+ * that a thread keeps once V8 has grown its young generation to the cap.
  */
-const WORKER_YOUNG_GENERATION_MB = 6;
+export const DEFAULT_THREAD_YOUNG_GENERATION_MB = 16;
+/**
+ * What a campaign process sets (`witness run`, `witness worker`): two 2 MiB semi-spaces and their
+ * large-object share. Left to a larger cap, V8 grows it once a long campaign's steady trickle of surviving
+ * objects makes the survival rate look high, a step of ~8–20 MiB across two threads that a campaign of
+ * 1,600 attempts takes and one of 100 does not (issue 14, row 8). The old generation is not capped.
+ */
+export const CAMPAIGN_THREAD_YOUNG_GENERATION_MB = 6;
 /** A worker idle this long is terminated (its isolate's memory returns to the system). */
 const IDLE_TERMINATE_MS = 60_000;
 
@@ -92,6 +100,18 @@ class AcquisitionPool {
   readonly #slots = new Set<Slot>();
   readonly #queue: Queued[] = [];
   #nextId = 1;
+  #youngGenerationMb = DEFAULT_THREAD_YOUNG_GENERATION_MB;
+
+  /**
+   * The young generation (MiB) of the threads started from now on; threads already running keep theirs
+   * (V8 sizes a thread's heap when it starts). Called by a process before its first acquisition.
+   */
+  setThreadYoungGenerationMb(mb: number): void {
+    if (!Number.isInteger(mb) || mb < 1 || mb > 1024) {
+      throw new RangeError(`a thread's young generation must be 1–1024 MiB (got ${mb})`);
+    }
+    this.#youngGenerationMb = mb;
+  }
 
   submit(job: PoolJob, callbacks: PoolCallbacks): PoolTicket {
     const queued: Queued = {
@@ -229,7 +249,7 @@ class AcquisitionPool {
 
   #spawn(data: AcquireWorkerData = {}): Slot {
     const worker = new Worker(new URL('./acquire-worker.js', import.meta.url), {
-      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+      resourceLimits: { maxYoungGenerationSizeMb: this.#youngGenerationMb },
       workerData: data,
     });
     const slot: Slot = { worker, running: undefined, idleTimer: undefined };
@@ -312,6 +332,11 @@ class AcquisitionPool {
    * koffi's native code aborts the process: acquire-worker.ts); then it is idle like any other, keeps no
    * process alive and goes away after a minute unused.
    */
+  /** @internal The young generation (MiB) each running thread was started with, for tests. */
+  threadYoungGenerationsMb(): number[] {
+    return [...this.#slots].map((slot) => slot.worker.resourceLimits?.maxYoungGenerationSizeMb ?? Number.NaN);
+  }
+
   prewarm(): void {
     if (this.#slots.size > 0) return;
     const slot = this.#spawn({ probeAtStart: true });
