@@ -4,7 +4,7 @@ import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
 import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob } from './acquire-worker.js';
-import { LINK, LINK_INTS } from './read-lanes.js';
+import { LINK, LINK_INTS } from './reader-link.js';
 import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice.js';
 
 /**

@@ -1,6 +1,7 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { CoverageGap } from '../../models/observation.js';
 import type { CandidateResult } from './confined-read.js';
+import { LINK } from './reader-link.js';
 import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
 
 /**
@@ -42,18 +43,8 @@ export function localLanes(reader: LocalReader): ReadLanes {
   };
 }
 
-/** Index of each Int32 in a link's shared state. */
-export const LINK = {
-  /** Batches the helper has finished (read and closed, result posted). The walker waits on it. */
-  completed: 0,
-  /** 1 once the helper thread listens on its port: until then no batch is sent to it. */
-  attached: 1,
-  /** 1 when the helper's thread was lost: the walker stops waiting and fails the acquisition. */
-  lost: 2,
-  /** 1 when the pool wants the helper's thread for a queued job: the walker stops sending batches. */
-  yield: 3,
-} as const;
-export const LINK_INTS = 4;
+// The link's layout lives in reader-link.ts (the pool needs it without loading the readers).
+export { LINK, LINK_INTS } from './reader-link.js';
 
 /**
  * Files per batch sent to the helper: few enough to balance, enough to keep messages rare (16 a batch
