@@ -13,6 +13,8 @@ export interface BenchConfig {
   bigFileSizesMiB: number[];
   /** Sequential exact acquisitions timed in row 4. */
   exactCalls: number;
+  /** Row 4a: calls made (and timed apart) before the timed ones, while V8 compiles the hot path. */
+  exactWarmupCalls: number;
   /** `witness score` processes timed in row 4. */
   cliRuns: number;
   /** Entries per stored observation, and replays timed, in row 5. */
@@ -34,6 +36,7 @@ export const FULL_CONFIG: BenchConfig = {
   mainTree: { files: 100_000, directories: 5_000 },
   bigFileSizesMiB: [50, 100, 200],
   exactCalls: 10_000,
+  exactWarmupCalls: 3_000,
   cliRuns: 10,
   replay: { entries: 1_000, replays: 300 },
   entriesTree: { directories: 1_000, filesPerDirectory: 1_000 },
@@ -48,6 +51,7 @@ export const QUICK_CONFIG: BenchConfig = {
   mainTree: { files: 4_000, directories: 200 },
   bigFileSizesMiB: [4, 8, 16],
   exactCalls: 1_000,
+  exactWarmupCalls: 300,
   cliRuns: 3,
   replay: { entries: 500, replays: 50 },
   entriesTree: { directories: 40, filesPerDirectory: 500 },

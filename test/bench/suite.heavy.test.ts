@@ -14,6 +14,7 @@ const TINY_CONFIG: BenchConfig = {
   mainTree: { files: 200, directories: 20 },
   bigFileSizesMiB: [1, 2],
   exactCalls: 20,
+  exactWarmupCalls: 5,
   cliRuns: 1,
   replay: { entries: 50, replays: 2 },
   entriesTree: { directories: 5, filesPerDirectory: 50 },
