@@ -1,6 +1,7 @@
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { DigestCarryWalk } from './digest-carry.js';
+import { EntryBatchBuilder, type PostedEntries } from './entry-batch.js';
 import type { SourceLimits } from './limits.js';
 import { type LocalReader, localLanes, type ReadLanes } from './read-lanes.js';
 import type { SurfaceFs } from './surface-fs.js';
@@ -69,10 +70,12 @@ export class AcquisitionState {
   };
 
   /**
-   * Where full batches of entries go while the walk runs (the worker posts them to the main thread, so
-   * their transfer and validation overlap the walk). Without a sink every entry stays in `entries`.
+   * Where batches of entries go while the walk runs (the worker posts them to the main thread, so their
+   * transfer and validation overlap the walk), texts as bytes (entry-batch.ts); the last, short batch
+   * goes at {@link postRemainingEntries}. Without a sink every entry stays in `entries`, texts decoded.
    */
-  entrySink: ((batch: SurfaceEntry[]) => void) | undefined;
+  entrySink: ((batch: PostedEntries) => void) | undefined;
+  readonly #batch = new EntryBatchBuilder();
 
   /**
    * Set in manifest mode (SPEC §12): the walk records every entry it meets here — directories, symlinks
@@ -99,8 +102,12 @@ export class AcquisitionState {
     /** Scratch buffer for reads, reused across files. */
     readonly chunk: Buffer,
   ) {
+    const state = this;
     this.reader = {
       sink: {
+        get textAsBytes() {
+          return state.entrySink !== undefined;
+        },
         chunk,
         maxContentBytes: limits.maxContentBytes,
         fs,
@@ -109,7 +116,7 @@ export class AcquisitionState {
         },
         checkCancelled: () => this.checkCancelled(),
         gap: (seq, gap) => this.taskGap(seq, gap),
-        entry: (entry) => this.addEntry(entry),
+        entry: (entry, text) => this.addEntry(entry, text),
         bytesRead: (count) => {
           this.stats.bytesRead += count;
         },
@@ -124,12 +131,23 @@ export class AcquisitionState {
     if (this.cancelled()) throw new AcquisitionCancelled();
   }
 
-  /** Records a read entry; hands a full batch to the sink, if there is one. */
-  addEntry(entry: SurfaceEntry): void {
-    this.entries.push(entry);
-    if (this.entrySink !== undefined && this.entries.length >= ENTRY_BATCH) {
-      this.entrySink(this.entries.splice(0));
+  /**
+   * Records a read entry; hands a full batch to the sink, if there is one. `text` (only with a sink) is
+   * the whole content's UTF-8 bytes, copied into the batch at once.
+   */
+  addEntry(entry: SurfaceEntry, text?: Buffer): void {
+    if (this.entrySink === undefined) {
+      if (text !== undefined) throw new Error('text bytes without an entry sink: a bug');
+      this.entries.push(entry);
+      return;
     }
+    this.#batch.add(entry, text);
+    if (this.#batch.length >= ENTRY_BATCH) this.entrySink(this.#batch.take());
+  }
+
+  /** Hands the last, short batch to the sink (after the walk and every read on this thread are done). */
+  postRemainingEntries(): void {
+    if (this.entrySink !== undefined && this.#batch.length > 0) this.entrySink(this.#batch.take());
   }
 
   /**
