@@ -11,7 +11,6 @@ import {
 } from './acquisition-state.js';
 import { cancellableFs } from './cancellable-fs.js';
 import { type CarryCounts, type DigestCarryRequest, DigestCarryWalk } from './digest-carry.js';
-import type { PostedEntries } from './entry-batch.js';
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
@@ -69,16 +68,11 @@ export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: '
 
 export interface AcquireSyncOptions {
   /**
-   * Manifest mode: receives manifest entries in batches, in the order they were read, while the walk
-   * runs; the result then gives their order. Observation entries go to `onPostedEntries` instead.
+   * Receives entries in batches, in the order they were read, while the walk runs; the result then holds
+   * only the rest, and the receiver sorts the union by uri. Without it, the result holds every entry.
+   * In manifest mode the batches are manifest entries (the result then gives their order).
    */
   onEntries?: (batch: SurfaceEntry[] | ManifestEntry[]) => void;
-  /**
-   * Observation entries: receives every entry in posted batches (entry-batch.ts: texts as bytes), in
-   * the order they were read, while the walk runs; the result's `entries` is then empty, and the
-   * receiver sorts the union by uri. Without it, the result holds every entry.
-   */
-  onPostedEntries?: (batch: PostedEntries) => void;
   /**
    * A second reader thread for this acquisition (read-lanes.ts), used by glob observations only: an exact
    * locator reads one file, and a manifest keeps each file's digest beside its other fields in order.
@@ -161,7 +155,7 @@ function acquireGuarded(
     }
     const state = new AcquisitionState(fs, request.limits, rootPath, rootFd, cancelled, scratchChunk());
     // A manifest's batches are manifest entries (DigestCarryWalk posts them); observation entries never.
-    state.entrySink = request.mode === 'manifest' ? undefined : options.onPostedEntries;
+    state.entrySink = request.mode === 'manifest' ? undefined : options.onEntries;
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
@@ -182,7 +176,6 @@ function acquireGuarded(
       if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
       else walkGlob(state, locator);
       state.lanes.finish();
-      state.postRemainingEntries();
       walked = true;
     } finally {
       // Cancelled or failed: the handles still queued are closed unread, and the helper is told to stop.

@@ -1,7 +1,7 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
+import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
-import type { PostedEntries } from './entry-batch.js';
 import { checkProcFdDirectory } from './openat2-surface-fs.js';
 import type { ToHelper } from './read-lanes.js';
 import { serveSecondReader } from './second-reader.js';
@@ -43,9 +43,7 @@ export interface HelpJob {
 }
 
 export type AcquireReply =
-  /** Observation entries: their texts travel as bytes (entry-batch.ts); the pool builds them. */
-  | { id: number; posted: PostedEntries }
-  | { id: number; entries: ManifestEntry[] }
+  | { id: number; entries: SurfaceEntry[] | ManifestEntry[] }
   | {
       id: number;
       outcome: AcquireOutcome;
@@ -95,9 +93,7 @@ port.on('message', (job: AcquireJob | HelpJob) => {
       // Entries leave in batches while the walk runs, so their transfer and validation on the main
       // thread overlap the walk instead of following it (one clone of 100,000 entries took ~0.9 s).
       outcome: acquireSync(job.request, choice.fs, () => Atomics.load(flag, 0) !== 0, {
-        onEntries: (entries) =>
-          port.postMessage({ id: job.id, entries: entries as ManifestEntry[] } satisfies AcquireReply),
-        onPostedEntries: (posted) => postEntries(job.id, posted),
+        onEntries: (entries) => port.postMessage({ id: job.id, entries } satisfies AcquireReply),
         ...(job.helper === undefined
           ? {}
           : {
@@ -137,16 +133,10 @@ function help(job: HelpJob): void {
     // so this thread's own instance of the walker's seam kind serves (procfs if it cannot load here).
     fs: helperSeam(job.surfaceFs),
     maxContentBytes: job.maxContentBytes,
-    onEntries: (posted) => postEntries(job.id, posted),
+    onEntries: (entries) => port?.postMessage({ id: job.id, entries } satisfies AcquireReply),
     onEnd: (readsDone) => port?.postMessage({ id: job.id, helped: readsDone } satisfies AcquireReply),
     ...(job.delayMs === undefined ? {} : { delayMs: job.delayMs }),
   });
-}
-
-/** Posts a batch of observation entries, its text bytes transferred (not copied). */
-function postEntries(id: number, posted: PostedEntries): void {
-  const transfer = posted.texts === undefined ? [] : [posted.texts.bytes, posted.texts.spans.buffer];
-  port?.postMessage({ id, posted } satisfies AcquireReply, transfer);
 }
 
 function helperSeam(kind: SurfaceFsKind) {

@@ -4,7 +4,6 @@ import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
 import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob } from './acquire-worker.js';
-import { openEntryBatch } from './entry-batch.js';
 import { LINK, LINK_INTS } from './read-lanes.js';
 import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice.js';
 
@@ -245,10 +244,6 @@ class AcquisitionPool {
       const { queued } = running;
       if ('entries' in reply) {
         if (!queued.settled) queued.callbacks.onEntries(reply.entries);
-        return;
-      }
-      if ('posted' in reply) {
-        if (!queued.settled) queued.callbacks.onEntries(openEntryBatch(reply.posted));
         return;
       }
       if ('wantsHelper' in reply) {

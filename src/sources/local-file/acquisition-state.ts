@@ -1,7 +1,6 @@
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { DigestCarryWalk } from './digest-carry.js';
-import { EntryBatchBuilder, type PostedEntries } from './entry-batch.js';
 import type { SourceLimits } from './limits.js';
 import { type LocalReader, localLanes, type ReadLanes } from './read-lanes.js';
 import type { SurfaceFs } from './surface-fs.js';
@@ -70,12 +69,10 @@ export class AcquisitionState {
   };
 
   /**
-   * Where batches of entries go while the walk runs (the worker posts them to the main thread, so their
-   * transfer and validation overlap the walk), texts as bytes (entry-batch.ts); the last, short batch
-   * goes at {@link postRemainingEntries}. Without a sink every entry stays in `entries`, texts decoded.
+   * Where full batches of entries go while the walk runs (the worker posts them to the main thread, so
+   * their transfer and validation overlap the walk). Without a sink every entry stays in `entries`.
    */
-  entrySink: ((batch: PostedEntries) => void) | undefined;
-  readonly #batch = new EntryBatchBuilder();
+  entrySink: ((batch: SurfaceEntry[]) => void) | undefined;
 
   /**
    * Set in manifest mode (SPEC §12): the walk records every entry it meets here — directories, symlinks
@@ -102,12 +99,8 @@ export class AcquisitionState {
     /** Scratch buffer for reads, reused across files. */
     readonly chunk: Buffer,
   ) {
-    const state = this;
     this.reader = {
       sink: {
-        get textAsBytes() {
-          return state.entrySink !== undefined;
-        },
         chunk,
         maxContentBytes: limits.maxContentBytes,
         fs,
@@ -116,7 +109,7 @@ export class AcquisitionState {
         },
         checkCancelled: () => this.checkCancelled(),
         gap: (seq, gap) => this.taskGap(seq, gap),
-        entry: (entry, text) => this.addEntry(entry, text),
+        entry: (entry) => this.addEntry(entry),
         bytesRead: (count) => {
           this.stats.bytesRead += count;
         },
@@ -131,23 +124,12 @@ export class AcquisitionState {
     if (this.cancelled()) throw new AcquisitionCancelled();
   }
 
-  /**
-   * Records a read entry; hands a full batch to the sink, if there is one. `text` (only with a sink) is
-   * the whole content's UTF-8 bytes, copied into the batch at once.
-   */
-  addEntry(entry: SurfaceEntry, text?: Buffer): void {
-    if (this.entrySink === undefined) {
-      if (text !== undefined) throw new Error('text bytes without an entry sink: a bug');
-      this.entries.push(entry);
-      return;
+  /** Records a read entry; hands a full batch to the sink, if there is one. */
+  addEntry(entry: SurfaceEntry): void {
+    this.entries.push(entry);
+    if (this.entrySink !== undefined && this.entries.length >= ENTRY_BATCH) {
+      this.entrySink(this.entries.splice(0));
     }
-    this.#batch.add(entry, text);
-    if (this.#batch.length >= ENTRY_BATCH) this.entrySink(this.#batch.take());
-  }
-
-  /** Hands the last, short batch to the sink (after the walk and every read on this thread are done). */
-  postRemainingEntries(): void {
-    if (this.entrySink !== undefined && this.#batch.length > 0) this.entrySink(this.#batch.take());
   }
 
   /**

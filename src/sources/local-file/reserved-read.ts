@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import crypto, { createHash, type Hash } from 'node:crypto';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { errorCode, rethrowCancelled } from './acquisition-state.js';
@@ -43,14 +42,7 @@ export interface ReadSink {
   checkCancelled(): void;
   /** A gap of the task with this `seq`. */
   gap(seq: number, gap: CoverageGap): void;
-  /**
-   * True when entries leave this thread in posted batches (entry-batch.ts): a whole file's text that is
-   * valid UTF-8 is then passed to `entry` as its bytes (`content` null), and the receiving thread builds
-   * the string. False: every text is decoded here.
-   */
-  readonly textAsBytes: boolean;
-  /** `text`: the file's whole content, valid UTF-8, only when `textAsBytes`; it is the scratch chunk's. */
-  entry(entry: SurfaceEntry, text?: Buffer): void;
+  entry(entry: SurfaceEntry): void;
   /** Bytes really read (the budget was spent by the reservation; this is the statistic). */
   bytesRead(count: number): void;
 }
@@ -197,17 +189,14 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
   let content: string | null;
   let partialText: boolean;
   let sha256: string | null;
-  let textBytes: Buffer | undefined;
   if (firstChunk !== undefined && !cut) {
     // The whole file is in the chunk; the chunk is reused by the next file, so both the digest and the
-    // text are taken from it now (the sink copies text bytes at once).
+    // text are taken from it now.
     sha256 = hashWhole(firstChunk);
     partialText = firstChunk.length > maxContentBytes;
-    if (partialText) content = decodeText(firstChunk.subarray(0, maxContentBytes), true);
-    else if (sink.textAsBytes && isUtf8(firstChunk)) {
-      content = null;
-      textBytes = firstChunk;
-    } else content = decodeWhole(firstChunk);
+    content = partialText
+      ? decodeText(firstChunk.subarray(0, maxContentBytes), true)
+      : decodeWhole(firstChunk);
   } else if (firstChunk !== undefined) {
     sha256 = null;
     partialText = true;
@@ -220,17 +209,14 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
     );
     sha256 = cut ? null : (hash ?? createHash('sha256')).digest('hex');
   }
-  sink.entry(
-    {
-      uri,
-      sizeBytes: cut ? Math.max(size, readBytes) : readBytes,
-      sha256,
-      modifiedAt: modifiedAtOf(mtimeMs),
-      content,
-      contentTruncated: content !== null && partialText,
-    },
-    textBytes,
-  );
+  sink.entry({
+    uri,
+    sizeBytes: cut ? Math.max(size, readBytes) : readBytes,
+    sha256,
+    modifiedAt: modifiedAtOf(mtimeMs),
+    content,
+    contentTruncated: content !== null && partialText,
+  });
   return cut ? 'gap' : 'read';
 }
 

@@ -1,7 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { CoverageGap } from '../../models/observation.js';
+import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { AcquisitionCancelled } from './acquisition-state.js';
-import { EntryBatchBuilder, type PostedEntries } from './entry-batch.js';
 import { type FromHelper, LINK, type ToHelper, unpackTasks } from './read-lanes.js';
 import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
@@ -26,8 +25,8 @@ export interface SecondReaderOptions {
   /** Reopen, fstat, read and close of read handles (the procfs seam's: both seams reopen that way). */
   fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close'>;
   maxContentBytes: number;
-  /** Streams entries to the caller's thread (same batches as the walking thread's: texts as bytes). */
-  onEntries(batch: PostedEntries): void;
+  /** Streams entries to the caller's thread (same batches as the walking thread's). */
+  onEntries(entries: SurfaceEntry[]): void;
   /** Called once, after the walker said it sends nothing more and every batch was answered. */
   onEnd(readsDone: number): void;
   /** Test seam: milliseconds spent before each file (an injected slow reader). */
@@ -41,7 +40,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   const { port, link, cancel } = options;
   const chunk = scratchChunk();
   const cancelled = () => Atomics.load(cancel, 0) !== 0;
-  const entries = new EntryBatchBuilder();
+  let entries: SurfaceEntry[] = [];
   let gaps: [number, CoverageGap][] = [];
   let bytes = 0;
   let filesRead = 0;
@@ -66,7 +65,6 @@ export function serveSecondReader(options: SecondReaderOptions): void {
       },
       close: (fd) => options.fs.close(fd),
     },
-    textAsBytes: true,
     fileRead: () => {
       filesRead++;
     },
@@ -74,9 +72,12 @@ export function serveSecondReader(options: SecondReaderOptions): void {
       if (cancelled()) throw new AcquisitionCancelled();
     },
     gap: (seq, gap) => gaps.push([seq, gap]),
-    entry: (entry, text) => {
-      entries.add(entry, text);
-      if (entries.length >= ENTRY_BATCH) options.onEntries(entries.take());
+    entry: (entry) => {
+      entries.push(entry);
+      if (entries.length >= ENTRY_BATCH) {
+        options.onEntries(entries);
+        entries = [];
+      }
     },
     bytesRead: (count) => {
       bytes += count;
@@ -113,7 +114,8 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   const end = () => {
     if (finished) return;
     finished = true;
-    if (entries.length > 0) options.onEntries(entries.take());
+    if (entries.length > 0) options.onEntries(entries);
+    entries = [];
     port.close();
     options.onEnd(readsDone);
   };
