@@ -34,7 +34,7 @@ export interface SecondReaderOptions {
 }
 
 /** Entries per batch posted to the caller's thread: as the walking thread's (acquisition-state.ts). */
-const ENTRY_BATCH = 250;
+const ENTRY_BATCH = 100;
 
 export function serveSecondReader(options: SecondReaderOptions): void {
   const { port, link, cancel } = options;
