@@ -33,7 +33,8 @@ export interface SecondReaderOptions {
   delayMs?: number;
 }
 
-const ENTRY_BATCH = 1000;
+/** Entries per batch posted to the caller's thread: as the walking thread's (acquisition-state.ts). */
+const ENTRY_BATCH = 100;
 
 export function serveSecondReader(options: SecondReaderOptions): void {
   const { port, link, cancel } = options;
