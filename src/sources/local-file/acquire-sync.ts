@@ -14,6 +14,7 @@ import { type CarryCounts, type DigestCarryRequest, DigestCarryWalk } from './di
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
+import type { MountedIdentity } from './mount-identity.js';
 import { type HelperLink, sharedLanes } from './read-lanes.js';
 import { scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
@@ -225,17 +226,21 @@ function acquireGuarded(
 const SLASH = 0x2f;
 
 /**
- * Checks that the root handle's kernel path names, in this process, the very directory the handle holds
- * (same device and inode, by `stat` of that path); undefined when it does, else the answer to give.
+ * Checks that the root handle's kernel path names, in this process, the very directory the handle holds,
+ * on the very mount (device, inode and mount id equal, by statx or /proc/self/fdinfo of the path and of
+ * the handle: mount-identity.ts); undefined when it does, else the answer to give.
  *
- * Every placement compares a handle's kernel path with this one. The kernel writes a handle's path from
- * the root of the handle's own mount namespace, and marks a removed directory with " (deleted)": a root
- * given as `/proc/<pid>/root/…` or `/proc/<pid>/cwd` of a process in another mount namespace gets a path
- * that here names another directory (or none). Attack it stops: in such a root, an absolute symlink is
- * resolved in this namespace; its handle's path then starts with the root's path string, so it would be
- * placed "inside" and a host file outside the root would be read (`root-namespace.heavy.test.ts`). A root
- * removed after it was opened (reached through a magic link) would otherwise be walked as an empty, complete
- * directory — a proven absence of everything; it is unavailable, as a missing root is.
+ * Every placement compares a handle's kernel path with the root's, and absolute symlinks inside the root
+ * are resolved in this process's mount namespace. A root given as `/proc/<pid>/root/…` of a process in
+ * another mount namespace is walked through that namespace's mounts, yet the kernel writes its path as
+ * that namespace sees it, which here may name another directory, or the same directory with other mounts
+ * below it (a container given the workspace at the same path). Attack it stops: a link in such a root to
+ * a path below it that only this namespace mounts (or that differs here) is resolved here, starts with the
+ * root's path string, and would be placed "inside" and read — a host file reported as the agent's
+ * (`root-namespace.heavy.test.ts`: a different directory, and the same directory with a mount only here).
+ * Equal mount ids prove the handle's mount is the one the path crosses here, so the walk and the links see
+ * the same mounts. A root removed after it was opened (reached through a magic link: its path ends in
+ * " (deleted)") names nothing: unavailable, as a missing root is, rather than an empty, complete walk.
  */
 function rootNamedHere(
   fs: SurfaceFs,
@@ -243,9 +248,9 @@ function rootNamedHere(
   rootPath: Buffer,
   uri: string,
 ): Pick<AcquireResult, 'acquisition' | 'gaps'> | undefined {
-  let named: { dev: number; ino: number };
+  let named: MountedIdentity;
   try {
-    named = fs.statPath(rootPath);
+    named = fs.mountedIdentityOfPath(rootPath);
   } catch (error) {
     rethrowCancelled(error);
     return {
@@ -259,8 +264,8 @@ function rootNamedHere(
       ],
     };
   }
-  const held = fs.fstat(rootFd);
-  if (named.dev === held.dev && named.ino === held.ino) return undefined;
+  const held = fs.mountedIdentity(rootFd);
+  if (named.dev === held.dev && named.ino === held.ino && named.mountId === held.mountId) return undefined;
   return {
     acquisition: 'partial',
     gaps: [

@@ -19,7 +19,8 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
     resolveRoot: guard(base.resolveRoot),
     procIsTrusted: guard(base.procIsTrusted),
     openRoot: guard(base.openRoot),
-    statPath: guard(base.statPath),
+    mountedIdentity: guard(base.mountedIdentity),
+    mountedIdentityOfPath: guard(base.mountedIdentityOfPath),
     openDirectoryAt: guard(base.openDirectoryAt),
     openPathAt: guard(base.openPathAt),
     // No I/O: a lookup in the seam's own bookkeeping.

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { loadGetdents } from './getdents-listing.js';
+import { loadStatxMountedIdentity, procfsMountedIdentity } from './mount-identity.js';
 import {
   type Openat2Binding,
   Openat2Error,
@@ -51,6 +52,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   const statxAt = loadStatx();
   /** fstat of a handle by statx, and listing by getdents64, when koffi offers them. */
   const statxFd = loadStatxFd();
+  const mounted = loadStatxMountedIdentity() ?? procfsMountedIdentity;
   const getdents = loadGetdents();
   /** Directory handles this seam opened: the root handle they hang from and their path below it. */
   const directories = new Map<number, { rootFd: number; relative: Buffer }>();
@@ -88,7 +90,8 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   return {
     resolveRoot: procfs.resolveRoot,
     procIsTrusted: procfs.procIsTrusted,
-    statPath: procfs.statPath,
+    mountedIdentity: mounted.ofFd,
+    mountedIdentityOfPath: mounted.ofPath,
     openRoot: (path) => {
       checkProcFdDirectory();
       const fd = procfs.openRoot(path);

@@ -87,13 +87,24 @@ export function loadStatxFd(): StatxFd | undefined {
   return cached.fd;
 }
 
-type KoffiFunction = (...args: unknown[]) => unknown;
+export type KoffiFunction = (...args: unknown[]) => unknown;
 
-function tryLoad(): { at: StatxAt | undefined; fd: StatxFd | undefined } {
-  const none = { at: undefined, fd: undefined };
-  if (os.platform() !== 'linux' || os.endianness() !== 'LE') return none;
-  let at: StatxAt;
-  let ofFd: StatxFd;
+/** The raw statx(2) call through koffi, and its errno; undefined where it cannot be loaded. */
+export interface RawStatx {
+  statx: KoffiFunction;
+  errno: () => number;
+}
+
+let raw: { value: RawStatx | undefined } | undefined;
+
+/** statx(2) itself, loaded once per thread (little-endian Linux only: the decoders assume it). */
+export function loadRawStatx(): RawStatx | undefined {
+  raw ??= { value: tryLoadRaw() };
+  return raw.value;
+}
+
+function tryLoadRaw(): RawStatx | undefined {
+  if (os.platform() !== 'linux' || os.endianness() !== 'LE') return undefined;
   try {
     const koffi = createRequire(import.meta.url)('koffi') as {
       load(path: string | null): { func(signature: string): KoffiFunction };
@@ -102,13 +113,31 @@ function tryLoad(): { at: StatxAt | undefined; fd: StatxFd | undefined } {
     const statx = koffi
       .load(null)
       .func('int statx(int dirfd, const uint8_t *path, int flags, uint32_t mask, void *buf)');
-    const errno = () => koffi.errno();
-    at = bind(statx, errno);
-    ofFd = bindFd(statx, errno);
+    return { statx, errno: () => koffi.errno() };
   } catch {
-    return none;
+    return undefined;
+  }
+}
+
+function tryLoad(): { at: StatxAt | undefined; fd: StatxFd | undefined } {
+  const loaded = loadRawStatx();
+  if (loaded === undefined) return { at: undefined, fd: undefined };
+  let at: StatxAt;
+  let ofFd: StatxFd;
+  try {
+    at = bind(loaded.statx, loaded.errno);
+    ofFd = bindFd(loaded.statx, loaded.errno);
+  } catch {
+    return { at: undefined, fd: undefined };
   }
   return { at: agreesWithNode(at) ? at : undefined, fd: fdAgreesWithNode(ofFd) ? ofFd : undefined };
+}
+
+/** Decodes st_dev from struct statx's dev_major/dev_minor as Node reports it (glibc's makedev). */
+export function statxDev(buffer: Buffer): number {
+  const major = buffer.readUInt32LE(0x88);
+  const minor = buffer.readUInt32LE(0x8c);
+  return (major & 0xfff) * 0x100 + (minor & 0xff) + (minor & ~0xff) * 0x1000 + (major & ~0xfff) * 2 ** 32;
 }
 
 function bind(statx: KoffiFunction, errno: () => number): StatxAt {
@@ -140,11 +169,8 @@ function bindFd(statx: KoffiFunction, errno: () => number): StatxFd {
 
 function decode(buffer: Buffer): StatxEntry {
   // struct statx (linux/stat.h), the same layout on every architecture.
-  const major = buffer.readUInt32LE(0x88);
-  const minor = buffer.readUInt32LE(0x8c);
   return new StatxEntry(
-    // glibc's makedev, as Node reports st_dev.
-    (major & 0xfff) * 0x100 + (minor & 0xff) + (minor & ~0xff) * 0x1000 + (major & ~0xfff) * 2 ** 32,
+    statxDev(buffer),
     buffer.readUInt32LE(0x20) + buffer.readUInt32LE(0x24) * 2 ** 32,
     buffer.readUInt32LE(0x28) + buffer.readUInt32LE(0x2c) * 2 ** 32,
     buffer.readUInt16LE(0x1c),

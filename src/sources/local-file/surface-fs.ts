@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { type MountedIdentity, procfsMountedIdentity } from './mount-identity.js';
 import type { EntryStat } from './statx.js';
 
 /**
@@ -24,11 +25,13 @@ export interface SurfaceFs {
    * but a directory (a file, FIFO or device at the path fails with ENOTDIR before it is opened).
    */
   openRoot(path: string): number;
+  /** Device, inode and mount id of the handle `fd` (mount-identity.ts). */
+  mountedIdentity(fd: number): MountedIdentity;
   /**
-   * stat of `path` by name, following links: used once per acquisition to check that the root handle's
-   * kernel path names, in this process, the directory that handle holds.
+   * The same of what `path` names here, by name, following links: used once per acquisition to check that
+   * the root handle's kernel path names, in this process, the very directory and mount that handle holds.
    */
-  statPath(path: Buffer): HandleStat;
+  mountedIdentityOfPath(path: Buffer): MountedIdentity;
   /** Opens `name` in `dirFd` as a directory, never following a symlink. */
   openDirectoryAt(dirFd: number, name: Buffer): number;
   /** Opens `name` in `dirFd` as an O_PATH handle, following symlinks: no read intent, no side effects. */
@@ -140,7 +143,8 @@ export const nodeSurfaceFs: SurfaceFs = {
     }
   },
   openRoot: (path) => fs.openSync(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC),
-  statPath: (path) => fs.statSync(path),
+  mountedIdentity: (fd) => procfsMountedIdentity.ofFd(fd),
+  mountedIdentityOfPath: (path) => procfsMountedIdentity.ofPath(path),
   openDirectoryAt: (dirFd, name) =>
     fs.openSync(childPath(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK),
   openPathAt: (dirFd, name) => fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC),

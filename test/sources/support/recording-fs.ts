@@ -81,9 +81,13 @@ export function recordingFs(
       hook('openRoot', [path], path);
       return opened(base.openRoot(path));
     },
-    statPath: (path) => {
-      hook('statPath', [path], path.toString('latin1'));
-      return base.statPath(path);
+    mountedIdentity: (fd) => {
+      hook('mountedIdentity', [fd]);
+      return base.mountedIdentity(fd);
+    },
+    mountedIdentityOfPath: (path) => {
+      hook('mountedIdentityOfPath', [path], path.toString('latin1'));
+      return base.mountedIdentityOfPath(path);
     },
     openDirectoryAt: (dirFd, name) => {
       hook('openDirectoryAt', [dirFd, name], `${pathOf(dirFd)}/${name.toString('latin1')}`);
