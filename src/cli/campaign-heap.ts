@@ -1,8 +1,4 @@
 import v8 from 'node:v8';
-import {
-  acquisitionPool,
-  CAMPAIGN_THREAD_YOUNG_GENERATION_MB,
-} from '../sources/local-file/acquisition-pool.js';
 
 /**
  * How `witness run` and `witness worker` ask V8 to size the heap for a long campaign. This is the CLI's own
@@ -32,14 +28,4 @@ export function tuneHeapForCampaign(execArgv: readonly string[]): boolean {
   if (execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return false;
   v8.setFlagsFromString(`--heap-growing-percent=${CAMPAIGN_HEAP_GROWING_PERCENT}`);
   return true;
-}
-
-/**
- * Gives the acquisition threads a campaign starts the campaign's young generation
- * ({@link CAMPAIGN_THREAD_YOUNG_GENERATION_MB}) instead of the library's larger default, so a campaign's
- * resident memory stays flat however many attempts it runs (issue 14, row 8). Call before the first
- * acquisition: threads already running keep theirs.
- */
-export function tuneAcquisitionThreadsForCampaign(): void {
-  acquisitionPool.setThreadYoungGenerationMb(CAMPAIGN_THREAD_YOUNG_GENERATION_MB);
 }

@@ -6,6 +6,7 @@
 export type { Attack, Campaign, CampaignInput, Expect } from '../attacks/campaign.js';
 export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from '../attacks/campaign.js';
 export { loadCampaignFile, parseCampaign } from '../attacks/campaign-file.js';
+export { tuneAcquisitionThreadsForCampaign } from '../attacks/campaign-threads.js';
 export { demoCampaign } from '../attacks/demo-campaign.js';
 export type {
   BaitFinding,

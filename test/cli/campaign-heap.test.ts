@@ -80,6 +80,8 @@ describe('tuneHeapForCampaign (witness run sizes its own heap)', () => {
   });
 });
 
+// Through the public entry point (`witness/attacks`), as a library host that runs campaigns calls it.
+const ATTACKS_ENTRY = fileURLToPath(new URL('../../src/entry/attacks.js', import.meta.url));
 const POOL_MODULE = fileURLToPath(
   new URL('../../src/sources/local-file/acquisition-pool.js', import.meta.url),
 );
@@ -91,7 +93,7 @@ const POOL_MODULE = fileURLToPath(
 async function threadYoungGeneration(mode: 'tune' | 'default'): Promise<number[]> {
   const script = `
 const { acquisitionPool } = await import(${JSON.stringify(POOL_MODULE)});
-const { tuneAcquisitionThreadsForCampaign } = await import(${JSON.stringify(MODULE)});
+const { tuneAcquisitionThreadsForCampaign } = await import(${JSON.stringify(ATTACKS_ENTRY)});
 if (process.argv[1] === 'tune') tuneAcquisitionThreadsForCampaign();
 acquisitionPool.prewarm();
 console.log(JSON.stringify(acquisitionPool.threadYoungGenerationsMb()));

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { AttemptRecord } from '../../attacks/attempt-record.js';
+import { tuneAcquisitionThreadsForCampaign } from '../../attacks/campaign-threads.js';
 import {
   type AttemptOutcome,
   attemptLabel,
@@ -10,7 +11,7 @@ import {
 } from '../../attacks/outcome.js';
 import type { TableLine } from '../../attacks/summary-table.js';
 import { FailOnMatchedError } from '../../errors.js';
-import { tuneAcquisitionThreadsForCampaign, tuneHeapForCampaign } from '../campaign-heap.js';
+import { tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { tuneAcquisitionThreadsForCampaign, tuneHeapForCampaign } from '../campaign-heap.js';
+import { tuneAcquisitionThreadsForCampaign } from '../../attacks/campaign-threads.js';
+import { tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb } from '../memory-option.js';
 import { isProcessAlive } from '../process-alive.js';
