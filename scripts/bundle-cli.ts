@@ -81,15 +81,22 @@ function externalPackages(): string[] {
 
 /** Every `new URL('./name', import.meta.url)` in the output must name an emitted file. */
 export function checkRelativeUrls(outDir: string): void {
+  checkNamedFiles(outDir, /new URL\(\s*["']\.\/([^"']+)["']\s*,\s*import\.meta\.url\s*\)/g, 'refers to');
+}
+
+/**
+ * Throws unless every `./name` that `pattern` (its first group) finds in an emitted `.js` file of `outDir`
+ * is itself an emitted file.
+ */
+function checkNamedFiles(outDir: string, pattern: RegExp, verb: string): void {
   const emitted = new Set(readdirSync(outDir));
-  const pattern = /new URL\(\s*["']\.\/([^"']+)["']\s*,\s*import\.meta\.url\s*\)/g;
   for (const file of emitted) {
     if (!file.endsWith('.js')) continue;
     const text = readFileSync(join(outDir, file), 'utf8');
     for (const match of text.matchAll(pattern)) {
       const name = match[1] as string;
       if (!emitted.has(name)) {
-        throw new Error(`dist/cli/${file} refers to ./${name}, which the bundle does not contain`);
+        throw new Error(`dist/cli/${file} ${verb} ./${name}, which the bundle does not contain`);
       }
     }
   }
@@ -124,18 +131,7 @@ const workerUrlPlugin: esbuild.Plugin = {
  * emitted file: main.js imports the score file, and the score file the pool's entry, by name.
  */
 export function checkRelativeImports(outDir: string): void {
-  const emitted = new Set(readdirSync(outDir));
-  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)["']\.\/([^"']+)["']/gm;
-  for (const file of emitted) {
-    if (!file.endsWith('.js')) continue;
-    const text = readFileSync(join(outDir, file), 'utf8');
-    for (const match of text.matchAll(pattern)) {
-      const name = match[1] as string;
-      if (!emitted.has(name)) {
-        throw new Error(`dist/cli/${file} imports ./${name}, which the bundle does not contain`);
-      }
-    }
-  }
+  checkNamedFiles(outDir, /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)["']\.\/([^"']+)["']/gm, 'imports');
 }
 
 /**

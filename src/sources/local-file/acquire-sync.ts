@@ -140,8 +140,9 @@ function acquireGuarded(
       if (!fs.procIsTrusted()) throw new Error('/proc is not procfs');
       rootPath = fs.handlePath(rootFd);
       // Every placement compares a handle's kernel path with this one, and places only paths under '/'.
-      // A root the kernel cannot name under '/' (a magic link to a directory outside this process's root
-      // or mount namespace) could not place anything, so nothing is claimed about it.
+      // A kernel path not under '/' (the kernel's name for an object with no path) could place nothing,
+      // so nothing is claimed about such a root. A root in another mount namespace is still named under
+      // '/'; rootNamedHere below is what refuses it.
       if (rootPath.length === 0 || rootPath[0] !== SLASH) throw new Error('no path under / for the root');
     } catch (error) {
       rethrowCancelled(error);
@@ -273,7 +274,7 @@ function rootNamedHere(
         reason: 'confinement_unverified',
         uri,
         detail:
-          "the root's own path names another directory here (a root in another mount namespace): nothing can be placed inside it",
+          "the root's own path names another directory or mount here (a root in another mount namespace): nothing can be placed inside it",
       },
     ],
   };

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { nativeCallError } from './errno-name.js';
-import { loadRawStatx, statxDev } from './statx.js';
+import { AT_EMPTY_PATH, loadRawStatx, STATX_BUFFER_BYTES, statxDev } from './statx.js';
 
 /**
  * Which object a handle or a path is, down to the mount it was reached through: device and inode name
@@ -45,10 +45,8 @@ export const procfsMountedIdentity: MountedIdentityOf = {
   },
 };
 
-const AT_EMPTY_PATH = 0x1000;
 const STATX_INO = 0x100;
 const STATX_MNT_ID = 0x1000;
-const STATX_BUFFER_BYTES = 256;
 
 let cached: { value: MountedIdentityOf | undefined } | undefined;
 

@@ -30,12 +30,12 @@ export type StatxAt = (dirFd: number, name: Buffer) => EntryStat;
 /** fstat of a handle (any handle, O_PATH included), by statx with AT_EMPTY_PATH. */
 export type StatxFd = (fd: number) => HandleStat;
 
-const AT_EMPTY_PATH = 0x1000;
+export const AT_EMPTY_PATH = 0x1000;
 
 const AT_SYMLINK_NOFOLLOW = 0x100;
 /** STATX_BASIC_STATS: type, mode, nlink, uid, gid, times, ino, size, blocks. */
 const STATX_BASIC_STATS = 0x7ff;
-const STATX_BUFFER_BYTES = 256;
+export const STATX_BUFFER_BYTES = 256;
 const S_IFMT = 0o170000;
 
 class StatxEntry implements HandleStat {

@@ -125,15 +125,7 @@ describeEachSurfaceFs('opening the root', (variant) => {
     const { fs: recorded, recording } = recordingFs({}, variant.fs);
     const other = path.join(dir, 'other');
     fs.mkdirSync(other, { recursive: true });
-    let rootFd: number | undefined;
-    const seam: SurfaceFs = {
-      ...recorded,
-      openRoot: (given) => {
-        rootFd = recorded.openRoot(given);
-        return rootFd;
-      },
-      handlePath: (fd) => (fd === rootFd ? Buffer.from(fs.realpathSync(other)) : recorded.handlePath(fd)),
-    };
+    const seam = reportingRootPath(recorded, Buffer.from(fs.realpathSync(other)));
     const result = acquireDirect(root, '/data/out.txt', 'exact', {}, seam);
     assert.equal(result.acquisition, 'partial');
     assert.deepEqual(result.entries, []);
@@ -179,15 +171,7 @@ describeEachSurfaceFs('opening the root', (variant) => {
   for (const reported of ['(unreachable)/ws', '']) {
     it(`a root the kernel names as ${JSON.stringify(reported)} is not confined to: nothing is read`, () => {
       const { fs: recorded, recording } = recordingFs({}, variant.fs);
-      let rootFd: number | undefined;
-      const seam: SurfaceFs = {
-        ...recorded,
-        openRoot: (given) => {
-          rootFd = recorded.openRoot(given);
-          return rootFd;
-        },
-        handlePath: (fd) => (fd === rootFd ? Buffer.from(reported) : recorded.handlePath(fd)),
-      };
+      const seam = reportingRootPath(recorded, Buffer.from(reported));
       const result = acquireDirect(root, '/data/out.txt', 'exact', {}, seam);
       assert.equal(result.acquisition, 'partial');
       assert.deepEqual(result.entries, []);
@@ -202,3 +186,16 @@ describeEachSurfaceFs('opening the root', (variant) => {
     });
   }
 });
+
+/** `seam`, except that the kernel path it reports for the root's handle is `rootPath`. */
+function reportingRootPath(seam: SurfaceFs, rootPath: Buffer): SurfaceFs {
+  let rootFd: number | undefined;
+  return {
+    ...seam,
+    openRoot: (given) => {
+      rootFd = seam.openRoot(given);
+      return rootFd;
+    },
+    handlePath: (fd) => (fd === rootFd ? rootPath : seam.handlePath(fd)),
+  };
+}
