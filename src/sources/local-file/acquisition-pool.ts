@@ -325,6 +325,11 @@ class AcquisitionPool {
     return slot;
   }
 
+  /** @internal The young generation (MiB) each running thread was started with, for tests. */
+  threadYoungGenerationsMb(): number[] {
+    return [...this.#slots].map((slot) => slot.worker.resourceLimits?.maxYoungGenerationSizeMb ?? Number.NaN);
+  }
+
   /**
    * Starts one acquisition thread now, if none is alive, so that its start-up (a V8 isolate, the walk's
    * modules, the openat2 seam's probe) overlaps whatever the caller loads before its first acquisition
@@ -332,11 +337,6 @@ class AcquisitionPool {
    * koffi's native code aborts the process: acquire-worker.ts); then it is idle like any other, keeps no
    * process alive and goes away after a minute unused.
    */
-  /** @internal The young generation (MiB) each running thread was started with, for tests. */
-  threadYoungGenerationsMb(): number[] {
-    return [...this.#slots].map((slot) => slot.worker.resourceLimits?.maxYoungGenerationSizeMb ?? Number.NaN);
-  }
-
   prewarm(): void {
     if (this.#slots.size > 0) return;
     const slot = this.#spawn({ probeAtStart: true });
