@@ -12,7 +12,7 @@ import { parseLocator } from '../models/locator.js';
 import type { Manifest, ManifestEntry } from '../models/manifest.js';
 import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
-import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
+import { parsedSurfaceLocator, type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.js';
 import { type ClockMark, checkClockSince } from './file-system-clock.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
@@ -106,6 +106,11 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   readonly #statKeys = new WeakMap<Manifest, Float64Array>();
   /** This source's acquisitions still running or queued in the pool (close() ends them). */
   readonly #inFlight = new Set<{ fail: (error: unknown) => void; ticket: PoolTicket | undefined }>();
+  /**
+   * {@link identifier}'s answer, made once: what each observation's record is built from (the record's
+   * check copies it, so no observation shares it). `root` and `limits` never change after construction.
+   */
+  readonly #identifier: ComponentIdentifier;
 
   constructor(options: LocalFileSurfaceSourceOptions) {
     if (options === null || typeof options !== 'object') {
@@ -123,6 +128,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     this.root = path.resolve(options.root);
     this.limits = Object.freeze(resolveLimits(options));
     this.surfaceFs = surfaceFs;
+    this.#identifier = this.identifier();
   }
 
   identifier(): ComponentIdentifier {
@@ -135,18 +141,23 @@ export class LocalFileSurfaceSource implements SurfaceSource {
 
   async acquire(scorable: SurfaceScorable, options: AcquireOptions = {}): Promise<Observation> {
     // The locator rules come first so that an empty uri gets the locator's own error, not a schema one.
+    // The locator is parsed once: a scorable `surface()` built and did not change since carries its parse.
     const candidate = scorable as Partial<SurfaceScorable> | null;
-    if (
-      typeof candidate?.uri === 'string' &&
-      (candidate.match === undefined || isMatchKind(candidate.match))
-    ) {
-      parseLocator(candidate.uri, candidate.match);
+    const uri = candidate?.uri;
+    const match = candidate?.match;
+    let parsed: { uri: string; match: MatchKind } | undefined;
+    if (typeof uri === 'string' && (match === undefined || isMatchKind(match))) {
+      parsed = parsedSurfaceLocator(uri, match ?? 'exact', candidate as object) ?? parseLocator(uri, match);
     }
     const scope = parseRecord(SurfaceScorableSchema, scorable, 'surface scorable');
-    parseLocator(scope.uri, scope.match);
+    // The schema read the object again (a getter may answer differently) and filled in the default
+    // match: the scope is parsed unless it is exactly the uri and match parsed above.
+    if (parsed === undefined || parsed.uri !== scope.uri || parsed.match !== scope.match) {
+      parseLocator(scope.uri, scope.match);
+    }
     const { signal } = options;
     signal?.throwIfAborted();
-    const observedAt = new Date().toISOString();
+    const observedMs = Date.now();
     const started = performance.now();
     const request: AcquireRequest = {
       root: this.root,
@@ -154,7 +165,12 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       match: scope.match,
       limits: { ...this.limits },
     };
-    const { outcome, finished } = await this.#runAbortable(request, signal, checkSurfaceEntries);
+    const running = this.#runAbortable(request, signal, checkSurfaceEntries);
+    // The job is posted: what the record needs that does not depend on the reply is made while the
+    // pool thread walks (the time of observation was taken before it was posted).
+    const id = randomUUID();
+    const observedAt = new Date(observedMs).toISOString();
+    const { outcome, finished } = await running;
     const streamed: SurfaceEntry[][] = finished?.lists ?? [];
     const implementation: SurfaceFsImplementation | undefined = finished?.implementation;
     const invalid: unknown = finished?.invalid;
@@ -166,9 +182,12 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     // Every entry is validated once — the streamed ones as they arrived, the rest now — and merged into
     // one sorted list that only checked lists can make; the record as a whole (sorted, unique uris, the
     // scope matching each, coverage and status rules) is validated below, then deep-frozen.
-    const entries = mergeCheckedEntries([...streamed, checkSurfaceEntries(outcome.result.entries)]);
+    const rest = checkSurfaceEntries(outcome.result.entries);
+    // One checked list of at most one entry (an exact locator's) is already the merged list.
+    const entries =
+      streamed.length === 0 && rest.length < 2 ? rest : mergeCheckedEntries([...streamed, rest]);
     return checkObservationOfCheckedEntries(
-      this.#observation(scope, observedAt, outcome.result, entries, durationMs, implementation),
+      this.#observation(id, scope, observedAt, outcome.result, entries, durationMs, implementation),
     );
   }
 
@@ -299,6 +318,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   }
 
   #observation(
+    id: string,
     scope: SurfaceScorable,
     observedAt: string,
     result: AcquireResult,
@@ -306,9 +326,17 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     durationMs: number,
     implementation: SurfaceFsImplementation | undefined,
   ): Observation {
+    // The metadata's keys in the order the record has always had them (resolvedRoot, durationMs,
+    // stats, surfaceFs), set one by one rather than spread from conditional objects.
+    const metadata: Observation['metadata'] = {};
+    if (result.rootPath !== undefined) metadata.resolvedRoot = result.rootPath;
+    metadata.durationMs = durationMs;
+    metadata.stats = { ...result.stats };
+    if (implementation !== undefined) metadata.surfaceFs = implementation;
     return {
-      id: randomUUID(),
-      sourceIdentifier: this.identifier(),
+      id,
+      // The check below copies it into the record (acceptObservation, or the schema): never shared.
+      sourceIdentifier: this.#identifier,
       acquisition: result.acquisition,
       observedAt,
       scorable: scope,
@@ -319,16 +347,11 @@ export class LocalFileSurfaceSource implements SurfaceSource {
         entries,
         coverage: {
           complete: result.acquisition === 'complete',
-          reasons: uniqueReasons(result.gaps),
+          reasons: result.gaps.length === 0 ? [] : uniqueReasons(result.gaps),
           gaps: result.gaps,
         },
       },
-      metadata: {
-        ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
-        durationMs,
-        stats: { ...result.stats },
-        ...(implementation !== undefined ? { surfaceFs: implementation } : {}),
-      },
+      metadata,
     };
   }
 
