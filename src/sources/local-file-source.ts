@@ -106,11 +106,6 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   readonly #statKeys = new WeakMap<Manifest, Float64Array>();
   /** This source's acquisitions still running or queued in the pool (close() ends them). */
   readonly #inFlight = new Set<{ fail: (error: unknown) => void; ticket: PoolTicket | undefined }>();
-  /**
-   * {@link identifier}'s answer, made once: what each observation's record is built from (the record's
-   * check copies it, so no observation shares it). `root` and `limits` never change after construction.
-   */
-  readonly #identifier: ComponentIdentifier;
 
   constructor(options: LocalFileSurfaceSourceOptions) {
     if (options === null || typeof options !== 'object') {
@@ -128,7 +123,6 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     this.root = path.resolve(options.root);
     this.limits = Object.freeze(resolveLimits(options));
     this.surfaceFs = surfaceFs;
-    this.#identifier = this.identifier();
   }
 
   identifier(): ComponentIdentifier {
@@ -170,6 +164,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     // pool thread walks (the time of observation was taken before it was posted).
     const id = randomUUID();
     const observedAt = new Date(observedMs).toISOString();
+    const sourceIdentifier = this.identifier();
     const { outcome, finished } = await running;
     const streamed: SurfaceEntry[][] = finished?.lists ?? [];
     const implementation: SurfaceFsImplementation | undefined = finished?.implementation;
@@ -187,7 +182,14 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const entries =
       streamed.length === 0 && rest.length < 2 ? rest : mergeCheckedEntries([...streamed, rest]);
     return checkObservationOfCheckedEntries(
-      this.#observation(id, scope, observedAt, outcome.result, entries, durationMs, implementation),
+      this.#observation(
+        { id, sourceIdentifier, observedAt },
+        scope,
+        outcome.result,
+        entries,
+        durationMs,
+        implementation,
+      ),
     );
   }
 
@@ -318,9 +320,8 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   }
 
   #observation(
-    id: string,
+    made: { id: string; sourceIdentifier: ComponentIdentifier; observedAt: string },
     scope: SurfaceScorable,
-    observedAt: string,
     result: AcquireResult,
     entries: SurfaceEntry[],
     durationMs: number,
@@ -334,11 +335,10 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     metadata.stats = { ...result.stats };
     if (implementation !== undefined) metadata.surfaceFs = implementation;
     return {
-      id,
-      // The check below copies it into the record (acceptObservation, or the schema): never shared.
-      sourceIdentifier: this.#identifier,
+      id: made.id,
+      sourceIdentifier: made.sourceIdentifier,
       acquisition: result.acquisition,
-      observedAt,
+      observedAt: made.observedAt,
       scorable: scope,
       payload: {
         kind: 'surface',
