@@ -97,7 +97,7 @@ interface Slot {
    * of that time (or not at all while the thread runs a job: the next park arms it).
    */
   idleTimer: NodeJS.Timeout | undefined;
-  /** When the thread last became idle (Date.now()). */
+  /** When the thread last became idle (performance.now(): monotonic, unlike the wall clock). */
   idleSince: number;
   /** Started by `prewarm` and still probing: kept referenced until its `probed` message. */
   warming?: boolean;
@@ -359,7 +359,7 @@ class AcquisitionPool {
     // Nothing queued for it: it must not keep the process alive, and after a while it goes away. One
     // timer per thread, not one per job (a clearTimeout and a setTimeout per exact acquisition).
     slot.worker.unref();
-    slot.idleSince = Date.now();
+    slot.idleSince = performance.now();
     if (slot.idleTimer === undefined) this.#armIdleTimer(slot, IDLE_TERMINATE_MS);
   }
 
@@ -367,7 +367,7 @@ class AcquisitionPool {
     slot.idleTimer = setTimeout(() => {
       slot.idleTimer = undefined;
       if (slot.running !== undefined || !this.#slots.has(slot)) return;
-      const idleFor = Date.now() - slot.idleSince;
+      const idleFor = performance.now() - slot.idleSince;
       if (idleFor < IDLE_TERMINATE_MS) {
         this.#armIdleTimer(slot, IDLE_TERMINATE_MS - idleFor);
         return;

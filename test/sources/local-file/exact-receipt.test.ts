@@ -93,6 +93,8 @@ describe('the pool’s idle timer (one per thread)', () => {
       await releaseAcquisitionThreads();
       assert.equal(acquisitionPool.threads, 0);
       t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+      // The pool measures idle time with the monotonic clock: here it follows the mocked one.
+      t.mock.method(performance, 'now', () => Date.now());
       const source = new LocalFileSurfaceSource({ root: dir });
       await source.acquire(surface('/a.txt'));
       assert.equal(acquisitionPool.threads, 1);
