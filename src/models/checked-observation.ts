@@ -32,7 +32,6 @@ export function checkObservation(value: unknown): Observation {
   return observation;
 }
 
-/** Freezes `value` and everything in it; a frozen object is taken as frozen throughout (as all built here are). */
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   for (const child of Object.values(value)) deepFreeze(child);
@@ -119,7 +118,6 @@ export function checkObservationOfCheckedEntries(value: unknown): Observation {
   const observation =
     acceptObservation(value, acceptCheckedEntries) ??
     parseRecord(ObservationOfCheckedEntriesSchema, value, 'observation');
-  // A no-op for the fast path's record, which is deep-frozen as it is built; zod's is frozen here.
   deepFreeze(observation);
   checkedObservations.add(observation);
   return observation;

@@ -319,7 +319,7 @@ function acceptJson(value: unknown, depth: number): unknown {
           if (item === undefined) return undefined;
           out[i] = item;
         }
-        return Object.freeze(out);
+        return out;
       }
       return acceptJsonObject(value, depth);
     }
@@ -344,7 +344,7 @@ function acceptJsonObject(value: unknown, depth: number): Record<string, unknown
     if (child === undefined) return undefined;
     out[key] = child;
   }
-  return Object.freeze(out);
+  return out;
 }
 
 function acceptScorable(value: unknown): SurfaceScorable | undefined {
@@ -355,7 +355,7 @@ function acceptScorable(value: unknown): SurfaceScorable | undefined {
   if (scorableType !== 'surface' || !acceptUri(uri) || (match !== 'exact' && match !== 'glob')) {
     return undefined;
   }
-  return Object.freeze({ scorableType, uri, match });
+  return { scorableType, uri, match };
 }
 
 function acceptGap(value: unknown): CoverageGap | undefined {
@@ -371,7 +371,7 @@ function acceptGap(value: unknown): CoverageGap | undefined {
     if (typeof input.detail !== 'string') return undefined;
     gap.detail = input.detail;
   }
-  return Object.freeze(gap);
+  return gap;
 }
 
 function acceptCoverage(value: unknown): SurfaceCoverage | undefined {
@@ -392,11 +392,7 @@ function acceptCoverage(value: unknown): SurfaceCoverage | undefined {
   if (reasons.length !== expected.length) return undefined;
   for (let i = 0; i < expected.length; i++) if (reasons[i] !== expected[i]) return undefined;
   if (complete && checkedGaps.length > 0) return undefined;
-  return Object.freeze({
-    complete,
-    reasons: Object.freeze(expected),
-    gaps: Object.freeze(checkedGaps),
-  }) as SurfaceCoverage;
+  return { complete, reasons: expected, gaps: checkedGaps };
 }
 
 function acceptIdentifier(value: unknown): ComponentIdentifier | undefined {
@@ -408,7 +404,7 @@ function acceptIdentifier(value: unknown): ComponentIdentifier | undefined {
   if (typeof version !== 'string' || version.length === 0) return undefined;
   const params = acceptJsonObject(input.params, 0);
   if (params === undefined) return undefined;
-  return Object.freeze({ type, version, params: params as JsonObject });
+  return { type, version, params: params as JsonObject };
 }
 
 /**
@@ -433,9 +429,7 @@ function acceptIdentifier(value: unknown): ComponentIdentifier | undefined {
  * scope (each glob entry through the same `matchesLocator` the schema calls); metadata and params that are
  * not plain JSON (non-finite numbers, `undefined`, functions, an own `__proto__` key). The entry list is
  * whatever `acceptEntries` accepts (the caller's registered-list check), returned as is. Each property is
- * read once; the result is made of fresh plain objects, so no accessor or prototype of the input survives,
- * and each is frozen as it is made: with the entry list (frozen, of frozen entries, when it is a registered
- * list) the whole record is deep-frozen, without a second walk over it.
+ * read once; the result is made of fresh plain objects, so no accessor or prototype of the input survives.
  */
 export function acceptObservation(
   value: unknown,
@@ -495,13 +489,13 @@ export function acceptObservation(
   if ((acquisition === 'unavailable' || acquisition === 'error') && entries.length > 0) return undefined;
   if (acquisition === 'partial' && coverage.gaps.length === 0) return undefined;
 
-  return Object.freeze({
+  return {
     id,
     sourceIdentifier,
     acquisition: acquisition as Observation['acquisition'],
     observedAt,
     scorable,
-    payload: Object.freeze({ kind: 'surface', schemaVersion: 1, scope, entries, coverage }),
+    payload: { kind: 'surface', schemaVersion: 1, scope, entries, coverage },
     metadata: metadata as JsonObject,
-  }) as Observation;
+  };
 }

@@ -91,14 +91,7 @@ interface Run {
 interface Slot {
   worker: Worker;
   running: Run | undefined;
-  /**
-   * At most one per thread, armed when it is first parked and not touched by later jobs: when it fires,
-   * a thread idle for IDLE_TERMINATE_MS is terminated, and otherwise the timer is armed again for the rest
-   * of that time (or not at all while the thread runs a job: the next park arms it).
-   */
   idleTimer: NodeJS.Timeout | undefined;
-  /** When the thread last became idle (performance.now(): monotonic, unlike the wall clock). */
-  idleSince: number;
   /** Started by `prewarm` and still probing: kept referenced until its `probed` message. */
   warming?: boolean;
 }
@@ -237,6 +230,8 @@ class AcquisitionPool {
   }
 
   #occupy(slot: Slot, run: Run): void {
+    if (slot.idleTimer !== undefined) clearTimeout(slot.idleTimer);
+    slot.idleTimer = undefined;
     slot.running = run;
     slot.worker.ref();
   }
@@ -257,7 +252,7 @@ class AcquisitionPool {
       resourceLimits: { maxYoungGenerationSizeMb: this.#youngGenerationMb },
       workerData: data,
     });
-    const slot: Slot = { worker, running: undefined, idleTimer: undefined, idleSince: 0 };
+    const slot: Slot = { worker, running: undefined, idleTimer: undefined };
     worker.on('message', (reply: AcquireReply) => {
       if ('probed' in reply) {
         slot.warming = false;
@@ -356,25 +351,13 @@ class AcquisitionPool {
   }
 
   #park(slot: Slot): void {
-    // Nothing queued for it: it must not keep the process alive, and after a while it goes away. One
-    // timer per thread, not one per job (a clearTimeout and a setTimeout per exact acquisition).
+    // Nothing queued for it: it must not keep the process alive, and after a while it goes away.
     slot.worker.unref();
-    slot.idleSince = performance.now();
-    if (slot.idleTimer === undefined) this.#armIdleTimer(slot, IDLE_TERMINATE_MS);
-  }
-
-  #armIdleTimer(slot: Slot, ms: number): void {
     slot.idleTimer = setTimeout(() => {
-      slot.idleTimer = undefined;
       if (slot.running !== undefined || !this.#slots.has(slot)) return;
-      const idleFor = performance.now() - slot.idleSince;
-      if (idleFor < IDLE_TERMINATE_MS) {
-        this.#armIdleTimer(slot, IDLE_TERMINATE_MS - idleFor);
-        return;
-      }
       this.#remove(slot);
       void slot.worker.terminate();
-    }, ms);
+    }, IDLE_TERMINATE_MS);
     slot.idleTimer.unref();
   }
 

@@ -3,14 +3,13 @@ import { after, before, describe, it } from 'node:test';
 import { InvalidLocatorError } from '../../../src/errors.js';
 import { parseLocator } from '../../../src/models/locator.js';
 import { parsedSurfaceLocator, type SurfaceScorable, surface } from '../../../src/models/scorable.js';
-import { acquisitionPool } from '../../../src/sources/local-file/acquisition-pool.js';
-import { LocalFileSurfaceSource, releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
+import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { buildTree, removeDir, tempDir, textEntry } from '../support/trees.js';
 
 /**
  * The main thread's share of an exact acquisition (issue 14, row 4a): the locator is parsed once (a
  * scorable `surface()` built carries its parse), and never trusted for a uri or match it was not parsed
- * for; the pool keeps one idle timer per thread instead of one per job, with the same 60 s rule.
+ * for.
  */
 
 describe('the parse surface() carries to acquire', () => {
@@ -80,40 +79,5 @@ describe('LocalFileSurfaceSource.acquire parses the locator once, and never a st
     const observation = await source.acquire({ scorableType: 'surface', uri: '/a.txt' } as SurfaceScorable);
     assert.deepEqual(observation.scorable, { scorableType: 'surface', uri: '/a.txt', match: 'exact' });
     assert.deepEqual(observation.payload.entries, [textEntry('/a.txt', 'inside')]);
-  });
-});
-
-describe('the pool’s idle timer (one per thread)', () => {
-  after(() => releaseAcquisitionThreads());
-
-  it('ends a thread 60 s after its LAST job, however many jobs it ran in between', async (t) => {
-    const dir = tempDir();
-    try {
-      buildTree(dir, { 'a.txt': 'a' });
-      await releaseAcquisitionThreads();
-      assert.equal(acquisitionPool.threads, 0);
-      t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
-      // The pool measures idle time with the monotonic clock: here it follows the mocked one.
-      t.mock.method(performance, 'now', () => Date.now());
-      const source = new LocalFileSurfaceSource({ root: dir });
-      await source.acquire(surface('/a.txt'));
-      assert.equal(acquisitionPool.threads, 1);
-      t.mock.timers.tick(50_000);
-      assert.equal(acquisitionPool.threads, 1, 'idle 50 s');
-      // A second job 50 s after the first: the thread's 60 s start again from its end.
-      await source.acquire(surface('/a.txt'));
-      t.mock.timers.tick(20_000);
-      assert.equal(acquisitionPool.threads, 1, 'idle 20 s after its last job (70 s after its first)');
-      t.mock.timers.tick(39_000);
-      assert.equal(acquisitionPool.threads, 1, 'idle 59 s after its last job');
-      t.mock.timers.tick(1_000);
-      assert.equal(acquisitionPool.threads, 0, 'idle 60 s after its last job');
-      // The pool starts a thread again for the next job.
-      const again = await source.acquire(surface('/a.txt'));
-      assert.deepEqual(again.payload.entries.length, 1);
-      assert.equal(acquisitionPool.threads, 1);
-    } finally {
-      removeDir(dir);
-    }
   });
 });
