@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { type ParsedLocator, parseLocator } from './locator.js';
+import { parseLocator } from './locator.js';
 import { parseRecord } from './record.js';
 import {
   MATCH_KINDS,
@@ -51,36 +51,10 @@ export type Scorable = z.infer<typeof ScorableSchema>;
 /** The union discriminates exactly `SCORABLE_TYPES` (a compile error otherwise). */
 export const SCORABLE_TYPES_AGREE: SameVocabulary<Scorable['scorableType'], ScorableType> = true;
 
-/**
- * The parsed locator of each scorable {@link surface} built, so that a source acquiring it does not parse
- * the same uri again (issue 14, row 4a). Weak: it lives only as long as the scorable object.
- */
-const parsedBySurface = new WeakMap<object, ParsedLocator>();
-
 /** A surface scorable for `uri` (exact by default). The locator rules are checked now, before any I/O. */
 export function surface(uri: string, match: MatchKind = 'exact'): SurfaceScorable {
-  const locator = parseLocator(uri, match);
-  const scorable = parseRecord(
-    SurfaceScorableSchema,
-    { scorableType: 'surface', uri, match },
-    'surface scorable',
-  );
-  parsedBySurface.set(scorable, locator);
-  return scorable;
-}
-
-/**
- * @internal The locator {@link surface} parsed for this very object, if it still holds that uri and match
- * (the object is the caller's and may have been changed since: then undefined, and the caller parses).
- * `parseLocator` depends on the uri and match alone, so the answer is what parsing them again would give.
- */
-export function parsedSurfaceLocator(
-  uri: string,
-  match: unknown,
-  scorable: object,
-): ParsedLocator | undefined {
-  const locator = parsedBySurface.get(scorable);
-  return locator !== undefined && locator.uri === uri && locator.match === match ? locator : undefined;
+  parseLocator(uri, match);
+  return parseRecord(SurfaceScorableSchema, { scorableType: 'surface', uri, match }, 'surface scorable');
 }
 
 /** A scorable naming stored message pieces (one message of one conversation). */

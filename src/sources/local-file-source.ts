@@ -12,7 +12,7 @@ import { parseLocator } from '../models/locator.js';
 import type { Manifest, ManifestEntry } from '../models/manifest.js';
 import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
-import { parsedSurfaceLocator, type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
+import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.js';
 import { type ClockMark, checkClockSince } from './file-system-clock.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
@@ -135,13 +135,12 @@ export class LocalFileSurfaceSource implements SurfaceSource {
 
   async acquire(scorable: SurfaceScorable, options: AcquireOptions = {}): Promise<Observation> {
     // The locator rules come first so that an empty uri gets the locator's own error, not a schema one.
-    // The locator is parsed once: a scorable `surface()` built and did not change since carries its parse.
     const candidate = scorable as Partial<SurfaceScorable> | null;
     const uri = candidate?.uri;
     const match = candidate?.match;
     let parsed: { uri: string; match: MatchKind } | undefined;
     if (typeof uri === 'string' && (match === undefined || isMatchKind(match))) {
-      parsed = parsedSurfaceLocator(uri, match ?? 'exact', candidate as object) ?? parseLocator(uri, match);
+      parsed = parseLocator(uri, match);
     }
     const scope = parseRecord(SurfaceScorableSchema, scorable, 'surface scorable');
     // The schema read the object again (a getter may answer differently) and filled in the default

@@ -1,33 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { InvalidLocatorError } from '../../../src/errors.js';
-import { parseLocator } from '../../../src/models/locator.js';
-import { parsedSurfaceLocator, type SurfaceScorable, surface } from '../../../src/models/scorable.js';
+import { type SurfaceScorable, surface } from '../../../src/models/scorable.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { buildTree, removeDir, tempDir, textEntry } from '../support/trees.js';
 
 /**
- * The main thread's share of an exact acquisition (issue 14, row 4a): the locator is parsed once (a
- * scorable `surface()` built carries its parse), and never trusted for a uri or match it was not parsed
- * for.
+ * The main thread's share of an exact acquisition (issue 14, row 4a): `acquire` parses the locator once,
+ * and never lets that parse stand for a uri or match it was not made for.
  */
-
-describe('the parse surface() carries to acquire', () => {
-  it('is the parse of that very object, and only while it holds the same uri and match', () => {
-    const scorable = surface('/a/b.txt');
-    assert.deepEqual(parsedSurfaceLocator('/a/b.txt', 'exact', scorable), parseLocator('/a/b.txt', 'exact'));
-    // Another object with the same fields was not built by surface(): no carried parse.
-    assert.equal(parsedSurfaceLocator('/a/b.txt', 'exact', { ...scorable }), undefined);
-    assert.equal(parsedSurfaceLocator('/a/c.txt', 'exact', scorable), undefined);
-    assert.equal(parsedSurfaceLocator('/a/b.txt', 'glob', scorable), undefined);
-    const glob = surface('/a/**/*.md', 'glob');
-    const carried = parsedSurfaceLocator('/a/**/*.md', 'glob', glob);
-    const fresh = parseLocator('/a/**/*.md', 'glob');
-    // Compiled matchers are closures (never deep-equal): the parse is compared by what it says.
-    assert.equal(JSON.stringify(carried), JSON.stringify(fresh));
-    assert.deepEqual(carried?.segments, fresh.segments);
-  });
-});
 
 describe('LocalFileSurfaceSource.acquire parses the locator once, and never a stale parse', () => {
   let dir: string;
@@ -48,7 +29,7 @@ describe('LocalFileSurfaceSource.acquire parses the locator once, and never a st
     assert.deepEqual(observation.payload.entries, [textEntry('/a/b.txt', 'b')]);
   });
 
-  it('parses again a surface() scorable whose uri was changed since (a ".." is refused, not read)', async () => {
+  it('parses the uri a surface() scorable holds now (changed since: a ".." is refused, not read)', async () => {
     const scorable = surface('/a/b.txt');
     (scorable as { uri: string }).uri = '/a/../a.txt';
     await assert.rejects(source.acquire(scorable), InvalidLocatorError);
