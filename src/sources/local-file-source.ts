@@ -136,17 +136,21 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   async acquire(scorable: SurfaceScorable, options: AcquireOptions = {}): Promise<Observation> {
     // The locator rules come first so that an empty uri gets the locator's own error, not a schema one.
     const candidate = scorable as Partial<SurfaceScorable> | null;
-    if (
-      typeof candidate?.uri === 'string' &&
-      (candidate.match === undefined || isMatchKind(candidate.match))
-    ) {
-      parseLocator(candidate.uri, candidate.match);
+    const uri = candidate?.uri;
+    const match = candidate?.match;
+    let parsed: { uri: string; match: MatchKind } | undefined;
+    if (typeof uri === 'string' && (match === undefined || isMatchKind(match))) {
+      parsed = parseLocator(uri, match);
     }
     const scope = parseRecord(SurfaceScorableSchema, scorable, 'surface scorable');
-    parseLocator(scope.uri, scope.match);
+    // The schema read the object again (a getter may answer differently) and filled in the default
+    // match: the scope is parsed unless it is exactly the uri and match parsed above.
+    if (parsed === undefined || parsed.uri !== scope.uri || parsed.match !== scope.match) {
+      parseLocator(scope.uri, scope.match);
+    }
     const { signal } = options;
     signal?.throwIfAborted();
-    const observedAt = new Date().toISOString();
+    const observedMs = Date.now();
     const started = performance.now();
     const request: AcquireRequest = {
       root: this.root,
@@ -154,7 +158,13 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       match: scope.match,
       limits: { ...this.limits },
     };
-    const { outcome, finished } = await this.#runAbortable(request, signal, checkSurfaceEntries);
+    const running = this.#runAbortable(request, signal, checkSurfaceEntries);
+    // The job is posted: what the record needs that does not depend on the reply is made while the
+    // pool thread walks (the time of observation was taken before it was posted).
+    const id = randomUUID();
+    const observedAt = new Date(observedMs).toISOString();
+    const sourceIdentifier = this.identifier();
+    const { outcome, finished } = await running;
     const streamed: SurfaceEntry[][] = finished?.lists ?? [];
     const implementation: SurfaceFsImplementation | undefined = finished?.implementation;
     const invalid: unknown = finished?.invalid;
@@ -166,9 +176,19 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     // Every entry is validated once — the streamed ones as they arrived, the rest now — and merged into
     // one sorted list that only checked lists can make; the record as a whole (sorted, unique uris, the
     // scope matching each, coverage and status rules) is validated below, then deep-frozen.
-    const entries = mergeCheckedEntries([...streamed, checkSurfaceEntries(outcome.result.entries)]);
+    const rest = checkSurfaceEntries(outcome.result.entries);
+    // One checked list of at most one entry (an exact locator's) is already the merged list.
+    const entries =
+      streamed.length === 0 && rest.length < 2 ? rest : mergeCheckedEntries([...streamed, rest]);
     return checkObservationOfCheckedEntries(
-      this.#observation(scope, observedAt, outcome.result, entries, durationMs, implementation),
+      this.#observation(
+        { id, sourceIdentifier, observedAt },
+        scope,
+        outcome.result,
+        entries,
+        durationMs,
+        implementation,
+      ),
     );
   }
 
@@ -299,18 +319,25 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   }
 
   #observation(
+    made: { id: string; sourceIdentifier: ComponentIdentifier; observedAt: string },
     scope: SurfaceScorable,
-    observedAt: string,
     result: AcquireResult,
     entries: SurfaceEntry[],
     durationMs: number,
     implementation: SurfaceFsImplementation | undefined,
   ): Observation {
+    // The metadata's keys in the order the record has always had them (resolvedRoot, durationMs,
+    // stats, surfaceFs), set one by one rather than spread from conditional objects.
+    const metadata: Observation['metadata'] = {};
+    if (result.rootPath !== undefined) metadata.resolvedRoot = result.rootPath;
+    metadata.durationMs = durationMs;
+    metadata.stats = { ...result.stats };
+    if (implementation !== undefined) metadata.surfaceFs = implementation;
     return {
-      id: randomUUID(),
-      sourceIdentifier: this.identifier(),
+      id: made.id,
+      sourceIdentifier: made.sourceIdentifier,
       acquisition: result.acquisition,
-      observedAt,
+      observedAt: made.observedAt,
       scorable: scope,
       payload: {
         kind: 'surface',
@@ -319,16 +346,11 @@ export class LocalFileSurfaceSource implements SurfaceSource {
         entries,
         coverage: {
           complete: result.acquisition === 'complete',
-          reasons: uniqueReasons(result.gaps),
+          reasons: result.gaps.length === 0 ? [] : uniqueReasons(result.gaps),
           gaps: result.gaps,
         },
       },
-      metadata: {
-        ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
-        durationMs,
-        stats: { ...result.stats },
-        ...(implementation !== undefined ? { surfaceFs: implementation } : {}),
-      },
+      metadata,
     };
   }
 
