@@ -161,9 +161,18 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const running = this.#runAbortable(request, signal, checkSurfaceEntries);
     // The job is posted: what the record needs that does not depend on the reply is made while the
     // pool thread walks (the time of observation was taken before it was posted).
-    const id = randomUUID();
-    const observedAt = new Date(observedMs).toISOString();
-    const sourceIdentifier = this.identifier();
+    let made: { id: string; sourceIdentifier: ComponentIdentifier; observedAt: string };
+    try {
+      made = {
+        id: randomUUID(),
+        sourceIdentifier: this.identifier(),
+        observedAt: new Date(observedMs).toISOString(),
+      };
+    } catch (error) {
+      // A subclass's identifier() threw: the job's own outcome is no longer awaited by anyone.
+      running.catch(() => {});
+      throw error;
+    }
     const { outcome, finished } = await running;
     const streamed: SurfaceEntry[][] = finished?.lists ?? [];
     const implementation: SurfaceFsImplementation | undefined = finished?.implementation;
@@ -171,7 +180,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     if (invalid !== undefined) throw invalid;
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     if (outcome.kind !== 'done') {
-      return checkObservation(this.#errorObservation(scope, observedAt, outcome.message, durationMs));
+      return checkObservation(this.#errorObservation(scope, made.observedAt, outcome.message, durationMs));
     }
     // Every entry is validated once — the streamed ones as they arrived, the rest now — and merged into
     // one sorted list that only checked lists can make; the record as a whole (sorted, unique uris, the
@@ -181,14 +190,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const entries =
       streamed.length === 0 && rest.length < 2 ? rest : mergeCheckedEntries([...streamed, rest]);
     return checkObservationOfCheckedEntries(
-      this.#observation(
-        { id, sourceIdentifier, observedAt },
-        scope,
-        outcome.result,
-        entries,
-        durationMs,
-        implementation,
-      ),
+      this.#observation(made, scope, outcome.result, entries, durationMs, implementation),
     );
   }
 
