@@ -86,14 +86,15 @@ async function loadScoreProcess(): Promise<{ EXIT_OK: number; runWitness: RunCom
 /**
  * Whether `witness score` may end with `process.exit` instead of letting the event loop run dry. Node then
  * skips tearing the main thread down (its environment's cleanup, waiting for V8's background tasks,
- * freeing the heap): ≈ 40 ms of every `witness score` under load, and most of what the process spent after
- * its last line was written (docs/perf/s18-start.md). Only when nothing can be lost by it:
+ * freeing the heap): 30–45 ms of every `witness score` under load, most of what the process spent after
+ * its `exit` event beyond `node -e 0`'s (docs/perf/s18-start.md). Only when nothing can be lost by it:
  * - the command has returned, so everything it awaited (the memory's close with --db) is done;
  * - no acquisition thread is running a job or still probing: `process.exit` terminates every thread, and
  *   one terminated inside koffi's native code aborts the process (acquire-worker.ts; the prewarmed thread
  *   of a `witness score --help` is still probing when the command returns, so that exit stays natural);
- * - nothing is buffered for stdout or stderr: on Linux, writes to files, pipes and terminals are
- *   synchronous; where a pipe's writes are not, a buffered write waits for the natural exit.
+ * - nothing is buffered for stdout or stderr: writes to files and terminals are synchronous on Linux, and
+ *   to a pipe while it has room; past that Node queues the rest, and then the exit stays natural, which
+ *   flushes it (test/package/score-exit.test.ts sends 0.5 MB through a pipe).
  * Other commands keep the natural exit: they may hold servers, queues or child processes.
  */
 function endsAtOnce(): boolean {
