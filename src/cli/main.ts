@@ -2,6 +2,9 @@
 import type { CliIo } from './io.js';
 import { acquiresAtOnce, isVersionRequest, runsScoreAlone, WITNESS_VERSION } from './version.js';
 
+/** The acquisition pool, once `main` has loaded it (score and observe). */
+let pool: { readonly idle: boolean } | undefined;
+
 /**
  * The process runner: the only place that touches argv, the standard streams and the exit status. The
  * command tree (and the schemas its commands import) is loaded only when a command needs it: `witness
@@ -23,6 +26,7 @@ async function main(): Promise<number> {
     // its worker was created only once much of that tree had loaded (docs/perf/s15-start.md).
     const { acquisitionPool } = await import('../sources/local-file/acquisition-pool.js');
     acquisitionPool.prewarm();
+    pool = acquisitionPool;
   }
   const { EXIT_OK, runWitness } = runsScoreAlone(process.argv.slice(2))
     ? await loadScoreProcess()
@@ -79,4 +83,29 @@ async function loadScoreProcess(): Promise<{ EXIT_OK: number; runWitness: RunCom
   return { EXIT_OK, runWitness: runScoreCommandLine };
 }
 
-process.exitCode = await main();
+/**
+ * Whether `witness score` may end with `process.exit` instead of letting the event loop run dry. Node then
+ * skips tearing the main thread down (its environment's cleanup, waiting for V8's background tasks,
+ * freeing the heap): 30–45 ms of every `witness score` under load, most of what the process spent after
+ * its `exit` event beyond `node -e 0`'s (docs/perf/s18-start.md). Only when nothing can be lost by it:
+ * - the command has returned, so everything it awaited (the memory's close with --db) is done;
+ * - no acquisition thread is running a job or still probing: `process.exit` terminates every thread, and
+ *   one terminated inside koffi's native code aborts the process (acquire-worker.ts; the prewarmed thread
+ *   of a `witness score --help` is still probing when the command returns, so that exit stays natural);
+ * - nothing is buffered for stdout or stderr: writes to files and terminals are synchronous on Linux, and
+ *   to a pipe while it has room; past that Node queues the rest, and then the exit stays natural, which
+ *   flushes it (test/package/score-exit.test.ts sends 0.5 MB through a pipe).
+ * Other commands keep the natural exit: they may hold servers, queues or child processes.
+ */
+function endsAtOnce(): boolean {
+  return (
+    runsScoreAlone(process.argv.slice(2)) &&
+    pool?.idle === true &&
+    process.stdout.writableLength === 0 &&
+    process.stderr.writableLength === 0
+  );
+}
+
+const status = await main();
+if (endsAtOnce()) process.exit(status);
+process.exitCode = status;

@@ -145,6 +145,17 @@ class AcquisitionPool {
     return this.#slots.size;
   }
 
+  /**
+   * True when no job is queued or running and no thread is still probing (`prewarm`): every thread alive
+   * is parked, waiting for a message. A process may then end at once (`process.exit`) without
+   * terminating a thread inside koffi's native code, which aborts the process (acquire-worker.ts).
+   */
+  get idle(): boolean {
+    if (this.#queue.length > 0) return false;
+    for (const slot of this.#slots) if (slot.running !== undefined || slot.warming === true) return false;
+    return true;
+  }
+
   /** Terminates every idle worker now; running acquisitions are left to finish. */
   async releaseIdle(): Promise<void> {
     const idle = [...this.#slots].filter((slot) => slot.running === undefined);

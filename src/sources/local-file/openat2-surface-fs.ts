@@ -50,10 +50,9 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   procFdDirectory();
   /** statx relative to the parent handle (the manifest walk's lstat), when koffi offers it. */
   const statxAt = loadStatx();
-  /** fstat of a handle by statx, and listing by getdents64, when koffi offers them. */
+  /** fstat of a handle by statx, when koffi offers it. */
   const statxFd = loadStatxFd();
   const mounted = loadStatxMountedIdentity() ?? procfsMountedIdentity;
-  const getdents = loadGetdents();
   /** Directory handles this seam opened: the root handle they hang from and their path below it. */
   const directories = new Map<number, { rootFd: number; relative: Buffer }>();
   /** File and directory handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
@@ -146,7 +145,10 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       return fd;
     },
     read: procfs.read,
-    openListing: getdents ?? procfs.openListing,
+    // Listing by getdents64 when koffi offers it. Loaded (and probed) at the first listing, not with the
+    // seam: an exact acquisition lists nothing, and the probe was ≈ 4–7 ms of every `witness score`
+    // thread's start-up (docs/perf/s18-start.md). loadGetdents caches its answer per thread.
+    openListing: (dirFd) => (loadGetdents() ?? procfs.openListing)(dirFd),
     close: (fd) => {
       directories.delete(fd);
       proven.delete(fd);

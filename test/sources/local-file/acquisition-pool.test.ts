@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acquisition-pool.js';
+import { DEFAULT_LIMITS } from '../../../src/sources/local-file/limits.js';
 import { LocalFileSurfaceSource, releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { buildTree, removeDir, tempDir, textEntry } from '../support/trees.js';
 
@@ -109,6 +110,41 @@ describe('the shared acquisition pool', () => {
     assert.equal(observation.metadata.error, 'the source was closed during the acquisition');
     const again = await source.acquire(surface('/a/two.txt'));
     assert.deepEqual(again.payload.entries, [textEntry('/a/two.txt', 'two')]);
+  });
+
+  it('is idle only when no thread is probing or running a job (what lets `witness score` end at once)', async () => {
+    await releaseAcquisitionThreads();
+    for (let waited = 0; acquisitionPool.threads > 0 && waited < 20_000; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await releaseAcquisitionThreads();
+    }
+    assert.equal(acquisitionPool.threads, 0);
+    assert.equal(acquisitionPool.idle, true, 'no thread at all');
+    // A prewarmed thread loads koffi and probes at once: until it says so, the pool is not idle (a process
+    // ended now would terminate it inside koffi's native code).
+    acquisitionPool.prewarm();
+    assert.equal(acquisitionPool.idle, false, 'a thread is probing');
+    for (let waited = 0; !acquisitionPool.idle && waited < 20_000; waited += 5) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(acquisitionPool.idle, true, 'the probe never ended');
+    // A job is on a thread from its submission until its answer has been handled.
+    const settled = new Promise<string>((resolve) => {
+      acquisitionPool.submit(
+        {
+          request: { root: dir, uri: '/a/one.txt', match: 'exact', limits: DEFAULT_LIMITS },
+          surfaceFs: 'auto',
+          cancel: new SharedArrayBuffer(4),
+        },
+        {
+          onEntries: () => {},
+          onDone: (outcome) => resolve(`${outcome.kind} ${String(acquisitionPool.idle)}`),
+          onFailure: (error) => resolve(`failed: ${error.message}`),
+        },
+      );
+    });
+    assert.equal(acquisitionPool.idle, false, 'a job was submitted');
+    assert.equal(await settled, 'done true', 'the job is done, and the pool idle when its answer is handled');
   });
 
   it('releases idle threads on request', async () => {
