@@ -56,19 +56,37 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   const getdents = loadGetdents();
   /** Directory handles this seam opened: the root handle they hang from and their path below it. */
   const directories = new Map<number, { rootFd: number; relative: Buffer }>();
-  /** File and directory handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
-  const proven = new Set<number>();
-  /** Handles opened through koffi, closed through it too. */
-  const native = new Set<number>();
+  /**
+   * Per handle number: PROVEN (the kernel proved its placement: RESOLVE_BENEATH from the root handle),
+   * NATIVE (opened through koffi, closed through it too). Cleared when the handle is closed, so a reused
+   * number starts with neither. A byte per number instead of two Sets: two lookups and up to four
+   * updates per file, without hashing.
+   */
+  const handles = new HandleFlags();
 
   /** The child's path below the root, or undefined when the fast path does not apply. */
   const relativeChild = (dirFd: number, name: Buffer) => {
     const parent = directories.get(dirFd);
     // An empty name or one holding '/' would build a path with a trailing or extra separator.
-    if (parent === undefined || name.length === 0 || name.includes(0x2f) || name.includes(0))
-      return undefined;
+    if (parent === undefined || !isPlainName(name)) return undefined;
     if (parent.relative.length === 0) return { rootFd: parent.rootFd, relative: name };
     return { rootFd: parent.rootFd, relative: Buffer.concat([parent.relative, SLASH, name]) };
+  };
+
+  /**
+   * What `relativeChild(dirFd, name).relative` would be, for a file's open, built in one buffer reused by
+   * every file of this seam (the binding copies the path out before the call returns).
+   */
+  let joined = Buffer.allocUnsafe(4096);
+  const childPathOfFile = (parent: { relative: Buffer }, name: Buffer): Buffer => {
+    const { relative } = parent;
+    if (relative.length === 0) return name;
+    const length = relative.length + 1 + name.length;
+    if (length > joined.length) joined = Buffer.allocUnsafe(2 * length);
+    relative.copy(joined, 0);
+    joined[relative.length] = 0x2f;
+    name.copy(joined, relative.length + 1);
+    return joined.subarray(0, length);
   };
 
   const openNative = (
@@ -79,7 +97,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   ): number | undefined => {
     try {
       const fd = binding.openat2(rootFd, relative, flags | O_CLOEXEC, resolve);
-      native.add(fd);
+      handles.set(fd, NATIVE);
       return fd;
     } catch (error) {
       if (!(error instanceof Openat2Error)) throw error;
@@ -109,22 +127,28 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
               O_RDONLY | O_DIRECTORY | O_NONBLOCK,
               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
             );
-      if (fd !== undefined) proven.add(fd);
+      if (fd !== undefined) handles.set(fd, PROVEN);
       else fd = procfs.openDirectoryAt(dirFd, name);
       if (child !== undefined) directories.set(fd, child);
       return fd;
     },
     openPathAt: (dirFd, name) => {
-      const child = relativeChild(dirFd, name);
+      // The same path as relativeChild's, opened with the same flags from the same root handle.
+      const parent = directories.get(dirFd);
       const fd =
-        child === undefined
+        parent === undefined || !isPlainName(name)
           ? undefined
-          : openNative(child.rootFd, child.relative, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+          : openNative(
+              parent.rootFd,
+              childPathOfFile(parent, name),
+              O_PATH,
+              RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+            );
       if (fd === undefined) return procfs.openPathAt(dirFd, name);
-      proven.add(fd);
+      handles.set(fd, PROVEN);
       return fd;
     },
-    provenInside: (fd) => proven.has(fd),
+    provenInside: (fd) => handles.has(fd, PROVEN),
     lstatAt: procfs.lstatAt,
     ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
     readlinkAt: procfs.readlinkAt,
@@ -142,15 +166,15 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       // /proc/self/fd, never a name in the workspace), relative to a held handle of that directory
       // instead of resolving `/proc/self/fd/` again for every file.
       const fd = binding.openat(procFds, fdName(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-      native.add(fd);
+      handles.set(fd, NATIVE);
       return fd;
     },
-    read: procfs.read,
+    // read(2) of the handle, as Node's readSync does it (any handle: koffi's or Node's).
+    read: (fd, buffer, length) => binding.read(fd, buffer, length),
     openListing: getdents ?? procfs.openListing,
     close: (fd) => {
       directories.delete(fd);
-      proven.delete(fd);
-      if (native.delete(fd)) binding.close(fd);
+      if ((handles.take(fd) & NATIVE) !== 0) binding.close(fd);
       else procfs.close(fd);
     },
     openDirectoriesAt: (dirFd, names) => {
@@ -160,7 +184,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       if (parent === undefined || names.length === 0) return undefined;
       let relative = parent.relative;
       for (const name of names) {
-        if (name.length === 0 || name.includes(0x2f) || name.includes(0)) return undefined;
+        if (!isPlainName(name)) return undefined;
         relative = relative.length === 0 ? name : Buffer.concat([relative, SLASH, name]);
       }
       const child = { rootFd: parent.rootFd, relative };
@@ -171,7 +195,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
         RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
       );
       if (fd === undefined) return undefined;
-      proven.add(fd);
+      handles.set(fd, PROVEN);
       directories.set(fd, child);
       return fd;
     },
@@ -232,6 +256,37 @@ export function checkProcFdDirectory(): void {
     // Fall through: not the handle it was.
   }
   procFdHandle = { fd: undefined, dev: 0, ino: 0 };
+}
+
+/** One name of a directory: not empty, no '/' (it would add or end a path component), no NUL. */
+function isPlainName(name: Buffer): boolean {
+  return name.length > 0 && !name.includes(0x2f) && !name.includes(0);
+}
+
+const PROVEN = 1;
+const NATIVE = 2;
+
+/** A byte of flags per handle number, grown as numbers grow. */
+class HandleFlags {
+  #bytes = new Uint8Array(1024);
+  set(fd: number, flag: number): void {
+    if (fd >= this.#bytes.length) {
+      const grown = new Uint8Array(Math.max(2 * this.#bytes.length, fd + 1));
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+    }
+    this.#bytes[fd] = (this.#bytes[fd] as number) | flag;
+  }
+  has(fd: number, flag: number): boolean {
+    return fd >= 0 && fd < this.#bytes.length && ((this.#bytes[fd] as number) & flag) !== 0;
+  }
+  /** The handle's flags, cleared (it is being closed). */
+  take(fd: number): number {
+    if (fd < 0 || fd >= this.#bytes.length) return 0;
+    const flags = this.#bytes[fd] as number;
+    this.#bytes[fd] = 0;
+    return flags;
+  }
 }
 
 const SLASH = Buffer.from('/');
