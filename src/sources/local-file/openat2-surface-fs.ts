@@ -63,6 +63,8 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
    * updates per file, without hashing.
    */
   const handles = new HandleFlags();
+  /** False once the kernel answered close_range with ENOSYS. */
+  let rangesWork = true;
 
   /** The child's path below the root, or undefined when the fast path does not apply. */
   const relativeChild = (dirFd: number, name: Buffer) => {
@@ -177,6 +179,43 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       if ((handles.take(fd) & NATIVE) !== 0) binding.close(fd);
       else procfs.close(fd);
     },
+    closeHandles: (fds) => {
+      // Runs of consecutive numbers, each number in the list and opened through koffi, go in one
+      // close_range: every number in such a range is a handle the caller handed over, so no one else's
+      // handle can be closed. Everything else is closed one by one, as `close` does.
+      const sorted = fds.length === 2 ? pairInOrder(fds) : [...fds].sort((a, b) => a - b);
+      let i = 0;
+      while (i < sorted.length) {
+        const first = sorted[i] as number;
+        let j = i;
+        while (
+          rangesWork &&
+          j + 1 < sorted.length &&
+          sorted[j + 1] === (sorted[j] as number) + 1 &&
+          handles.has(sorted[j + 1] as number, NATIVE) &&
+          handles.has(first, NATIVE)
+        )
+          j++;
+        if (j > i) {
+          const last = sorted[j] as number;
+          for (let k = i; k <= j; k++) {
+            directories.delete(sorted[k] as number);
+            handles.take(sorted[k] as number);
+          }
+          if (!binding.closeRange(first, last)) {
+            // No close_range in this kernel: close them one by one, and never try it again.
+            rangesWork = false;
+            for (let k = i; k <= j; k++) binding.close(sorted[k] as number);
+          }
+        } else {
+          const fd = first;
+          directories.delete(fd);
+          if ((handles.take(fd) & NATIVE) !== 0) binding.close(fd);
+          else procfs.close(fd);
+        }
+        i = j + 1;
+      }
+    },
     openDirectoriesAt: (dirFd, names) => {
       // The path `openDirectoryAt` would build for the last name after opening each one in turn (each
       // name refused as relativeChild refuses it), opened with the same flags in one lookup.
@@ -256,6 +295,16 @@ export function checkProcFdDirectory(): void {
     // Fall through: not the handle it was.
   }
   procFdHandle = { fd: undefined, dev: 0, ino: 0 };
+}
+
+const pair: number[] = [0, 0];
+/** A two-handle list in ascending order, in a reused array (closeHandles is synchronous). */
+function pairInOrder(fds: readonly number[]): readonly number[] {
+  const a = fds[0] as number;
+  const b = fds[1] as number;
+  pair[0] = a < b ? a : b;
+  pair[1] = a < b ? b : a;
+  return pair;
 }
 
 /** One name of a directory: not empty, no '/' (it would add or end a path component), no NUL. */

@@ -21,8 +21,10 @@ export const RESOLVE_BENEATH = 0x08;
 /** unlinkat(2) flag: remove a directory (rmdir) instead of a file. */
 export const AT_REMOVEDIR = 0x200;
 
-/** openat2 is 437 in the unified syscall table on every Linux architecture Node runs on. */
+/** openat2 is 437 in the unified syscall table on every Linux architecture Node runs on; close_range 436. */
 const SYS_OPENAT2 = 437;
+const SYS_CLOSE_RANGE = 436;
+const ENOSYS = 38;
 const OPEN_HOW_SIZE = 24;
 const SUPPORTED_ARCHES: readonly string[] = ['x64', 'arm64', 'riscv64', 'ppc64', 's390x', 'loong64'];
 
@@ -79,6 +81,12 @@ export interface Openat2Binding {
    * does, in one crossing instead of Node's argument checks and request. Throws Openat2Error.
    */
   read(fd: number, buffer: Buffer, length: number): number;
+  /**
+   * close_range(first, last, 0) (Linux ≥ 5.9): closes every handle numbered first…last in one call. The
+   * caller must own every number in the range. Returns false, closing nothing, where the kernel lacks
+   * the call (ENOSYS); throws Openat2Error on any other failure.
+   */
+  closeRange(first: number, last: number): boolean;
 }
 
 export type Openat2Availability =
@@ -155,6 +163,8 @@ function bind(koffi: Koffi): Openat2Binding {
   const close = libc.func('int close(int fd)');
   const readlinkat = libc.func('long readlinkat(int dirfd, const uint8_t *path, void *buf, size_t size)');
   const read = libc.func('long read(int fd, void *buf, size_t count)');
+  // Through syscall(2): glibc before 2.34 has no close_range wrapper.
+  const closeRange = libc.func('long syscall(long nr, uint32_t first, uint32_t last, uint32_t flags)');
   const target = Buffer.allocUnsafe(PATH_MAX + 1);
   /** One `struct open_how` per (flags, resolve) pair in use: a handful per thread, built once each. */
   const hows = new Map<number, Buffer>();
@@ -230,6 +240,15 @@ function bind(koffi: Koffi): Openat2Binding {
         const errno = koffi.errno();
         if (errno !== EINTR) throw new Openat2Error('read', errno);
       }
+    },
+    closeRange(first, last) {
+      if (!(Number.isInteger(first) && Number.isInteger(last) && first >= 0 && first <= last)) {
+        throw new RangeError(`close_range(${first}, ${last})`);
+      }
+      if (Number(closeRange(SYS_CLOSE_RANGE, first, last, 0)) === 0) return true;
+      const errno = koffi.errno();
+      if (errno === ENOSYS) return false;
+      throw new Openat2Error('close_range', errno);
     },
   };
 }
