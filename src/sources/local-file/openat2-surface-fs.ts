@@ -302,8 +302,8 @@ const pair: number[] = [0, 0];
 function pairInOrder(fds: readonly number[]): readonly number[] {
   const a = fds[0] as number;
   const b = fds[1] as number;
-  pair[0] = a < b ? a : b;
-  pair[1] = a < b ? b : a;
+  pair[0] = Math.min(a, b);
+  pair[1] = Math.max(a, b);
   return pair;
 }
 
