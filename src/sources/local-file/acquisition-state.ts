@@ -115,6 +115,10 @@ export class AcquisitionState {
         },
       },
       close: (fd) => fs.close(fd),
+      closeHandles: (fds) => {
+        if (fs.closeHandles !== undefined) fs.closeHandles(fds);
+        else for (const fd of fds) fs.close(fd);
+      },
     };
     this.lanes = localLanes(this.reader);
   }

@@ -34,6 +34,9 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
     read: guard(base.read),
     openListing: guard((dirFd: number) => guardListing(base.openListing(dirFd), cancelled)),
     close: (fd) => base.close(fd),
+    ...(base.closeHandles === undefined
+      ? {}
+      : { closeHandles: (fds: readonly number[]) => base.closeHandles?.(fds) }),
     ...(base.openDirectoriesAt === undefined ? {} : { openDirectoriesAt: guard(base.openDirectoriesAt) }),
   };
 }

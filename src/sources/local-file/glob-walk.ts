@@ -37,8 +37,11 @@ interface Child {
   name: Buffer;
   uri: string;
   kind: ChildKind;
-  /** Pattern positions to continue with inside this child when it is a directory. */
-  next: Set<number>;
+  /**
+   * Pattern positions to continue with inside this child when it is a directory. Never changed once the
+   * child is built: children of one listing with the same positions share one set.
+   */
+  next: ReadonlySet<number>;
   /** The child matched the last segment: a file there is a candidate. */
   candidate: boolean;
 }
@@ -70,7 +73,7 @@ function closeOverGlobstars(positions: ReadonlySet<number>, segments: readonly G
 }
 
 function matchLiterals(segments: readonly GlobSegment[], dirUri: string, live: readonly number[]): Child[] {
-  const byName = new Map<string, Child>();
+  const byName = new Map<string, Child & { next: Set<number> }>();
   for (const p of live) {
     const name = (segments[p] as { kind: 'literal'; name: string }).name;
     let child = byName.get(name);
@@ -101,24 +104,22 @@ function matchListing(
   const listing = listDirectory(state, dirFd, dirUri, isRoot);
   const last = segments.length - 1;
   const children: Child[] = [];
+  const nextSets = new NextSets();
   for (const { name, kind } of listing) {
     const text = decodeName(name);
     const probe = text ?? decodeNameLossy(name);
-    let next: Set<number> | undefined;
+    nextSets.start();
     let candidate = false;
     for (const p of live) {
       const segment = segments[p] as GlobSegment;
       if (!matchesSegment(segment, probe)) continue;
       if (segment.kind === 'globstar') {
-        next ??= new Set();
-        next.add(p);
+        nextSets.add(p);
         if (p === last) candidate = true;
       } else if (p === last) candidate = true;
-      else {
-        next ??= new Set();
-        next.add(p + 1);
-      }
+      else nextSets.add(p + 1);
     }
+    const next = nextSets.finish();
     if (!candidate && next === undefined) continue;
     // A listed file (or FIFO, socket, device) that is not a candidate leads nowhere: it is neither read nor
     // descended, and visiting it records nothing. Skipping it here keeps a directory of thousands of files
@@ -131,9 +132,41 @@ function matchListing(
       state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
       continue;
     }
-    children.push({ name, uri: childUri(dirUri, text), kind, next: next ?? new Set(), candidate });
+    children.push({ name, uri: childUri(dirUri, text), kind, next: next ?? nextSets.none, candidate });
   }
   return children;
+}
+
+/**
+ * The `next` sets of one listing's children: the positions a child continues with are collected, then
+ * the one set holding exactly those positions is handed out (built the first time it is needed). Under
+ * `/**` every child of a directory continues at the same position; sharing saves a Set per file.
+ */
+class NextSets {
+  readonly none: ReadonlySet<number> = new Set();
+  readonly #byKey = new Map<string, ReadonlySet<number>>();
+  readonly #positions: number[] = [];
+  start(): void {
+    this.#positions.length = 0;
+  }
+  add(position: number): void {
+    if (!this.#positions.includes(position)) this.#positions.push(position);
+  }
+  /** The set of the positions added since `start`, or undefined when there were none. */
+  finish(): ReadonlySet<number> | undefined {
+    const positions = this.#positions;
+    if (positions.length === 0) return undefined;
+    // Positions are added in a fixed order for a given match (live order), so equal sets give equal keys
+    // only when built alike; sorting makes the key the set's own.
+    const key =
+      positions.length === 1 ? String(positions[0]) : [...positions].sort((a, b) => a - b).join(',');
+    let set = this.#byKey.get(key);
+    if (set === undefined) {
+      set = new Set(positions);
+      this.#byKey.set(key, set);
+    }
+    return set;
+  }
 }
 
 interface Listed {

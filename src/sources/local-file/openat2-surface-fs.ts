@@ -55,19 +55,39 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   const mounted = loadStatxMountedIdentity() ?? procfsMountedIdentity;
   /** Directory handles this seam opened: the root handle they hang from and their path below it. */
   const directories = new Map<number, { rootFd: number; relative: Buffer }>();
-  /** File and directory handles whose placement the kernel proved (RESOLVE_BENEATH from the root handle). */
-  const proven = new Set<number>();
-  /** Handles opened through koffi, closed through it too. */
-  const native = new Set<number>();
+  /**
+   * Per handle number: PROVEN (the kernel proved its placement: RESOLVE_BENEATH from the root handle),
+   * NATIVE (opened through koffi, closed through it too). Cleared when the handle is closed, so a reused
+   * number starts with neither. A byte per number instead of two Sets: two lookups and up to four
+   * updates per file, without hashing.
+   */
+  const handles = new HandleFlags();
+  /** False once the kernel answered close_range with ENOSYS. */
+  let rangesWork = true;
 
   /** The child's path below the root, or undefined when the fast path does not apply. */
   const relativeChild = (dirFd: number, name: Buffer) => {
     const parent = directories.get(dirFd);
     // An empty name or one holding '/' would build a path with a trailing or extra separator.
-    if (parent === undefined || name.length === 0 || name.includes(0x2f) || name.includes(0))
-      return undefined;
+    if (parent === undefined || !isPlainName(name)) return undefined;
     if (parent.relative.length === 0) return { rootFd: parent.rootFd, relative: name };
     return { rootFd: parent.rootFd, relative: Buffer.concat([parent.relative, SLASH, name]) };
+  };
+
+  /**
+   * What `relativeChild(dirFd, name).relative` would be, for a file's open, built in one buffer reused by
+   * every file of this seam (the binding copies the path out before the call returns).
+   */
+  let joined = Buffer.allocUnsafe(4096);
+  const childPathOfFile = (parent: { relative: Buffer }, name: Buffer): Buffer => {
+    const { relative } = parent;
+    if (relative.length === 0) return name;
+    const length = relative.length + 1 + name.length;
+    if (length > joined.length) joined = Buffer.allocUnsafe(2 * length);
+    relative.copy(joined, 0);
+    joined[relative.length] = 0x2f;
+    name.copy(joined, relative.length + 1);
+    return joined.subarray(0, length);
   };
 
   const openNative = (
@@ -78,7 +98,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   ): number | undefined => {
     try {
       const fd = binding.openat2(rootFd, relative, flags | O_CLOEXEC, resolve);
-      native.add(fd);
+      handles.set(fd, NATIVE);
       return fd;
     } catch (error) {
       if (!(error instanceof Openat2Error)) throw error;
@@ -108,22 +128,28 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
               O_RDONLY | O_DIRECTORY | O_NONBLOCK,
               RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
             );
-      if (fd !== undefined) proven.add(fd);
+      if (fd !== undefined) handles.set(fd, PROVEN);
       else fd = procfs.openDirectoryAt(dirFd, name);
       if (child !== undefined) directories.set(fd, child);
       return fd;
     },
     openPathAt: (dirFd, name) => {
-      const child = relativeChild(dirFd, name);
+      // The same path as relativeChild's, opened with the same flags from the same root handle.
+      const parent = directories.get(dirFd);
       const fd =
-        child === undefined
+        parent === undefined || !isPlainName(name)
           ? undefined
-          : openNative(child.rootFd, child.relative, O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+          : openNative(
+              parent.rootFd,
+              childPathOfFile(parent, name),
+              O_PATH,
+              RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+            );
       if (fd === undefined) return procfs.openPathAt(dirFd, name);
-      proven.add(fd);
+      handles.set(fd, PROVEN);
       return fd;
     },
-    provenInside: (fd) => proven.has(fd),
+    provenInside: (fd) => handles.has(fd, PROVEN),
     lstatAt: procfs.lstatAt,
     ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
     readlinkAt: procfs.readlinkAt,
@@ -141,19 +167,56 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       // /proc/self/fd, never a name in the workspace), relative to a held handle of that directory
       // instead of resolving `/proc/self/fd/` again for every file.
       const fd = binding.openat(procFds, fdName(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-      native.add(fd);
+      handles.set(fd, NATIVE);
       return fd;
     },
-    read: procfs.read,
+    // read(2) of the handle, as Node's readSync does it (any handle: koffi's or Node's).
+    read: (fd, buffer, length) => binding.read(fd, buffer, length),
     // Listing by getdents64 when koffi offers it. Loaded (and probed) at the first listing, not with the
     // seam: an exact acquisition lists nothing, and the probe was ≈ 4–7 ms of every `witness score`
     // thread's start-up (docs/perf/s18-start.md). loadGetdents caches its answer per thread.
     openListing: (dirFd) => (loadGetdents() ?? procfs.openListing)(dirFd),
     close: (fd) => {
       directories.delete(fd);
-      proven.delete(fd);
-      if (native.delete(fd)) binding.close(fd);
+      if ((handles.take(fd) & NATIVE) !== 0) binding.close(fd);
       else procfs.close(fd);
+    },
+    closeHandles: (fds) => {
+      // Runs of consecutive numbers, each number in the list and opened through koffi, go in one
+      // close_range: every number in such a range is a handle the caller handed over, so no one else's
+      // handle can be closed. Everything else is closed one by one, as `close` does.
+      const sorted = fds.length === 2 ? pairInOrder(fds) : [...fds].sort((a, b) => a - b);
+      let i = 0;
+      while (i < sorted.length) {
+        const first = sorted[i] as number;
+        let j = i;
+        while (
+          rangesWork &&
+          j + 1 < sorted.length &&
+          sorted[j + 1] === (sorted[j] as number) + 1 &&
+          handles.has(sorted[j + 1] as number, NATIVE) &&
+          handles.has(first, NATIVE)
+        )
+          j++;
+        if (j > i) {
+          const last = sorted[j] as number;
+          for (let k = i; k <= j; k++) {
+            directories.delete(sorted[k] as number);
+            handles.take(sorted[k] as number);
+          }
+          if (!binding.closeRange(first, last)) {
+            // No close_range in this kernel: close them one by one, and never try it again.
+            rangesWork = false;
+            for (let k = i; k <= j; k++) binding.close(sorted[k] as number);
+          }
+        } else {
+          const fd = first;
+          directories.delete(fd);
+          if ((handles.take(fd) & NATIVE) !== 0) binding.close(fd);
+          else procfs.close(fd);
+        }
+        i = j + 1;
+      }
     },
     openDirectoriesAt: (dirFd, names) => {
       // The path `openDirectoryAt` would build for the last name after opening each one in turn (each
@@ -162,7 +225,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       if (parent === undefined || names.length === 0) return undefined;
       let relative = parent.relative;
       for (const name of names) {
-        if (name.length === 0 || name.includes(0x2f) || name.includes(0)) return undefined;
+        if (!isPlainName(name)) return undefined;
         relative = relative.length === 0 ? name : Buffer.concat([relative, SLASH, name]);
       }
       const child = { rootFd: parent.rootFd, relative };
@@ -173,7 +236,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
         RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
       );
       if (fd === undefined) return undefined;
-      proven.add(fd);
+      handles.set(fd, PROVEN);
       directories.set(fd, child);
       return fd;
     },
@@ -234,6 +297,47 @@ export function checkProcFdDirectory(): void {
     // Fall through: not the handle it was.
   }
   procFdHandle = { fd: undefined, dev: 0, ino: 0 };
+}
+
+const pair: number[] = [0, 0];
+/** A two-handle list in ascending order, in a reused array (closeHandles is synchronous). */
+function pairInOrder(fds: readonly number[]): readonly number[] {
+  const a = fds[0] as number;
+  const b = fds[1] as number;
+  pair[0] = Math.min(a, b);
+  pair[1] = Math.max(a, b);
+  return pair;
+}
+
+/** One name of a directory: not empty, no '/' (it would add or end a path component), no NUL. */
+function isPlainName(name: Buffer): boolean {
+  return name.length > 0 && !name.includes(0x2f) && !name.includes(0);
+}
+
+const PROVEN = 1;
+const NATIVE = 2;
+
+/** A byte of flags per handle number, grown as numbers grow. */
+class HandleFlags {
+  #bytes = new Uint8Array(1024);
+  set(fd: number, flag: number): void {
+    if (fd >= this.#bytes.length) {
+      const grown = new Uint8Array(Math.max(2 * this.#bytes.length, fd + 1));
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+    }
+    this.#bytes[fd] = (this.#bytes[fd] as number) | flag;
+  }
+  has(fd: number, flag: number): boolean {
+    return fd >= 0 && fd < this.#bytes.length && ((this.#bytes[fd] as number) & flag) !== 0;
+  }
+  /** The handle's flags, cleared (it is being closed). */
+  take(fd: number): number {
+    if (fd < 0 || fd >= this.#bytes.length) return 0;
+    const flags = this.#bytes[fd] as number;
+    this.#bytes[fd] = 0;
+    return flags;
+  }
 }
 
 const SLASH = Buffer.from('/');

@@ -21,8 +21,10 @@ export const RESOLVE_BENEATH = 0x08;
 /** unlinkat(2) flag: remove a directory (rmdir) instead of a file. */
 export const AT_REMOVEDIR = 0x200;
 
-/** openat2 is 437 in the unified syscall table on every Linux architecture Node runs on. */
+/** openat2 is 437 in the unified syscall table on every Linux architecture Node runs on; close_range 436. */
 const SYS_OPENAT2 = 437;
+const SYS_CLOSE_RANGE = 436;
+const ENOSYS = 38;
 const OPEN_HOW_SIZE = 24;
 const SUPPORTED_ARCHES: readonly string[] = ['x64', 'arm64', 'riscv64', 'ppc64', 's390x', 'loong64'];
 
@@ -31,6 +33,7 @@ const PATH_MAX = 4096;
 const O_CLOEXEC = 0o2000000;
 const EXDEV = 18;
 const EAGAIN = 11;
+const EINTR = 4;
 /**
  * How often a call the kernel answered EAGAIN is repeated. With RESOLVE_BENEATH, a `..` (or a relative link
  * such as `up -> ../b.txt`) is refused with EAGAIN whenever a rename or mount happened anywhere on the
@@ -72,6 +75,18 @@ export interface Openat2Binding {
   mkdirat(dirFd: number, name: Buffer, mode: number): void;
   /** close(2) for handles this binding opened (Node's fs.closeSync warns about them in worker threads). */
   close(fd: number): void;
+  /**
+   * read(2) of up to `length` bytes (at most `buffer.length`) into the start of `buffer`, at the handle's
+   * position, repeated on EINTR as libuv repeats it: what `fs.readSync(fd, buffer, 0, length, null)`
+   * does, in one crossing instead of Node's argument checks and request. Throws Openat2Error.
+   */
+  read(fd: number, buffer: Buffer, length: number): number;
+  /**
+   * close_range(first, last, 0) (Linux ≥ 5.9): closes every handle numbered first…last in one call. The
+   * caller must own every number in the range. Returns false, closing nothing, where the kernel lacks
+   * the call (ENOSYS); throws Openat2Error on any other failure.
+   */
+  closeRange(first: number, last: number): boolean;
 }
 
 export type Openat2Availability =
@@ -147,6 +162,9 @@ function bind(koffi: Koffi): Openat2Binding {
   const openat = libc.func('int openat(int dirfd, const uint8_t *path, int flags, uint32_t mode)');
   const close = libc.func('int close(int fd)');
   const readlinkat = libc.func('long readlinkat(int dirfd, const uint8_t *path, void *buf, size_t size)');
+  const read = libc.func('long read(int fd, void *buf, size_t count)');
+  // Through syscall(2): glibc before 2.34 has no close_range wrapper.
+  const closeRange = libc.func('long syscall(long nr, uint32_t first, uint32_t last, uint32_t flags)');
   const target = Buffer.allocUnsafe(PATH_MAX + 1);
   /** One `struct open_how` per (flags, resolve) pair in use: a handful per thread, built once each. */
   const hows = new Map<number, Buffer>();
@@ -211,6 +229,26 @@ function bind(koffi: Koffi): Openat2Binding {
     },
     close(fd) {
       if (Number(close(fd)) < 0) throw new Openat2Error('close', koffi.errno());
+    },
+    read(fd, buffer, length) {
+      // The kernel writes up to `length` bytes at the buffer's start: never past its end.
+      if (!(length >= 0 && length <= buffer.length))
+        throw new RangeError(`read of ${length} bytes into ${buffer.length}`);
+      for (;;) {
+        const count = Number(read(fd, buffer, length));
+        if (count >= 0) return count;
+        const errno = koffi.errno();
+        if (errno !== EINTR) throw new Openat2Error('read', errno);
+      }
+    },
+    closeRange(first, last) {
+      if (!(Number.isInteger(first) && Number.isInteger(last) && first >= 0 && first <= last)) {
+        throw new RangeError(`close_range(${first}, ${last})`);
+      }
+      if (Number(closeRange(SYS_CLOSE_RANGE, first, last, 0)) === 0) return true;
+      const errno = koffi.errno();
+      if (errno === ENOSYS) return false;
+      throw new Openat2Error('close_range', errno);
     },
   };
 }

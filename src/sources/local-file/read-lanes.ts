@@ -26,16 +26,32 @@ export interface ReadLanes {
 export interface LocalReader {
   sink: ReadSink;
   close(fd: number): void;
+  /** Closes each handle in the list as `close` does, in fewer system calls where the seam can. */
+  closeHandles(fds: readonly number[]): void;
 }
 
 /** Every candidate is read at once, on the walking thread (exact locators, manifests, one core). */
 export function localLanes(reader: LocalReader): ReadLanes {
+  // The read handle of the task being read, closed here with its O_PATH handle (they are usually
+  // consecutive numbers: one close_range on the openat2 seam instead of two closes).
+  let readFd = -1;
+  const keepReadFd = (fd: number) => {
+    readFd = fd;
+  };
+  const both: number[] = [0, 0];
   return {
     hand(task) {
+      readFd = -1;
       try {
-        return readTask(reader.sink, task);
+        return readTask(reader.sink, task, keepReadFd);
       } finally {
-        reader.close(task.pathFd);
+        if (readFd < 0) reader.close(task.pathFd);
+        else {
+          both[0] = readFd;
+          both[1] = task.pathFd;
+          readFd = -1;
+          reader.closeHandles(both);
+        }
       }
     },
     finish() {},
@@ -156,7 +172,7 @@ export function sharedLanes(
       if (message === undefined) return;
       const result = message.message as FromHelper;
       out.shift();
-      for (const fd of result.fds) reader.close(fd);
+      reader.closeHandles(result.fds);
       for (const [seq, gap] of result.gaps) recordGap(seq, gap);
       reader.sink.bytesRead(result.bytesRead);
       for (let i = 0; i < result.filesRead; i++) reader.sink.fileRead();

@@ -74,7 +74,12 @@ const hashWhole: (bytes: Buffer) => string =
     ? (bytes) => crypto.hash('sha256', bytes, 'hex')
     : (bytes) => createHash('sha256').update(bytes).digest('hex');
 
-export function readTask(sink: ReadSink, task: ReadTask): ReadOutcome {
+/**
+ * Reads `task`. The read handle it opens is closed before it returns — by `sink.fs.close`, or, when
+ * `closeRead` is given, by handing it to `closeRead`, whose caller must close it (read-lanes.ts closes it
+ * together with the O_PATH handle, in one system call when it can).
+ */
+export function readTask(sink: ReadSink, task: ReadTask, closeRead?: (fd: number) => void): ReadOutcome {
   const { uri } = task;
   let fd: number;
   try {
@@ -108,7 +113,8 @@ export function readTask(sink: ReadSink, task: ReadTask): ReadOutcome {
     sink.fileRead();
     return readReserved(sink, task, fd, stat.mtimeMs);
   } finally {
-    sink.fs.close(fd);
+    if (closeRead === undefined) sink.fs.close(fd);
+    else closeRead(fd);
   }
 }
 

@@ -62,6 +62,12 @@ export interface SurfaceFs {
   openListing(dirFd: number): DirectoryListing;
   close(fd: number): void;
   /**
+   * Optional (openat2 seam): closes every handle in `fds` (each one exactly as `close` would), in fewer
+   * system calls: a run of consecutive numbers that are all in the list goes in one close_range(2). Only
+   * numbers in the list are ever closed. The order of the list is not kept.
+   */
+  closeHandles?(fds: readonly number[]): void;
+  /**
    * Optional (openat2 seam): the directory reached from `dirFd` through `names`, opened in ONE lookup —
    * the very open `openDirectoryAt` makes for the last of them (its path beneath the root handle, with
    * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, so no component is a symlink and none
