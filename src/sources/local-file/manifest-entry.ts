@@ -5,8 +5,9 @@ import {
   errorCode,
   rethrowCancelled,
 } from './acquisition-state.js';
-import { readCandidate } from './confined-read.js';
+import { type CandidateResult, readCandidate } from './confined-read.js';
 import type { DigestCarryWalk } from './digest-carry.js';
+import type { ManifestReadLanes } from './manifest-reads.js';
 import { decodeName, escapeName } from './names.js';
 import type { EntryStat } from './statx.js';
 
@@ -20,7 +21,7 @@ import type { EntryStat } from './statx.js';
  *   link to `/etc` or to a FIFO costs nothing and reaches nothing outside the root.
  * - a regular file: read through the confined read (O_PATH, placement check, reopen through the handle),
  *   so its size and digest are those of the object checked inside the root, within the shared read budget
- *   — unless the walk carries digests from a baseline and this file provably has not changed since
+ *   (by this thread or the walk's second reader: manifest-reads.ts) — unless the walk carries digests from a baseline and this file provably has not changed since
  *   (digest-carry.ts): then the baseline's digest is its digest and nothing is opened.
  * - anything else (FIFO, socket, device): lstat only, never opened — a FIFO cannot stall the walk.
  *
@@ -68,21 +69,22 @@ export function recordManifestChild(
   }
   // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
   if (walk.carriedFrom(uri, stat) !== undefined) return 'done';
-  const result = readCandidate(state, dirFd, name, uri);
-  // The confined read leaves its entry (if any) in state.entries; a manifest keeps size and digest only.
-  const read = state.entries.at(-1)?.uri === uri ? state.entries.pop() : undefined;
-  if (result === 'absent') return 'done';
-  const sha256 = read?.sha256 ?? null;
   const entry: ManifestEntry = {
     uri,
     type: 'file',
-    sizeBytes: read?.sizeBytes ?? stat.size,
-    sha256,
+    sizeBytes: stat.size,
+    sha256: null,
     mode,
     linkTarget: null,
   };
-  // A later manifest may carry this entry only if the bytes hashed are the ones the stat describes.
-  walk.add(entry, sha256 !== null && read?.sizeBytes === stat.size ? stat : undefined);
+  // Handed to a reader (either thread): the entry is in the manifest already and gets the reader's size
+  // and digest when the read is back; a later manifest may carry it only if the bytes hashed are the ones
+  // the stat describes (DigestCarryWalk.settleRead).
+  let result: CandidateResult = 'absent';
+  const reads = state.manifestReads as ManifestReadLanes;
+  if (reads.readFile(entry, stat, () => (result = readCandidate(state, dirFd, name, uri)))) return 'done';
+  // Settled by the walk before any read intent: absent (no entry), or a gap (lstat size, no digest).
+  if (result !== 'absent') walk.add(entry);
   return 'done';
 }
 

@@ -26,6 +26,8 @@ export interface ReadLanes {
 export interface LocalReader {
   sink: ReadSink;
   close(fd: number): void;
+  /** Called once a task was read here (entry or gaps given to the sink), before its handle is closed. */
+  settled?(task: ReadTask): void;
 }
 
 /** Every candidate is read at once, on the walking thread (exact locators, manifests, one core). */
@@ -33,7 +35,9 @@ export function localLanes(reader: LocalReader): ReadLanes {
   return {
     hand(task) {
       try {
-        return readTask(reader.sink, task);
+        const outcome = readTask(reader.sink, task);
+        reader.settled?.(task);
+        return outcome;
       } finally {
         reader.close(task.pathFd);
       }
@@ -114,6 +118,20 @@ export interface FromHelper {
   filesRead: number;
   /** The batch's O_PATH handles, read (or, once cancelled, not): the walker closes them. */
   fds: number[];
+  /** A manifest's batch: what each task read, for the walker's manifest entries (second-reader.ts). */
+  reads?: ManifestReads;
+}
+
+/**
+ * What a manifest's second reader read, one slot per task it settled (every task of the batch unless
+ * cancelled): the task's seq, the entry's size (-1 when the reader made no entry) and its digest (null
+ * when the file was cut or not read). The entries themselves never leave the reader: a manifest keeps
+ * size and digest only, and its entries are made, in walk order, by the walking thread.
+ */
+export interface ManifestReads {
+  seqs: number[];
+  sizes: number[];
+  digests: (string | null)[];
 }
 
 export interface HelperLink {
@@ -141,6 +159,8 @@ export function sharedLanes(
   link: HelperLink,
   recordGap: (seq: number, gap: CoverageGap) => void,
   checkCancelled: () => void,
+  /** A manifest's walk: receives what the second reader read in each batch it returns. */
+  onReads?: (reads: ManifestReads) => void,
 ): ReadLanes & { readonly helperBatches: number } {
   let pending: ReadTask[] = [];
   let posted = 0;
@@ -158,6 +178,7 @@ export function sharedLanes(
       out.shift();
       for (const fd of result.fds) reader.close(fd);
       for (const [seq, gap] of result.gaps) recordGap(seq, gap);
+      if (result.reads !== undefined) onReads?.(result.reads);
       reader.sink.bytesRead(result.bytesRead);
       for (let i = 0; i < result.filesRead; i++) reader.sink.fileRead();
     }
