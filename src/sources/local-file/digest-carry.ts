@@ -100,6 +100,11 @@ export class DigestCarryWalk {
     this.#request = request;
   }
 
+  /** True when this walk may carry digests from a baseline (every file's stat is then needed first). */
+  get carries(): boolean {
+    return this.#request !== undefined;
+  }
+
   /** Adds an entry to the manifest; `keyStat` when a later manifest may carry it (a file hashed in full). */
   add(entry: ManifestEntry, keyStat?: EntryStat): void {
     const index = this.#walkUris.length;

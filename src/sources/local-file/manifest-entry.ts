@@ -7,6 +7,7 @@ import {
 } from './acquisition-state.js';
 import { type CandidateResult, readCandidate } from './confined-read.js';
 import type { DigestCarryWalk } from './digest-carry.js';
+import type { ChildKind } from './glob-walk.js';
 import type { ManifestReadLanes } from './manifest-reads.js';
 import { decodeName, escapeName } from './names.js';
 import type { EntryStat } from './statx.js';
@@ -27,15 +28,50 @@ import type { EntryStat } from './statx.js';
  *
  * Every child counts against maxFiles except directories (bounded by maxListedEntries already).
  * A manifest is taken when nothing in the sandbox runs (SPEC §11), so lstat and the read see one object.
+ * A name the listing reports as a regular file, in a manifest that carries nothing, is not lstat'ed
+ * first: it goes straight to the confined read, and the fstat of the checked handle stands in for the
+ * lstat (the same inode; the type check before any read intent is the confined read's own).
  */
 export function recordManifestChild(
   state: AcquisitionState,
   dirFd: number,
   name: Buffer,
   uri: string,
+  listed: ChildKind = 'unknown',
 ): 'descend' | 'done' {
   const walk = state.digestCarry as DigestCarryWalk;
   state.checkCancelled();
+  if (listed === 'file' && !walk.carries) {
+    // The listing says a regular file and nothing can be carried: the file is read at once, and the
+    // fstat of the O_PATH handle the confined read checks (the very inode reopened and hashed) gives
+    // its mode, size and key, in place of an lstat of the name (one system call per file fewer on the
+    // walking thread). The read's checks are the confined read's own, unchanged.
+    countEntry(state, uri);
+    const entry: ManifestEntry = { uri, type: 'file', sizeBytes: 0, sha256: null, mode: 0, linkTarget: null };
+    let result: CandidateResult = 'absent';
+    const reads = state.manifestReads as ManifestReadLanes;
+    if (reads.readFile(entry, undefined, () => (result = readCandidate(state, dirFd, name, uri))))
+      return 'done';
+    // Gone since it was listed: no entry, as when the lstat below finds nothing.
+    if (result === 'absent') return 'done';
+    // Refused before any read intent (its gap says why): the entry is what the lstat of the name says.
+    return recordByStat(state, walk, dirFd, name, uri, false);
+  }
+  return recordByStat(state, walk, dirFd, name, uri, true);
+}
+
+/**
+ * Records a child by the lstat of its name (statx on the parent's handle). `mayRead`: false when the
+ * file was counted and its confined read already refused it (nothing is read again).
+ */
+function recordByStat(
+  state: AcquisitionState,
+  walk: DigestCarryWalk,
+  dirFd: number,
+  name: Buffer,
+  uri: string,
+  mayRead: boolean,
+): 'descend' | 'done' {
   let stat: EntryStat;
   try {
     const { fs } = state;
@@ -51,7 +87,7 @@ export function recordManifestChild(
     walk.add({ uri, type: 'directory', sizeBytes: 0, sha256: null, mode, linkTarget: null });
     return 'descend';
   }
-  countEntry(state, uri);
+  if (mayRead) countEntry(state, uri);
   if (stat.isSymbolicLink()) {
     walk.add({
       uri,
@@ -67,8 +103,6 @@ export function recordManifestChild(
     walk.add({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
     return 'done';
   }
-  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
-  if (walk.carriedFrom(uri, stat) !== undefined) return 'done';
   const entry: ManifestEntry = {
     uri,
     type: 'file',
@@ -77,6 +111,12 @@ export function recordManifestChild(
     mode,
     linkTarget: null,
   };
+  if (!mayRead) {
+    walk.add(entry);
+    return 'done';
+  }
+  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
+  if (walk.carriedFrom(uri, stat) !== undefined) return 'done';
   // Handed to a reader (either thread): the entry is in the manifest already and gets the reader's size
   // and digest when the read is back; a later manifest may carry it only if the bytes hashed are the ones
   // the stat describes (DigestCarryWalk.settleRead).

@@ -21,8 +21,11 @@ import type { EntryStat } from './statx.js';
 export class ManifestReadLanes {
   /** Walk position of each task handed and not yet settled, by the task's seq. */
   readonly #bySeq = new Map<number, number>();
-  /** The file whose candidate read is under way on the walk (set around readCandidate). */
-  #claim: { entry: ManifestEntry; stat: EntryStat } | undefined;
+  /**
+   * The file whose candidate read is under way on the walk (set around readCandidate), and its lstat
+   * when the walk took one (without it, the fstat of the handle the walk checked stands in: see hand).
+   */
+  #claim: { entry: ManifestEntry; stat: EntryStat | undefined } | undefined;
   /** Whether the candidate under way was handed to a reader. */
   #handed = false;
   /** The entry this thread's reader made for the task it is reading, if any. */
@@ -52,13 +55,22 @@ export class ManifestReadLanes {
   /** The walk's lanes, binding each handed task to the entry of the file being read. */
   lanes(inner: ReadLanes): ReadLanes {
     return {
-      hand: (task) => {
+      hand: (task, handleStat) => {
         const claim = this.#claim;
-        if (claim === undefined) throw new Error('a manifest task was handed outside a file read: a bug');
+        const stat = claim?.stat ?? handleStat;
+        if (claim === undefined || stat === undefined) {
+          throw new Error('a manifest task was handed outside a file read, or without a stat: a bug');
+        }
         this.#claim = undefined;
         this.#handed = true;
-        this.#bySeq.set(task.seq, this.walk.addAwaiting(claim.entry, claim.stat));
-        return inner.hand(task);
+        if (claim.stat === undefined) {
+          // No lstat of the name was taken (the listing said it is a regular file): the handle's own
+          // fstat — the very inode the reader reopens and hashes — gives the mode, the size and the key.
+          claim.entry.mode = stat.mode & 0o7777;
+          claim.entry.sizeBytes = stat.size;
+        }
+        this.#bySeq.set(task.seq, this.walk.addAwaiting(claim.entry, stat));
+        return inner.hand(task, handleStat);
       },
       finish: () => inner.finish(),
       abandon: () => inner.abandon(),
@@ -78,7 +90,7 @@ export class ManifestReadLanes {
    * Returns true when the file was handed to a reader (its entry is in the manifest, awaiting or
    * complete); false when the walk settled it itself (absent, or a gap before any read intent).
    */
-  readFile(entry: ManifestEntry, stat: EntryStat, read: () => void): boolean {
+  readFile(entry: ManifestEntry, stat: EntryStat | undefined, read: () => void): boolean {
     this.#claim = { entry, stat };
     this.#handed = false;
     try {

@@ -3,6 +3,7 @@ import type { CoverageGap } from '../../models/observation.js';
 import type { CandidateResult } from './confined-read.js';
 import { LINK } from './reader-link.js';
 import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
+import type { EntryStat } from './statx.js';
 
 /**
  * Where the walk sends each checked candidate (confined-read.ts) to be read: this thread, or a second
@@ -14,8 +15,11 @@ import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
  * are put back in enumeration order by the sequence number each task carries.
  */
 export interface ReadLanes {
-  /** Takes ownership of `task.pathFd` (closed on this thread once read, or when abandoned). */
-  hand(task: ReadTask): CandidateResult;
+  /**
+   * Takes ownership of `task.pathFd` (closed on this thread once read, or when abandoned). `stat` is the
+   * fstat of that handle the walk checked (a manifest's walk keeps it: manifest-reads.ts).
+   */
+  hand(task: ReadTask, stat?: EntryStat): CandidateResult;
   /** Reads what is still queued and waits for the second reader to finish what it took. */
   finish(): void;
   /** After a cancellation or failure: closes every handle not yet read, reads nothing more. */
