@@ -175,7 +175,7 @@ function acquireGuarded(
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
       state.digestCarry = new DigestCarryWalk(request.carry, state.manifest, options.onEntries);
-      reads = new ManifestReadLanes(state.digestCarry);
+      reads = new ManifestReadLanes(state.digestCarry, () => state.checkCancelled());
       state.manifestReads = reads;
     }
     const reader = reads === undefined ? state.reader : reads.reader(state.reader);

@@ -31,7 +31,14 @@ export class ManifestReadLanes {
   /** The entry this thread's reader made for the task it is reading, if any. */
   #made: SurfaceEntry | undefined;
 
-  constructor(readonly walk: DigestCarryWalk) {}
+  /**
+   * @param checkCancelled throws AcquisitionCancelled once the acquisition's flag is up: a second reader
+   * that saw the flag returns its handles unread, so those entries can never be completed.
+   */
+  constructor(
+    readonly walk: DigestCarryWalk,
+    readonly checkCancelled: () => void,
+  ) {}
 
   /** This thread as a manifest's reader: digests only, and each task settled as soon as it is read. */
   reader(base: LocalReader): LocalReader {
@@ -72,7 +79,12 @@ export class ManifestReadLanes {
         this.#bySeq.set(task.seq, this.walk.addAwaiting(claim.entry, stat));
         return inner.hand(task, handleStat);
       },
-      finish: () => inner.finish(),
+      finish: () => {
+        inner.finish();
+        // Every read came back, or the acquisition was cancelled meanwhile (and answers so, never with a
+        // manifest holding entries that were not read).
+        if (this.#bySeq.size > 0) this.checkCancelled();
+      },
       abandon: () => inner.abandon(),
     };
   }
