@@ -15,9 +15,10 @@ import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice
  * have nothing to do, so a script exits on its own, and terminated after a minute of idleness, so a
  * long-lived process gives their memory back.
  *
- * A glob acquisition (a manifest too) that finds enough files asks for a second reader: when a thread is idle and no job
- * waits, it reads files the walk has opened and checked (read-lanes.ts), and it is handed back as soon as
- * another job queues. Whether a second reader came, and when, changes nothing in the result.
+ * A glob acquisition (a manifest too) that finds enough files asks for a second reader: when a thread is
+ * idle and no job waits, it reads files the walk has opened and checked (read-lanes.ts), and it is handed
+ * back as soon as another job queues. Whether a second reader came, and when, changes nothing in the
+ * result.
  */
 
 export interface PoolJob {
