@@ -6,7 +6,7 @@ import type { ManifestEntry } from '../../../src/models/manifest.js';
 import { markFileSystemClock } from '../../../src/sources/file-system-clock.js';
 import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
 import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acquisition-pool.js';
-import type { DigestCarryRequest } from '../../../src/sources/local-file/digest-carry.js';
+import { CLEAN_MARGIN_MS, type DigestCarryRequest } from '../../../src/sources/local-file/digest-carry.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
@@ -193,10 +193,19 @@ describe('a manifest read by two reader threads', () => {
 
       it('same final manifest (carry-over) with one reader and two, the changed files read', async () => {
         const baseline = await manifestThroughPool(root, seam, {}, { readers: 1 });
-        const mark = markFileSystemClock(base);
+        // The clean moment must come after every file's last change (the other seam's test restored some).
+        const newest = Math.max(
+          ...baseline.manifest.map((entry) => fs.lstatSync(path.join(root, entry.uri)).ctimeMs),
+        );
+        let mark = markFileSystemClock(base);
+        while (mark.ctimeMs <= newest + CLEAN_MARGIN_MS) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          mark = markFileSystemClock(base);
+        }
         // Let the clean moment pass before the changes, so they are seen by ctime as well as by content.
         await new Promise((resolve) => setTimeout(resolve, 20));
-        const changed: string[] = [];
+        /** Each changed file and its content before, to restore for the other seam's tests. */
+        const changed = new Map<string, Buffer>();
         for (let d = 0; d < 12; d += 2) {
           for (let f = 0; f < 40; f += 3) {
             const name = path.join(
@@ -204,8 +213,8 @@ describe('a manifest read by two reader threads', () => {
               `d${String(d).padStart(2, '0')}`,
               `f${String(f).padStart(2, '0')}.txt`,
             );
+            changed.set(name, fs.readFileSync(name));
             fs.writeFileSync(name, `changed ${d}/${f}`);
-            changed.push(name);
           }
         }
         try {
@@ -217,16 +226,12 @@ describe('a manifest read by two reader threads', () => {
           };
           const one = await assertSameWithTwoReaders({}, carry);
           const counts = one.result.carryCounts;
-          assert.equal(counts?.changed, changed.length, 'every changed file was read');
-          assert.equal(counts?.carried, 480 - changed.length, 'every other file was carried');
+          assert.equal(counts?.changed, changed.size, 'every changed file was read');
+          assert.equal(counts?.carried, 480 - changed.size, 'every other file was carried');
           const read = new Map(one.manifest.map((entry) => [entry.uri, entry]));
           assert.equal(read.get('/d00/f00.txt')?.sizeBytes, 'changed 0/0'.length);
         } finally {
-          // Restore the tree for the other seam's tests.
-          for (const name of changed) {
-            const [d, f] = name.slice(root.length).match(/\d+/g)?.map(Number) as [number, number];
-            fs.writeFileSync(name, `${d}/${f} `.repeat(f + 1));
-          }
+          for (const [name, content] of changed) fs.writeFileSync(name, content);
         }
       });
 
