@@ -14,8 +14,9 @@ import { type CarryCounts, type DigestCarryRequest, DigestCarryWalk } from './di
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
+import { ManifestReadLanes } from './manifest-reads.js';
 import type { MountedIdentity } from './mount-identity.js';
-import { type HelperLink, sharedLanes } from './read-lanes.js';
+import { type HelperLink, localLanes, sharedLanes } from './read-lanes.js';
 import { scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
 
@@ -76,8 +77,8 @@ export interface AcquireSyncOptions {
    */
   onEntries?: (batch: SurfaceEntry[] | ManifestEntry[]) => void;
   /**
-   * A second reader thread for this acquisition (read-lanes.ts), used by glob observations only: an exact
-   * locator reads one file, and a manifest keeps each file's digest beside its other fields in order.
+   * A second reader thread for this acquisition (read-lanes.ts), used by glob locators only (observations
+   * and manifests: manifest-reads.ts): an exact locator reads one file.
    */
   helper?: HelperLink;
 }
@@ -169,21 +170,28 @@ function acquireGuarded(
     const state = new AcquisitionState(fs, request.limits, rootPath, rootFd, cancelled, scratchChunk());
     // A manifest's batches are manifest entries (DigestCarryWalk posts them); observation entries never.
     state.entrySink = request.mode === 'manifest' ? undefined : options.onEntries;
+    let reads: ManifestReadLanes | undefined;
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
       state.digestCarry = new DigestCarryWalk(request.carry, state.manifest, options.onEntries);
+      reads = new ManifestReadLanes(state.digestCarry, () => state.checkCancelled());
+      state.manifestReads = reads;
     }
+    const reader = reads === undefined ? state.reader : reads.reader(state.reader);
     const lanes =
-      options.helper !== undefined && locator.match === 'glob' && state.manifest === undefined
+      options.helper !== undefined && locator.match === 'glob'
         ? sharedLanes(
-            state.reader,
+            reader,
             options.helper,
             (seq, gap) => state.taskGap(seq, gap),
             () => state.checkCancelled(),
+            reads === undefined ? undefined : (batch) => reads.onReads(batch),
           )
         : undefined;
     if (lanes !== undefined) state.lanes = lanes;
+    else if (reads !== undefined) state.lanes = localLanes(reader);
+    if (reads !== undefined) state.lanes = reads.lanes(state.lanes);
     let walked = false;
     try {
       if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);

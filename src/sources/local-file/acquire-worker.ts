@@ -38,6 +38,8 @@ export interface HelpJob {
   maxContentBytes: number;
   /** The helped acquisition's seam kind: the reader reopens, fstats and closes through the same kind. */
   surfaceFs: SurfaceFsKind;
+  /** The helped walk is a manifest's: digests go back to the walker, not to the caller (second-reader.ts). */
+  manifest?: boolean;
   /** Test seam: milliseconds before each file read (an injected slow reader). */
   delayMs?: number;
 }
@@ -135,6 +137,7 @@ function help(job: HelpJob): void {
     maxContentBytes: job.maxContentBytes,
     onEntries: (entries) => port?.postMessage({ id: job.id, entries } satisfies AcquireReply),
     onEnd: (readsDone) => port?.postMessage({ id: job.id, helped: readsDone } satisfies AcquireReply),
+    ...(job.manifest === true ? { manifest: true } : {}),
     ...(job.delayMs === undefined ? {} : { delayMs: job.delayMs }),
   });
 }

@@ -15,9 +15,10 @@ import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice
  * have nothing to do, so a script exits on its own, and terminated after a minute of idleness, so a
  * long-lived process gives their memory back.
  *
- * A glob acquisition that finds enough files asks for a second reader: when a thread is idle and no job
- * waits, it reads files the walk has opened and checked (read-lanes.ts), and it is handed back as soon as
- * another job queues. Whether a second reader came, and when, changes nothing in the result.
+ * A glob acquisition (a manifest too) that finds enough files asks for a second reader: when a thread is
+ * idle and no job waits, it reads files the walk has opened and checked (read-lanes.ts), and it is handed
+ * back as soon as another job queues. Whether a second reader came, and when, changes nothing in the
+ * result.
  */
 
 export interface PoolJob {
@@ -68,7 +69,7 @@ interface Queued {
   id: number;
   job: PoolJob;
   callbacks: PoolCallbacks;
-  /** The pool's end of the link to a second reader (glob observations only). */
+  /** The pool's end of the link to a second reader (glob acquisitions and manifests). */
   link?: { port: MessagePort; state: SharedArrayBuffer };
   /** The walker asked for a second reader and none has been started yet. */
   wantsHelper: boolean;
@@ -197,11 +198,7 @@ class AcquisitionPool {
   #start(slot: Slot, queued: Queued): void {
     this.#occupy(slot, { id: queued.id, queued, role: 'walker' });
     const { request } = queued.job;
-    const helped =
-      POOL_SIZE > 1 &&
-      (queued.job.readers ?? 2) === 2 &&
-      request.match === 'glob' &&
-      request.mode !== 'manifest';
+    const helped = POOL_SIZE > 1 && (queued.job.readers ?? 2) === 2 && request.match === 'glob';
     let helper: AcquireJob['helper'];
     if (helped) {
       const channel = new MessageChannel();
@@ -235,6 +232,7 @@ class AcquisitionPool {
       cancel: queued.job.cancel,
       maxContentBytes: queued.job.request.limits.maxContentBytes,
       surfaceFs: queued.job.surfaceFs,
+      ...(queued.job.request.mode === 'manifest' ? { manifest: true } : {}),
       ...(queued.job.helperDelayMs === undefined ? {} : { delayMs: queued.job.helperDelayMs }),
     };
     slot.worker.postMessage(message, [link.port]);

@@ -2,6 +2,7 @@ import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { DigestCarryWalk } from './digest-carry.js';
 import type { SourceLimits } from './limits.js';
+import type { ManifestReadLanes } from './manifest-reads.js';
 import { type LocalReader, localLanes, type ReadLanes } from './read-lanes.js';
 import type { SurfaceFs } from './surface-fs.js';
 
@@ -82,6 +83,9 @@ export class AcquisitionState {
 
   /** Set in manifest mode: the stat keys recorded for a later manifest, and the baseline's to carry from. */
   digestCarry: DigestCarryWalk | undefined;
+
+  /** Set in manifest mode: completes each file's entry with what its reader read (manifest-reads.ts). */
+  manifestReads: ManifestReadLanes | undefined;
 
   /** This thread as a reader: what reserved-read.ts needs, bound to this acquisition. */
   readonly reader: LocalReader;

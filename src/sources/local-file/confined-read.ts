@@ -62,15 +62,18 @@ export function readCandidate(
     // From here the O_PATH handle belongs to the lanes: a reader reopens it, and it is closed on this
     // thread once the reader is done with it.
     handed = true;
-    return state.lanes.hand({
-      seq: state.nextTaskSeq(),
-      pathFd,
-      uri,
-      size: pathStat.size,
-      dev: pathStat.dev,
-      ino: pathStat.ino,
-      reservation: state.reserve(pathStat.size),
-    });
+    return state.lanes.hand(
+      {
+        seq: state.nextTaskSeq(),
+        pathFd,
+        uri,
+        size: pathStat.size,
+        dev: pathStat.dev,
+        ino: pathStat.ino,
+        reservation: state.reserve(pathStat.size),
+      },
+      pathStat,
+    );
   } finally {
     if (!handed) fs.close(pathFd);
   }

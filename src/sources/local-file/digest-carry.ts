@@ -77,6 +77,15 @@ export class DigestCarryWalk {
   #keys = new Float64Array(1024 * STAT_KEY_WIDTH).fill(Number.NaN);
   /** The uri of every entry the walk recorded, in walk order (posted ones included). */
   readonly #walkUris: string[] = [];
+  /**
+   * Files handed to a reader whose read has not come back yet, by walk position, with the lstat their
+   * key would be (see {@link addAwaiting}). Nothing from the first of them on is handed to the sink.
+   */
+  readonly #awaiting = new Map<number, EntryStat>();
+  /** Walk positions before this one were handed to the sink. */
+  #posted = 0;
+  /** Walk positions before this one are settled (none awaits its read). */
+  #ready = 0;
 
   /**
    * @param pending the walk's manifest: entries not yet handed to `sink`, in walk order.
@@ -91,13 +100,60 @@ export class DigestCarryWalk {
     this.#request = request;
   }
 
+  /** True when this walk may carry digests from a baseline (every file's stat is then needed first). */
+  get carries(): boolean {
+    return this.#request !== undefined;
+  }
+
   /** Adds an entry to the manifest; `keyStat` when a later manifest may carry it (a file hashed in full). */
   add(entry: ManifestEntry, keyStat?: EntryStat): void {
     const index = this.#walkUris.length;
     this.#walkUris.push(entry.uri);
     if (keyStat !== undefined) this.#record(index, keyStat);
     this.pending.push(entry);
-    if (this.sink !== undefined && this.pending.length >= MANIFEST_BATCH) this.sink(this.pending.splice(0));
+    this.#post();
+  }
+
+  /**
+   * Adds, in walk order, the entry of a file just handed to a reader (either thread: read-lanes.ts),
+   * whose size and digest are not known yet; {@link settleRead} completes it. `stat` is the lstat the
+   * file's key would be. Returns the entry's walk position.
+   */
+  addAwaiting(entry: ManifestEntry, stat: EntryStat): number {
+    const index = this.#walkUris.length;
+    this.#walkUris.push(entry.uri);
+    this.#awaiting.set(index, stat);
+    this.pending.push(entry);
+    return index;
+  }
+
+  /**
+   * Completes the awaiting entry at walk position `index` with what its reader read: the reader's size
+   * and digest, or (`sizeBytes` undefined: the reader made no entry, its gap says why) the lstat size and
+   * no digest — exactly what the entry was when this thread read every file itself. The key is kept only
+   * when the whole file was hashed and its size is the stat's, as for a file read at once.
+   */
+  settleRead(index: number, sizeBytes: number | undefined, sha256: string | null): void {
+    const stat = this.#awaiting.get(index);
+    if (stat === undefined) throw new Error(`manifest entry ${index} was not awaiting a read: a bug`);
+    this.#awaiting.delete(index);
+    const entry = this.pending[index - this.#posted] as ManifestEntry;
+    entry.sizeBytes = sizeBytes ?? stat.size;
+    entry.sha256 = sizeBytes === undefined ? null : sha256;
+    if (entry.sha256 !== null && sizeBytes === stat.size) this.#record(index, stat);
+    this.#post();
+  }
+
+  /** Hands full batches of settled entries to the sink, in walk order, while the walk runs. */
+  #post(): void {
+    const sink = this.sink;
+    if (sink === undefined) return;
+    const total = this.#walkUris.length;
+    while (this.#ready < total && !this.#awaiting.has(this.#ready)) this.#ready++;
+    if (this.#ready - this.#posted < MANIFEST_BATCH) return;
+    const count = this.#ready - this.#posted;
+    this.#posted = this.#ready;
+    sink(this.pending.splice(0, count));
   }
 
   /**
@@ -157,6 +213,8 @@ export class DigestCarryWalk {
    * for an entry without a key (a carried file's key is the baseline's: carrying required them equal).
    */
   finish(): { manifest: ManifestEntry[]; order?: Int32Array; carried: Int32Array; keys: Float64Array } {
+    if (this.#awaiting.size > 0)
+      throw new Error(`${this.#awaiting.size} manifest reads never settled: a bug`);
     const uris = this.#walkUris;
     const order = Int32Array.from(uris.keys()).sort((i, j) => {
       const a = uris[i] as string;

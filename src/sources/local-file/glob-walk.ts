@@ -31,7 +31,8 @@ export function walkGlob(state: AcquisitionState, locator: ParsedLocator): void 
   }
 }
 
-type ChildKind = 'directory' | 'symlink' | 'other' | 'unknown';
+/** What the listing said a child is ('file': a regular file; 'other': a FIFO, socket or device). */
+export type ChildKind = 'directory' | 'symlink' | 'file' | 'other' | 'unknown';
 
 interface Child {
   name: Buffer;
@@ -127,7 +128,8 @@ function matchListing(
     // 1,000-file directories). The manifest keeps every child: there each one is an entry. A name that is
     // not UTF-8 still goes on to its `unrepresentable_name` gap, as before: whether it could match was
     // judged on a lossy decoding, so it is reported rather than ruled out.
-    if (!candidate && kind === 'other' && text !== null && state.manifest === undefined) continue;
+    if (!candidate && (kind === 'file' || kind === 'other') && text !== null && state.manifest === undefined)
+      continue;
     if (text === null) {
       state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
       continue;
@@ -257,13 +259,8 @@ function directoryIsInside(state: AcquisitionState, dirFd: number, dirUri: strin
 function kindOf(dirent: EntryTypeTests): ChildKind {
   if (dirent.isDirectory()) return 'directory';
   if (dirent.isSymbolicLink()) return 'symlink';
-  if (
-    dirent.isFile() ||
-    dirent.isFIFO() ||
-    dirent.isSocket() ||
-    dirent.isCharacterDevice() ||
-    dirent.isBlockDevice()
-  ) {
+  if (dirent.isFile()) return 'file';
+  if (dirent.isFIFO() || dirent.isSocket() || dirent.isCharacterDevice() || dirent.isBlockDevice()) {
     return 'other';
   }
   return 'unknown';
@@ -278,7 +275,7 @@ function visitChild(
   state.checkCancelled();
   if (state.manifest !== undefined) {
     // Manifest mode: every child is an entry; only real directories are descended (SPEC §12).
-    const next = recordManifestChild(state, dirFd, child.name, child.uri);
+    const next = recordManifestChild(state, dirFd, child.name, child.uri, child.kind);
     if (next === 'descend' && child.next.size > 0) descend(state, segments, dirFd, child);
     return;
   }

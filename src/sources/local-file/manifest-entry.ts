@@ -5,8 +5,10 @@ import {
   errorCode,
   rethrowCancelled,
 } from './acquisition-state.js';
-import { readCandidate } from './confined-read.js';
+import { type CandidateResult, readCandidate } from './confined-read.js';
 import type { DigestCarryWalk } from './digest-carry.js';
+import type { ChildKind } from './glob-walk.js';
+import type { ManifestReadLanes } from './manifest-reads.js';
 import { decodeName, escapeName } from './names.js';
 import type { EntryStat } from './statx.js';
 
@@ -20,21 +22,56 @@ import type { EntryStat } from './statx.js';
  *   link to `/etc` or to a FIFO costs nothing and reaches nothing outside the root.
  * - a regular file: read through the confined read (O_PATH, placement check, reopen through the handle),
  *   so its size and digest are those of the object checked inside the root, within the shared read budget
- *   — unless the walk carries digests from a baseline and this file provably has not changed since
+ *   (by this thread or the walk's second reader: manifest-reads.ts) — unless the walk carries digests from a baseline and this file provably has not changed since
  *   (digest-carry.ts): then the baseline's digest is its digest and nothing is opened.
  * - anything else (FIFO, socket, device): lstat only, never opened — a FIFO cannot stall the walk.
  *
  * Every child counts against maxFiles except directories (bounded by maxListedEntries already).
  * A manifest is taken when nothing in the sandbox runs (SPEC §11), so lstat and the read see one object.
+ * A name the listing reports as a regular file, in a manifest that carries nothing, is not lstat'ed
+ * first: it goes straight to the confined read, and the fstat of the checked handle stands in for the
+ * lstat (the same inode; the type check before any read intent is the confined read's own).
  */
 export function recordManifestChild(
   state: AcquisitionState,
   dirFd: number,
   name: Buffer,
   uri: string,
+  listed: ChildKind = 'unknown',
 ): 'descend' | 'done' {
   const walk = state.digestCarry as DigestCarryWalk;
   state.checkCancelled();
+  if (listed === 'file' && !walk.carries) {
+    // The listing says a regular file and nothing can be carried: the file is read at once, and the
+    // fstat of the O_PATH handle the confined read checks (the very inode reopened and hashed) gives
+    // its mode, size and key, in place of an lstat of the name (one system call per file fewer on the
+    // walking thread). The read's checks are the confined read's own, unchanged.
+    countEntry(state, uri);
+    const entry: ManifestEntry = { uri, type: 'file', sizeBytes: 0, sha256: null, mode: 0, linkTarget: null };
+    let result: CandidateResult = 'absent';
+    const reads = state.manifestReads as ManifestReadLanes;
+    if (reads.readFile(entry, undefined, () => (result = readCandidate(state, dirFd, name, uri))))
+      return 'done';
+    // Gone since it was listed: no entry, as when the lstat below finds nothing.
+    if (result === 'absent') return 'done';
+    // Refused before any read intent (its gap says why): the entry is what the lstat of the name says.
+    return recordByStat(state, walk, dirFd, name, uri, false);
+  }
+  return recordByStat(state, walk, dirFd, name, uri, true);
+}
+
+/**
+ * Records a child by the lstat of its name (statx on the parent's handle). `mayRead`: false when the
+ * file was counted and its confined read already refused it (nothing is read again).
+ */
+function recordByStat(
+  state: AcquisitionState,
+  walk: DigestCarryWalk,
+  dirFd: number,
+  name: Buffer,
+  uri: string,
+  mayRead: boolean,
+): 'descend' | 'done' {
   let stat: EntryStat;
   try {
     const { fs } = state;
@@ -50,7 +87,7 @@ export function recordManifestChild(
     walk.add({ uri, type: 'directory', sizeBytes: 0, sha256: null, mode, linkTarget: null });
     return 'descend';
   }
-  countEntry(state, uri);
+  if (mayRead) countEntry(state, uri);
   if (stat.isSymbolicLink()) {
     walk.add({
       uri,
@@ -66,23 +103,28 @@ export function recordManifestChild(
     walk.add({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
     return 'done';
   }
-  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
-  if (walk.carriedFrom(uri, stat) !== undefined) return 'done';
-  const result = readCandidate(state, dirFd, name, uri);
-  // The confined read leaves its entry (if any) in state.entries; a manifest keeps size and digest only.
-  const read = state.entries.at(-1)?.uri === uri ? state.entries.pop() : undefined;
-  if (result === 'absent') return 'done';
-  const sha256 = read?.sha256 ?? null;
   const entry: ManifestEntry = {
     uri,
     type: 'file',
-    sizeBytes: read?.sizeBytes ?? stat.size,
-    sha256,
+    sizeBytes: stat.size,
+    sha256: null,
     mode,
     linkTarget: null,
   };
-  // A later manifest may carry this entry only if the bytes hashed are the ones the stat describes.
-  walk.add(entry, sha256 !== null && read?.sizeBytes === stat.size ? stat : undefined);
+  if (!mayRead) {
+    walk.add(entry);
+    return 'done';
+  }
+  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
+  if (walk.carriedFrom(uri, stat) !== undefined) return 'done';
+  // Handed to a reader (either thread): the entry is in the manifest already and gets the reader's size
+  // and digest when the read is back; a later manifest may carry it only if the bytes hashed are the ones
+  // the stat describes (DigestCarryWalk.settleRead).
+  let result: CandidateResult = 'absent';
+  const reads = state.manifestReads as ManifestReadLanes;
+  if (reads.readFile(entry, stat, () => (result = readCandidate(state, dirFd, name, uri)))) return 'done';
+  // Settled by the walk before any read intent: absent (no entry), or a gap (lstat size, no digest).
+  if (result !== 'absent') walk.add(entry);
   return 'done';
 }
 

@@ -3,6 +3,7 @@ import type { CoverageGap } from '../../models/observation.js';
 import type { CandidateResult } from './confined-read.js';
 import { LINK } from './reader-link.js';
 import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
+import type { EntryStat } from './statx.js';
 
 /**
  * Where the walk sends each checked candidate (confined-read.ts) to be read: this thread, or a second
@@ -14,8 +15,11 @@ import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
  * are put back in enumeration order by the sequence number each task carries.
  */
 export interface ReadLanes {
-  /** Takes ownership of `task.pathFd` (closed on this thread once read, or when abandoned). */
-  hand(task: ReadTask): CandidateResult;
+  /**
+   * Takes ownership of `task.pathFd` (closed on this thread once read, or when abandoned). `stat` is the
+   * fstat of that handle the walk checked (a manifest's walk keeps it: manifest-reads.ts).
+   */
+  hand(task: ReadTask, stat?: EntryStat): CandidateResult;
   /** Reads what is still queued and waits for the second reader to finish what it took. */
   finish(): void;
   /** After a cancellation or failure: closes every handle not yet read, reads nothing more. */
@@ -28,6 +32,8 @@ export interface LocalReader {
   close(fd: number): void;
   /** Closes each handle in the list as `close` does, in fewer system calls where the seam can. */
   closeHandles(fds: readonly number[]): void;
+  /** Called once a task was read here (entry or gaps given to the sink), before its handle is closed. */
+  settled?(task: ReadTask): void;
 }
 
 /** Every candidate is read at once, on the walking thread (exact locators, manifests, one core). */
@@ -43,7 +49,9 @@ export function localLanes(reader: LocalReader): ReadLanes {
     hand(task) {
       readFd = -1;
       try {
-        return readTask(reader.sink, task, keepReadFd);
+        const outcome = readTask(reader.sink, task, keepReadFd);
+        reader.settled?.(task);
+        return outcome;
       } finally {
         if (readFd < 0) reader.close(task.pathFd);
         else {
@@ -130,6 +138,20 @@ export interface FromHelper {
   filesRead: number;
   /** The batch's O_PATH handles, read (or, once cancelled, not): the walker closes them. */
   fds: number[];
+  /** A manifest's batch: what each task read, for the walker's manifest entries (second-reader.ts). */
+  reads?: ManifestReads;
+}
+
+/**
+ * What a manifest's second reader read, one slot per task it settled (every task of the batch unless
+ * cancelled): the task's seq, the entry's size (-1 when the reader made no entry) and its digest (null
+ * when the file was cut or not read). The entries themselves never leave the reader: a manifest keeps
+ * size and digest only, and its entries are made, in walk order, by the walking thread.
+ */
+export interface ManifestReads {
+  seqs: number[];
+  sizes: number[];
+  digests: (string | null)[];
 }
 
 export interface HelperLink {
@@ -157,6 +179,8 @@ export function sharedLanes(
   link: HelperLink,
   recordGap: (seq: number, gap: CoverageGap) => void,
   checkCancelled: () => void,
+  /** A manifest's walk: receives what the second reader read in each batch it returns. */
+  onReads?: (reads: ManifestReads) => void,
 ): ReadLanes & { readonly helperBatches: number } {
   let pending: ReadTask[] = [];
   let posted = 0;
@@ -174,6 +198,7 @@ export function sharedLanes(
       out.shift();
       reader.closeHandles(result.fds);
       for (const [seq, gap] of result.gaps) recordGap(seq, gap);
+      if (result.reads !== undefined) onReads?.(result.reads);
       reader.sink.bytesRead(result.bytesRead);
       for (let i = 0; i < result.filesRead; i++) reader.sink.fileRead();
     }
@@ -246,6 +271,9 @@ export function sharedLanes(
       if (!awaitHelper(checkCancelled)) {
         throw new Error('the second reader thread of this acquisition was lost');
       }
+      // A helper that saw the cancellation returned its last handles unread: never answer done without
+      // their entries, even when every batch came back before the wait above looked at the flag.
+      checkCancelled();
     },
     abandon() {
       for (const task of pending) reader.close(task.pathFd);

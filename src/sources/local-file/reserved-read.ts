@@ -34,6 +34,11 @@ export interface ReadSink {
   /** Scratch buffer, reused across files. */
   readonly chunk: Buffer;
   readonly maxContentBytes: number;
+  /**
+   * A manifest's reads (SPEC §12): the entry keeps size and digest only, so no text is kept or decoded
+   * (`content` null). The reopen, the dev/ino check, the reservation and every byte hashed are the same.
+   */
+  readonly digestOnly?: boolean;
   /** The seam's reopen, fstat, read and close, behind the cancellation guard. */
   readonly fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close'>;
   /** A reopened handle passed its check: the file counts as read (stats.filesRead). */
@@ -119,7 +124,8 @@ export function readTask(sink: ReadSink, task: ReadTask, closeRead?: (fd: number
 }
 
 function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: number): ReadOutcome {
-  const { chunk, maxContentBytes } = sink;
+  const { chunk } = sink;
+  const maxContentBytes = sink.digestOnly === true ? 0 : sink.maxContentBytes;
   const { uri, size, reservation } = task;
   // The whole file was reserved: one byte past the reservation may be asked for, so a short read proves
   // the end in one call (half the reads for small files). A file that returns that byte grew after its
@@ -195,7 +201,16 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
   let content: string | null;
   let partialText: boolean;
   let sha256: string | null;
-  if (firstChunk !== undefined && !cut) {
+  if (sink.digestOnly === true) {
+    // Nothing was retained (maxContentBytes 0 above): only the digest is taken, from the chunk or the Hash.
+    content = null;
+    partialText = false;
+    sha256 = cut
+      ? null
+      : firstChunk !== undefined
+        ? hashWhole(firstChunk)
+        : (hash ?? createHash('sha256')).digest('hex');
+  } else if (firstChunk !== undefined && !cut) {
     // The whole file is in the chunk; the chunk is reused by the next file, so both the digest and the
     // text are taken from it now.
     sha256 = hashWhole(firstChunk);

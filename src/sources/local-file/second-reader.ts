@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { AcquisitionCancelled } from './acquisition-state.js';
-import { type FromHelper, LINK, type ToHelper, unpackTasks } from './read-lanes.js';
+import { type FromHelper, LINK, type ManifestReads, type ToHelper, unpackTasks } from './read-lanes.js';
 import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
 
@@ -29,6 +29,12 @@ export interface SecondReaderOptions {
   onEntries(entries: SurfaceEntry[]): void;
   /** Called once, after the walker said it sends nothing more and every batch was answered. */
   onEnd(readsDone: number): void;
+  /**
+   * The walk is a manifest's (SPEC §12): files are read for their digest only (no text), and what each
+   * task read goes back to the walker with its batch (`FromHelper.reads`), which makes the manifest
+   * entries in walk order; nothing is streamed to the caller's thread.
+   */
+  manifest?: boolean;
   /** Test seam: milliseconds spent before each file (an injected slow reader). */
   delayMs?: number;
 }
@@ -47,9 +53,13 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   let readsDone = 0;
   let finished = false;
   const sleeper = options.delayMs === undefined ? undefined : new Int32Array(new SharedArrayBuffer(4));
+  const manifest = options.manifest === true;
+  /** A manifest's batch: the entry the task being read made, if any (see `reads`). */
+  let made: SurfaceEntry | undefined;
   const sink: ReadSink = {
     chunk,
     maxContentBytes: options.maxContentBytes,
+    digestOnly: manifest,
     fs: {
       reopenForRead: (pathFd) => {
         if (cancelled()) throw new AcquisitionCancelled();
@@ -73,6 +83,10 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     },
     gap: (seq, gap) => gaps.push([seq, gap]),
     entry: (entry) => {
+      if (manifest) {
+        made = entry;
+        return;
+      }
       entries.push(entry);
       if (entries.length >= ENTRY_BATCH) {
         options.onEntries(entries);
@@ -85,12 +99,15 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   };
 
   const readBatch = (tasks: ReadTask[]) => {
+    const reads: ManifestReads | undefined = manifest ? { seqs: [], sizes: [], digests: [] } : undefined;
     for (const task of tasks) {
+      made = undefined;
       try {
         if (!cancelled()) {
           if (sleeper !== undefined) Atomics.wait(sleeper, 0, 0, options.delayMs);
           readTask(sink, task);
           readsDone++;
+          settle(reads, task.seq);
         }
       } catch (error) {
         // Cancelled midway: the rest of the batch is closed unread; the walker reports the cancellation.
@@ -98,10 +115,18 @@ export function serveSecondReader(options: SecondReaderOptions): void {
         if (!(error instanceof AcquisitionCancelled)) {
           const message = error instanceof Error ? error.message : String(error);
           gaps.push([task.seq, { reason: 'read_failed', uri: task.uri, detail: `read failed (${message})` }]);
+          made = undefined;
+          settle(reads, task.seq);
         }
       }
     }
-    const result: FromHelper = { gaps, bytesRead: bytes, filesRead, fds: tasks.map((task) => task.pathFd) };
+    const result: FromHelper = {
+      gaps,
+      bytesRead: bytes,
+      filesRead,
+      fds: tasks.map((task) => task.pathFd),
+      ...(reads === undefined ? {} : { reads }),
+    };
     gaps = [];
     bytes = 0;
     filesRead = 0;
@@ -109,6 +134,14 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     // Raised after the result is posted: a walker that sees the count finds the result on its port.
     Atomics.add(link, LINK.completed, 1);
     Atomics.notify(link, LINK.completed);
+  };
+
+  /** A manifest's task is settled: what it read (or that it made no entry) goes back with the batch. */
+  const settle = (reads: ManifestReads | undefined, seq: number) => {
+    if (reads === undefined) return;
+    reads.seqs.push(seq);
+    reads.sizes.push(made === undefined ? -1 : made.sizeBytes);
+    reads.digests.push(made === undefined ? null : made.sha256);
   };
 
   const end = () => {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { checkManifest } from '../../../src/models/manifest.js';
 import { markFileSystemClock } from '../../../src/sources/file-system-clock.js';
 import { acquireSync } from '../../../src/sources/local-file/acquire-sync.js';
@@ -251,5 +251,105 @@ describe('manifest through the source, in batches', () => {
     } finally {
       await source.close();
     }
+  });
+});
+
+describe('a listed file swapped before its confined read (no lstat of the name first)', () => {
+  // A manifest without carry-over takes a name the listing reports as a regular file straight to the
+  // confined read; the checks that guard the read are the confined read's own (placement, type of the
+  // handle before any read intent). Each test swaps the file between the listing and that read and
+  // proves nothing outside the root is read, nothing but a regular file is opened for reading, and the
+  // entry is then what the lstat of the name says (with the confined read's gap).
+  let base: string;
+  let root: string;
+  beforeEach(() => {
+    base = tempDir();
+    root = path.join(base, 'ws');
+    fs.mkdirSync(root);
+    fs.writeFileSync(path.join(base, 'outside.txt'), 'OUTSIDE');
+    fs.writeFileSync(path.join(root, 'a.txt'), 'aaa');
+    fs.writeFileSync(path.join(root, 'swapped.txt'), 'inside');
+    fs.writeFileSync(path.join(root, 'z.txt'), 'zzz');
+  });
+  afterEach(() => removeDir(base));
+
+  /** A seam that runs `swap` once, just before the O_PATH open of `swapped.txt`. */
+  function swapping(swap: (at: string) => void) {
+    let done = false;
+    return recordingFs({
+      before: (op, args) => {
+        if (done || op !== 'openPathAt' || (args[1] as Buffer).toString() !== 'swapped.txt') return;
+        done = true;
+        swap(path.join(root, 'swapped.txt'));
+      },
+    });
+  }
+
+  it('a link out of the root swapped in: nothing outside is read, the entry is the link', () => {
+    const { fs: seam, recording } = swapping((at) => {
+      fs.rmSync(at);
+      fs.symlinkSync(path.join(base, 'outside.txt'), at);
+    });
+    const result = manifestDirect(root, {}, seam);
+    assert.deepEqual(
+      result.gaps.map((gap) => [gap.reason, gap.uri]),
+      [['link_outside_root', '/swapped.txt']],
+    );
+    const entry = result.manifest?.find((e) => e.uri === '/swapped.txt');
+    assert.equal(entry?.type, 'symlink');
+    assert.equal(entry?.linkTarget, path.join(base, 'outside.txt'));
+    assert.ok(!recording.opened.some((file) => file.endsWith('outside.txt')), 'outside file never opened');
+    assert.ok(!JSON.stringify(result).includes('OUTSIDE'));
+    assert.equal(recording.openFds.size, 0);
+  });
+
+  it('a FIFO swapped in: never opened for reading, recorded as other', () => {
+    const { fs: seam, recording } = swapping((at) => {
+      fs.rmSync(at);
+      execFileSync('mkfifo', [at]);
+    });
+    const result = manifestDirect(root, {}, seam);
+    assert.deepEqual(
+      result.gaps.map((gap) => [gap.reason, gap.uri]),
+      [['not_a_file', '/swapped.txt']],
+    );
+    assert.equal(result.manifest?.find((e) => e.uri === '/swapped.txt')?.type, 'other');
+    assert.ok(!recording.opened.some((file) => file.endsWith('swapped.txt')), 'the FIFO never opened');
+    assert.equal(recording.openFds.size, 0);
+  });
+
+  it('removed: no entry and no gap, the rest of the manifest intact', () => {
+    const { fs: seam } = swapping((at) => fs.rmSync(at));
+    const result = manifestDirect(root, {}, seam);
+    assert.equal(result.acquisition, 'complete');
+    assert.deepEqual(
+      result.manifest?.map((e) => [e.uri, e.sha256]),
+      [
+        ['/a.txt', sha('aaa')],
+        ['/z.txt', sha('zzz')],
+      ],
+    );
+  });
+
+  it('without a swap, the mode, size and key come from the handle and equal an lstat of the name', () => {
+    fs.chmodSync(path.join(root, 'swapped.txt'), 0o640);
+    const { fs: seam, recording } = recordingFs();
+    const result = manifestDirect(root, {}, seam);
+    const named = recording.calls.filter(
+      (call) => (call.op === 'lstatAt' || call.op === 'entryStatAt') && call.where?.endsWith('.txt'),
+    );
+    assert.deepEqual(named, [], 'no listed regular file is lstat-ed by name');
+    const at = result.manifest?.findIndex((e) => e.uri === '/swapped.txt') as number;
+    const lstat = fs.lstatSync(path.join(root, 'swapped.txt'));
+    assert.deepEqual(result.manifest?.[at], {
+      uri: '/swapped.txt',
+      type: 'file',
+      sizeBytes: 6,
+      sha256: sha('inside'),
+      mode: 0o640,
+      linkTarget: null,
+    });
+    const keys = Array.from((result.statKeys as Float64Array).subarray(at * 6, at * 6 + 6));
+    assert.deepEqual(keys, [lstat.dev, lstat.ino, lstat.size, lstat.mtimeMs, lstat.ctimeMs, lstat.mode]);
   });
 });

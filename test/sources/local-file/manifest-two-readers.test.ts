@@ -1,0 +1,270 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { ManifestEntry } from '../../../src/models/manifest.js';
+import { markFileSystemClock } from '../../../src/sources/file-system-clock.js';
+import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
+import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acquisition-pool.js';
+import { CLEAN_MARGIN_MS, type DigestCarryRequest } from '../../../src/sources/local-file/digest-carry.js';
+import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
+import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
+import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
+import { buildTree, mkfifo, openFdCount, removeDir, tempDir } from '../support/trees.js';
+
+/**
+ * A manifest's files read by two threads (manifest-reads.ts): the walk reserves each file's share of
+ * maxReadBytes in enumeration order and makes every entry in walk order, so the manifest must not depend
+ * on which thread read which file, or when. The same manifest with one reader, with a second reader, and
+ * with a second reader slowed down (so entries wait for their reads while later ones are complete) must
+ * give the same entries in the same order, the same gaps in the same order, the same stats and the same
+ * stat keys; and so must a final manifest that carries most digests and reads the files that changed.
+ */
+
+const skipNoHelper = POOL_SIZE < 2 ? 'one core: the pool has no thread for a second reader' : false;
+
+interface Run {
+  result: AcquireResult;
+  /** The manifest in uri order: the batches streamed while the walk ran, then the rest, by the walk's order. */
+  manifest: ManifestEntry[];
+}
+
+function manifestThroughPool(
+  root: string,
+  surfaceFs: 'procfs' | 'openat2',
+  limits: Partial<SourceLimits>,
+  options: { readers: 1 | 2; helperDelayMs?: number; carry?: DigestCarryRequest },
+): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const streamed: ManifestEntry[] = [];
+    acquisitionPool.submit(
+      {
+        request: {
+          root,
+          uri: '/**',
+          match: 'glob',
+          limits: { ...DEFAULT_LIMITS, ...limits },
+          mode: 'manifest',
+          ...(options.carry === undefined ? {} : { carry: options.carry }),
+        },
+        surfaceFs,
+        cancel: new SharedArrayBuffer(4),
+        readers: options.readers,
+        ...(options.helperDelayMs === undefined ? {} : { helperDelayMs: options.helperDelayMs }),
+      },
+      {
+        onEntries: (batch) => streamed.push(...(batch as ManifestEntry[])),
+        onDone: (outcome) => {
+          if (outcome.kind !== 'done') {
+            reject(new Error('cancelled'));
+            return;
+          }
+          const { result } = outcome;
+          const walked = streamed.concat(result.manifest ?? []);
+          const manifest =
+            result.manifestOrder === undefined
+              ? walked
+              : Array.from(result.manifestOrder, (at) => walked[at] as ManifestEntry);
+          resolve({ result, manifest });
+        },
+        onFailure: reject,
+      },
+    );
+  });
+}
+
+/** Everything that is evidence (not the helper's batch count, which is how the work was split). */
+function evidence(run: Run) {
+  const { acquisition, gaps, stats, statKeys, carried, carryCounts } = run.result;
+  return {
+    acquisition,
+    gaps,
+    stats,
+    manifest: run.manifest,
+    statKeys: Array.from(statKeys ?? []),
+    carried: Array.from(carried ?? []),
+    carryCounts,
+  };
+}
+
+describe('a manifest read by two reader threads', () => {
+  let base: string;
+  let root: string;
+  before(async () => {
+    base = tempDir('witness-manifest-two-readers-');
+    root = path.join(base, 'ws');
+    fs.mkdirSync(root);
+    fs.writeFileSync(path.join(base, 'outside.txt'), 'OUTSIDE');
+    const tree: Record<string, { dir: Record<string, string> }> = {};
+    for (let d = 0; d < 12; d++) {
+      const files: Record<string, string> = {};
+      for (let f = 0; f < 40; f++) files[`f${String(f).padStart(2, '0')}.txt`] = `${d}/${f} `.repeat(f + 1);
+      tree[`d${String(d).padStart(2, '0')}`] = { dir: files };
+    }
+    buildTree(root, tree);
+    // Entries the walk records itself (never read), spread through the enumeration order among files the
+    // readers read (or cut): FIFOs, links out of the root, dangling links, an absolute link inside.
+    for (const d of ['d01', 'd04', 'd07', 'd10']) {
+      mkfifo(path.join(root, d, 'f10.fifo'));
+      fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, d, 'f20.out'));
+      fs.symlinkSync('nowhere', path.join(root, d, 'f30.dangling'));
+      fs.symlinkSync(path.join(root, 'd00', 'f05.txt'), path.join(root, d, 'f25.abs'));
+    }
+    // Warm the pool (both threads started), so counting open handles counts only the acquisitions'.
+    await manifestThroughPool(root, 'procfs', {}, { readers: 2 });
+  });
+  after(async () => {
+    await releaseAcquisitionThreads();
+    removeDir(base);
+  });
+
+  for (const variant of SURFACE_FS_VARIANTS) {
+    describe(`[${variant.name}]`, { skip: variant.skip }, () => {
+      const seam = variant.name;
+
+      /** The reference with one reader, then the same with two, checked entry for entry. */
+      async function assertSameWithTwoReaders(
+        limits: Partial<SourceLimits>,
+        carry?: DigestCarryRequest,
+      ): Promise<Run> {
+        const fdsBefore = openFdCount();
+        const withCarry = carry === undefined ? {} : { carry };
+        const one = await manifestThroughPool(root, seam, limits, { readers: 1, ...withCarry });
+        assert.equal(one.result.helperBatches, undefined, 'readers: 1 never links a second reader');
+        const reference = evidence(one);
+        const runs: Run[] = [];
+        for (const helperDelayMs of [undefined, 0, 3, undefined]) {
+          const run = await manifestThroughPool(root, seam, limits, {
+            readers: 2,
+            ...withCarry,
+            ...(helperDelayMs === undefined ? {} : { helperDelayMs }),
+          });
+          assert.deepStrictEqual(evidence(run), reference, `helperDelayMs ${helperDelayMs}`);
+          runs.push(run);
+        }
+        if (!skipNoHelper) {
+          // The comparison means something only if the second reader really read files.
+          const batches = runs.map((run) => run.result.helperBatches ?? 0);
+          assert.ok(
+            batches.some((count) => count > 0),
+            `a second reader read at least one batch: ${batches}`,
+          );
+        }
+        assert.equal(openFdCount(), fdsBefore, 'every handle handed to either reader was closed');
+        return one;
+      }
+
+      it('same manifest with one reader, two, and a slowed second reader: no budget reached', async () => {
+        const one = await assertSameWithTwoReaders({});
+        assert.equal(one.result.acquisition, 'complete');
+        const files = one.manifest.filter((entry) => entry.type === 'file');
+        assert.equal(files.length, 480);
+        assert.ok(files.every((entry) => entry.sha256 !== null));
+        const links = one.manifest.filter((entry) => entry.type === 'symlink');
+        assert.equal(links.length, 12, 'links are recorded, never followed');
+        assert.ok(!JSON.stringify(one.manifest).includes('OUTSIDE'));
+        // Every fully read file has its stat key, so a later manifest may carry it.
+        const keys = one.result.statKeys as Float64Array;
+        one.manifest.forEach((entry, i) => {
+          assert.equal(Number.isNaN(keys[i * 6]), entry.type !== 'file', entry.uri);
+        });
+      });
+
+      it('same manifest when maxReadBytes runs out midway (readers cut files)', async () => {
+        const one = await assertSameWithTwoReaders({ maxReadBytes: 40_000 });
+        assert.equal(one.result.acquisition, 'partial');
+        const cut = one.result.gaps.filter((gap) => gap.reason === 'read_limit_exceeded');
+        assert.ok(cut.length > 20, `files were cut: ${cut.length}`);
+        // A cut file has no digest and no key (a later manifest must read it again).
+        const keys = one.result.statKeys as Float64Array;
+        const firstCut = one.manifest.findIndex((entry) => entry.uri === cut[0]?.uri);
+        assert.ok(firstCut >= 0);
+        assert.equal(one.manifest[firstCut]?.sha256, null);
+        assert.ok(Number.isNaN(keys[firstCut * 6]));
+        // The read entries before the cut are complete, the ones after it are not: an order, not a race.
+        const digests = one.manifest.filter((entry) => entry.type === 'file').map((e) => e.sha256 !== null);
+        assert.ok(digests.indexOf(false) > 0 && digests.lastIndexOf(true) < digests.indexOf(false));
+      });
+
+      it('same manifest when maxFiles stops the walk', async () => {
+        const one = await assertSameWithTwoReaders({ maxFiles: 300 });
+        assert.equal(one.result.gaps.at(-1)?.reason, 'file_limit_exceeded');
+      });
+
+      it('same final manifest (carry-over) with one reader and two, the changed files read', async () => {
+        const baseline = await manifestThroughPool(root, seam, {}, { readers: 1 });
+        // The clean moment must come after every file's last change (the other seam's test restored some).
+        const newest = Math.max(
+          ...baseline.manifest.map((entry) => fs.lstatSync(path.join(root, entry.uri)).ctimeMs),
+        );
+        let mark = markFileSystemClock(base);
+        while (mark.ctimeMs <= newest + CLEAN_MARGIN_MS) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          mark = markFileSystemClock(base);
+        }
+        // Let the clean moment pass before the changes, so they are seen by ctime as well as by content.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        /** Each changed file and its content before, to restore for the other seam's tests. */
+        const changed = new Map<string, Buffer>();
+        for (let d = 0; d < 12; d += 2) {
+          for (let f = 0; f < 40; f += 3) {
+            const name = path.join(
+              root,
+              `d${String(d).padStart(2, '0')}`,
+              `f${String(f).padStart(2, '0')}.txt`,
+            );
+            changed.set(name, fs.readFileSync(name));
+            fs.writeFileSync(name, `changed ${d}/${f}`);
+          }
+        }
+        try {
+          const carry: DigestCarryRequest = {
+            uris: baseline.manifest.map((entry) => entry.uri),
+            keys: baseline.result.statKeys as Float64Array,
+            cleanBeforeMs: mark.ctimeMs,
+            dev: mark.dev,
+          };
+          const one = await assertSameWithTwoReaders({}, carry);
+          const counts = one.result.carryCounts;
+          assert.equal(counts?.changed, changed.size, 'every changed file was read');
+          assert.equal(counts?.carried, 480 - changed.size, 'every other file was carried');
+          const read = new Map(one.manifest.map((entry) => [entry.uri, entry]));
+          assert.equal(read.get('/d00/f00.txt')?.sizeBytes, 'changed 0/0'.length);
+        } finally {
+          for (const [name, content] of changed) fs.writeFileSync(name, content);
+        }
+      });
+
+      it('a cancelled manifest with a second reader closes every handle', async () => {
+        const fdsBefore = openFdCount();
+        for (let i = 0; i < 20; i++) {
+          const cancel = new SharedArrayBuffer(4);
+          const done = new Promise<string>((resolve, reject) => {
+            acquisitionPool.submit(
+              {
+                request: {
+                  root,
+                  uri: '/**',
+                  match: 'glob',
+                  limits: { ...DEFAULT_LIMITS },
+                  mode: 'manifest',
+                },
+                surfaceFs: seam,
+                cancel,
+                helperDelayMs: 1,
+              },
+              {
+                onEntries: () => Atomics.store(new Int32Array(cancel), 0, 1),
+                onDone: (outcome) => resolve(outcome.kind),
+                onFailure: reject,
+              },
+            );
+            setTimeout(() => Atomics.store(new Int32Array(cancel), 0, 1), i);
+          });
+          assert.ok(['cancelled', 'done'].includes(await done));
+        }
+        assert.equal(openFdCount(), fdsBefore);
+      });
+    });
+  }
+});
