@@ -94,7 +94,10 @@ async function loadScoreProcess(): Promise<{ EXIT_OK: number; runWitness: RunCom
  *   of a `witness score --help` is still probing when the command returns, so that exit stays natural);
  * - nothing is buffered for stdout or stderr: writes to files and terminals are synchronous on Linux, and
  *   to a pipe while it has room; past that Node queues the rest, and then the exit stays natural, which
- *   flushes it (test/package/score-exit.test.ts sends 0.5 MB through a pipe).
+ *   flushes it (test/package/score-exit.test.ts sends 0.5 MB through a pipe);
+ * - no write to stdout or stderr failed: a file's write error (ENOSPC, EIO) is known at once but reported
+ *   by an 'error' event after this point, and the natural exit reports it and ends with status 1 (an exit
+ *   here would end with the verdict's status and lose the output silently; the test writes to /dev/full).
  * Other commands keep the natural exit: they may hold servers, queues or child processes.
  */
 function endsAtOnce(): boolean {
@@ -102,7 +105,9 @@ function endsAtOnce(): boolean {
     runsScoreAlone(process.argv.slice(2)) &&
     pool?.idle === true &&
     process.stdout.writableLength === 0 &&
-    process.stderr.writableLength === 0
+    process.stderr.writableLength === 0 &&
+    process.stdout.errored == null &&
+    process.stderr.errored == null
   );
 }
 

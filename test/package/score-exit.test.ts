@@ -63,6 +63,23 @@ describe('the bundled witness score ends at once when it is done', () => {
     assert.equal(printed.observation.payload.entries[399]?.uri, '/f99.txt');
   });
 
+  it('a failed write to stdout is reported, with status 1, never lost behind the verdict status', () => {
+    // /dev/full answers every write with ENOSPC. Node knows it when the write returns, but reports it by
+    // an 'error' event after the command has returned: ending at once would exit 0 with nothing said.
+    const full = fs.openSync('/dev/full', 'w');
+    try {
+      const result = spawnSync(
+        process.execPath,
+        ['-r', preload, BUNDLED_CLI, 'score', `${root}/ws`, '/f7.txt', '--contains', 'payload 7'],
+        { encoding: 'utf8', stdio: ['ignore', full, 'pipe'] },
+      );
+      assert.equal(result.status, 1, result.stderr);
+      assert.match(result.stderr, /ENOSPC/);
+    } finally {
+      fs.closeSync(full);
+    }
+  });
+
   it('a usage error keeps its own status and message, however it ends', () => {
     // It returns before the prewarmed thread may have probed: then the pool is not idle and the exit is
     // the natural one (prewarm-exit.heavy.test.ts runs such exits many times); either way the status holds.

@@ -19,19 +19,29 @@ import { placeHandle } from './confinement.js';
  *    on this thread (after the reader is done with it).
  */
 
-export type CandidateResult = 'read' | 'absent' | 'gap';
+/**
+ * `not_regular`: only with `listedFile`, the name (opened without following it) is no longer a regular file:
+ * nothing was recorded, and the caller decides by the name's lstat, as for any other listed name.
+ */
+export type CandidateResult = 'read' | 'absent' | 'gap' | 'not_regular';
 
+/**
+ * @param listedFile the name was listed as a regular file and must be read only as that: the O_PATH open
+ * does not follow a symlink swapped in since the listing (a manifest that records links as links would
+ * otherwise record the link's target as this name's file).
+ */
 export function readCandidate(
   state: AcquisitionState,
   dirFd: number,
   name: Buffer,
   uri: string,
+  listedFile = false,
 ): CandidateResult {
   state.checkCancelled();
   const { fs } = state;
   let pathFd: number;
   try {
-    pathFd = fs.openPathAt(dirFd, name);
+    pathFd = fs.openPathAt(dirFd, name, listedFile);
   } catch (error) {
     rethrowCancelled(error);
     return openFailed(state, dirFd, name, uri, error);
@@ -56,6 +66,7 @@ export function readCandidate(
       pathStat ??= fs.fstat(pathFd);
     }
     if (!pathStat.isFile()) {
+      if (listedFile) return 'not_regular';
       state.gap('not_a_file', uri, describeKind(pathStat));
       return 'gap';
     }

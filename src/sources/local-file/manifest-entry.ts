@@ -50,10 +50,19 @@ export function recordManifestChild(
     const entry: ManifestEntry = { uri, type: 'file', sizeBytes: 0, sha256: null, mode: 0, linkTarget: null };
     let result: CandidateResult = 'absent';
     const reads = state.manifestReads as ManifestReadLanes;
-    if (reads.readFile(entry, undefined, () => (result = readCandidate(state, dirFd, name, uri))))
-      return 'done';
-    // Gone since it was listed: no entry, as when the lstat below finds nothing.
-    if (result === 'absent') return 'done';
+    // Opened without following a link: a name swapped for a symlink (or a FIFO, a directory) since the
+    // listing is recorded by its lstat, as what it now is, never as its target's file.
+    const read = () => {
+      result = readCandidate(state, dirFd, name, uri, true);
+    };
+    if (reads.readFile(entry, undefined, read)) return 'done';
+    if (result === 'absent' || result === 'not_regular') {
+      // Not a file after all: the count is given back (the lstat below counts what the name now is).
+      state.stats.candidates--;
+      // Gone since it was listed: no entry, as when the lstat below finds nothing.
+      if (result === 'absent') return 'done';
+      return recordByStat(state, walk, dirFd, name, uri, true);
+    }
     // Refused before any read intent (its gap says why): the entry is what the lstat of the name says.
     return recordByStat(state, walk, dirFd, name, uri, false);
   }

@@ -14,6 +14,7 @@ import {
   O_CLOEXEC,
   O_DIRECTORY,
   O_NOCTTY,
+  O_NOFOLLOW,
   O_NONBLOCK,
   O_PATH,
   O_RDONLY,
@@ -62,7 +63,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
    * updates per file, without hashing.
    */
   const handles = new HandleFlags();
-  /** False once the kernel answered close_range with ENOSYS. */
+  /** False once close_range failed (a kernel without it, or a filter that denies it): one by one from then. */
   let rangesWork = true;
 
   /** The child's path below the root, or undefined when the fast path does not apply. */
@@ -133,7 +134,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       if (child !== undefined) directories.set(fd, child);
       return fd;
     },
-    openPathAt: (dirFd, name) => {
+    openPathAt: (dirFd, name, noFollow) => {
       // The same path as relativeChild's, opened with the same flags from the same root handle.
       const parent = directories.get(dirFd);
       const fd =
@@ -142,10 +143,10 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
           : openNative(
               parent.rootFd,
               childPathOfFile(parent, name),
-              O_PATH,
+              noFollow === true ? O_PATH | O_NOFOLLOW : O_PATH,
               RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
             );
-      if (fd === undefined) return procfs.openPathAt(dirFd, name);
+      if (fd === undefined) return procfs.openPathAt(dirFd, name, noFollow);
       handles.set(fd, PROVEN);
       return fd;
     },

@@ -24,7 +24,6 @@ export const AT_REMOVEDIR = 0x200;
 /** openat2 is 437 in the unified syscall table on every Linux architecture Node runs on; close_range 436. */
 const SYS_OPENAT2 = 437;
 const SYS_CLOSE_RANGE = 436;
-const ENOSYS = 38;
 const OPEN_HOW_SIZE = 24;
 const SUPPORTED_ARCHES: readonly string[] = ['x64', 'arm64', 'riscv64', 'ppc64', 's390x', 'loong64'];
 
@@ -83,8 +82,8 @@ export interface Openat2Binding {
   read(fd: number, buffer: Buffer, length: number): number;
   /**
    * close_range(first, last, 0) (Linux ≥ 5.9): closes every handle numbered first…last in one call. The
-   * caller must own every number in the range. Returns false, closing nothing, where the kernel lacks
-   * the call (ENOSYS); throws Openat2Error on any other failure.
+   * caller must own every number in the range. Returns false, closing nothing, when the call fails for
+   * any reason (a kernel without it, a seccomp filter that denies it); never throws for the kernel's answer.
    */
   closeRange(first: number, last: number): boolean;
 }
@@ -245,10 +244,9 @@ function bind(koffi: Koffi): Openat2Binding {
       if (!(Number.isInteger(first) && Number.isInteger(last) && first >= 0 && first <= last)) {
         throw new RangeError(`close_range(${first}, ${last})`);
       }
-      if (Number(closeRange(SYS_CLOSE_RANGE, first, last, 0)) === 0) return true;
-      const errno = koffi.errno();
-      if (errno === ENOSYS) return false;
-      throw new Openat2Error('close_range', errno);
+      // With flags 0 the kernel fails only before closing anything (EINVAL, or a seccomp filter's
+      // answer: ENOSYS, EPERM, …), so any failure means "closed nothing" and the caller closes one by one.
+      return Number(closeRange(SYS_CLOSE_RANGE, first, last, 0)) === 0;
     },
   };
 }

@@ -34,8 +34,11 @@ export interface SurfaceFs {
   mountedIdentityOfPath(path: Buffer): MountedIdentity;
   /** Opens `name` in `dirFd` as a directory, never following a symlink. */
   openDirectoryAt(dirFd: number, name: Buffer): number;
-  /** Opens `name` in `dirFd` as an O_PATH handle, following symlinks: no read intent, no side effects. */
-  openPathAt(dirFd: number, name: Buffer): number;
+  /**
+   * Opens `name` in `dirFd` as an O_PATH handle, following symlinks (unless `noFollow`: then a symlink
+   * named is itself the handle's object): no read intent, no side effects.
+   */
+  openPathAt(dirFd: number, name: Buffer, noFollow?: boolean): number;
   /**
    * True only when the kernel itself proved, at open time, that `fd` (opened by this seam's `openPathAt`
    * or `openDirectoryAt`) lies beneath the root handle (openat2 with RESOLVE_BENEATH from the root). The
@@ -153,7 +156,8 @@ export const nodeSurfaceFs: SurfaceFs = {
   mountedIdentityOfPath: (path) => procfsMountedIdentity.ofPath(path),
   openDirectoryAt: (dirFd, name) =>
     fs.openSync(childPath(dirFd, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK),
-  openPathAt: (dirFd, name) => fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC),
+  openPathAt: (dirFd, name, noFollow) =>
+    fs.openSync(childPath(dirFd, name), O_PATH | O_CLOEXEC | (noFollow === true ? O_NOFOLLOW : 0)),
   provenInside: () => false,
   lstatAt: (dirFd, name) => fs.lstatSync(childPath(dirFd, name)),
   readlinkAt: (dirFd, name) => fs.readlinkSync(childPath(dirFd, name), { encoding: 'buffer' }),

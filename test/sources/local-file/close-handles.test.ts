@@ -110,4 +110,31 @@ describe('openat2 seam: closeHandles', {
     assert.equal(identity(d), kept, 'd.txt was not listed');
     seam.close(d);
   });
+  it('closes one by one, and leaks nothing, where close_range is denied (a seccomp filter, an old kernel)', () => {
+    const binding = (loaded as { binding: Parameters<typeof openat2SurfaceFs>[0] }).binding;
+    let denied = 0;
+    const denying = openat2SurfaceFs({
+      ...binding,
+      closeRange: () => {
+        denied++;
+        return false; // what the binding answers for any failure: nothing was closed
+      },
+    });
+    const fd = denying.openRoot(root);
+    const fds = names.map((name) => denying.openPathAt(fd, Buffer.from(name)));
+    const sorted = [...fds].sort((x, y) => x - y);
+    denying.closeHandles?.(sorted);
+    if (sorted.some((handle, i) => i > 0 && handle === (sorted[i - 1] as number) + 1)) {
+      assert.ok(denied >= 1, 'a run of consecutive handles tried close_range first');
+    }
+    for (const handle of fds) assert.equal(identity(handle), undefined, `handle ${handle} must be closed`);
+    // A second list goes straight to one-by-one closing: the range is not tried again.
+    const more = names.map((name) => denying.openPathAt(fd, Buffer.from(name)));
+    const before = denied;
+    denying.closeHandles?.([...more].sort((x, y) => x - y));
+    for (const handle of more) assert.equal(identity(handle), undefined);
+    assert.equal(denied, before, 'close_range is not tried again once it failed');
+    assert.ok(identity(fd) !== undefined, 'the root handle was not listed and stays open');
+    denying.close(fd);
+  });
 });

@@ -93,9 +93,9 @@ export function recordingFs(
       hook('openDirectoryAt', [dirFd, name], `${pathOf(dirFd)}/${name.toString('latin1')}`);
       return opened(base.openDirectoryAt(dirFd, name));
     },
-    openPathAt: (dirFd, name) => {
-      hook('openPathAt', [dirFd, name], `${pathOf(dirFd)}/${name.toString('latin1')}`);
-      return opened(base.openPathAt(dirFd, name));
+    openPathAt: (dirFd, name, noFollow) => {
+      hook('openPathAt', [dirFd, name, noFollow], `${pathOf(dirFd)}/${name.toString('latin1')}`);
+      return opened(base.openPathAt(dirFd, name, noFollow));
     },
     provenInside: (fd) => base.provenInside(fd),
     lstatAt: (dirFd, name) => {
