@@ -9,8 +9,11 @@ import {
  * large acquisitions). A long campaign's steady trickle of attempts otherwise grows every thread's young
  * generation to that cap, memory the process then keeps (issue 14, row 8). `witness run` and `witness
  * worker` call it; a host that runs campaigns through `runCampaign` may call it too, before its first
- * acquisition: threads already running keep theirs. It changes only memory and speed, never evidence.
+ * acquisition: threads already running keep theirs. It also reads each manifest with one thread (a
+ * campaign's attempts keep both threads busy; a second reader per manifest raised a long campaign's peak
+ * by ≈ 20 MiB). It changes only memory and speed, never evidence.
  */
 export function tuneAcquisitionThreadsForCampaign(): void {
   acquisitionPool.setThreadYoungGenerationMb(CAMPAIGN_THREAD_YOUNG_GENERATION_MB);
+  acquisitionPool.setManifestsShareReaders(false);
 }

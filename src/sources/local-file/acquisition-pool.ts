@@ -102,6 +102,7 @@ class AcquisitionPool {
   readonly #queue: Queued[] = [];
   #nextId = 1;
   #youngGenerationMb = DEFAULT_THREAD_YOUNG_GENERATION_MB;
+  #manifestsShareReaders = true;
 
   /**
    * The young generation (MiB) of the threads started from now on; threads already running keep theirs
@@ -112,6 +113,16 @@ class AcquisitionPool {
       throw new RangeError(`a thread's young generation must be 1–1024 MiB (got ${mb})`);
     }
     this.#youngGenerationMb = mb;
+  }
+
+  /**
+   * Whether a manifest job may take a second reader thread, as a glob job does (default true). A campaign
+   * process turns it off: its attempts already keep both threads busy, and a manifest read by two threads
+   * raised a 1,600-attempt campaign's peak by ≈ 20 MiB (row 8b, docs/benchmarks.md). Evidence is the same
+   * either way (manifest-two-readers.test.ts).
+   */
+  setManifestsShareReaders(share: boolean): void {
+    this.#manifestsShareReaders = share;
   }
 
   submit(job: PoolJob, callbacks: PoolCallbacks): PoolTicket {
@@ -198,7 +209,11 @@ class AcquisitionPool {
   #start(slot: Slot, queued: Queued): void {
     this.#occupy(slot, { id: queued.id, queued, role: 'walker' });
     const { request } = queued.job;
-    const helped = POOL_SIZE > 1 && (queued.job.readers ?? 2) === 2 && request.match === 'glob';
+    const helped =
+      POOL_SIZE > 1 &&
+      (queued.job.readers ?? 2) === 2 &&
+      request.match === 'glob' &&
+      (request.mode !== 'manifest' || this.#manifestsShareReaders);
     let helper: AcquireJob['helper'];
     if (helped) {
       const channel = new MessageChannel();

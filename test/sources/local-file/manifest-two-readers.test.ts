@@ -267,4 +267,20 @@ describe('a manifest read by two reader threads', () => {
       });
     });
   }
+
+  it('a campaign process reads each manifest with one thread (setManifestsShareReaders(false))', {
+    skip: skipNoHelper,
+  }, async () => {
+    // helperBatches is set exactly when the walk was given lanes shared with a second reader.
+    const shared = await manifestThroughPool(root, 'procfs', {}, { readers: 2 });
+    assert.notEqual(shared.result.helperBatches, undefined, 'by default a manifest may take a second reader');
+    acquisitionPool.setManifestsShareReaders(false);
+    try {
+      const alone = await manifestThroughPool(root, 'procfs', {}, { readers: 2 });
+      assert.equal(alone.result.helperBatches, undefined, 'no second reader was offered');
+      assert.deepEqual(alone.manifest, shared.manifest, 'the same evidence either way');
+    } finally {
+      acquisitionPool.setManifestsShareReaders(true);
+    }
+  });
 });
