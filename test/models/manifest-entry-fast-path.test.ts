@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { InvalidRecordError } from '../../src/errors.js';
 import { acceptManifestEntry, checkManifestEntries, ManifestEntrySchema } from '../../src/models/manifest.js';
+import { fastPathAgreement } from '../support/fast-path-agreement.js';
 import { sha256Hex } from '../support/observations.js';
 
 /**
@@ -14,38 +14,11 @@ import { sha256Hex } from '../support/observations.js';
  */
 
 /** The agreement every input must show; returns whether the schema accepted it. */
-function assertAgrees(value: unknown): boolean {
-  const parsed = ManifestEntrySchema.safeParse(value);
-  const fast = acceptManifestEntry(value);
-  if (parsed.success) {
-    if (fast === undefined) assert.fail(`the schema accepts what the fast path refused: ${show(value)}`);
-    assert.deepStrictEqual(fast, parsed.data);
-    assert.deepStrictEqual(Object.keys(fast as object), Object.keys(parsed.data));
-    assert.equal(Object.getPrototypeOf(fast), Object.getPrototypeOf(parsed.data));
-    assert.notEqual(fast, value, 'the fast path returns a fresh object, never the input');
-  } else if (fast !== undefined) {
-    assert.fail(`the fast path accepted what the schema rejects: ${show(value)}`);
-  }
-  // The receipt itself, whichever path it takes inside.
-  if (parsed.success) {
-    const [entry] = checkManifestEntries([value]);
-    assert.deepStrictEqual(entry, parsed.data);
-    assert.ok(Object.isFrozen(entry));
-  } else {
-    assert.throws(() => checkManifestEntries([value]), InvalidRecordError);
-  }
-  return parsed.success;
-}
-
-function show(value: unknown): string {
-  try {
-    return JSON.stringify(value, (_key, v) =>
-      typeof v === 'bigint' ? `${v}n` : typeof v === 'string' && v.length > 80 ? `${v.slice(0, 80)}…` : v,
-    );
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
+const assertAgrees = fastPathAgreement({
+  schema: ManifestEntrySchema,
+  fast: acceptManifestEntry,
+  check: checkManifestEntries,
+});
 
 const HEX = sha256Hex('x');
 const fileEntry = () => ({

@@ -8,6 +8,7 @@ import {
   mergeCheckedEntries,
 } from '../../src/models/checked-observation.js';
 import { acceptSurfaceEntry, SurfaceEntrySchema } from '../../src/models/observation.js';
+import { fastPathAgreement } from '../support/fast-path-agreement.js';
 import { MODIFIED_AT, observationInput, sha256Hex, textEntry } from '../support/observations.js';
 
 /**
@@ -19,38 +20,11 @@ import { MODIFIED_AT, observationInput, sha256Hex, textEntry } from '../support/
  */
 
 /** The agreement every input must show; returns whether the schema accepted it. */
-function assertAgrees(value: unknown): boolean {
-  const parsed = SurfaceEntrySchema.safeParse(value);
-  const fast = acceptSurfaceEntry(value);
-  if (parsed.success) {
-    if (fast === undefined) assert.fail(`the schema accepts what the fast path refused: ${show(value)}`);
-    assert.deepStrictEqual(fast, parsed.data);
-    assert.deepStrictEqual(Object.keys(fast as object), Object.keys(parsed.data));
-    assert.equal(Object.getPrototypeOf(fast), Object.getPrototypeOf(parsed.data));
-    assert.notEqual(fast, value, 'the fast path returns a fresh object, never the input');
-  } else {
-    if (fast !== undefined) assert.fail(`the fast path accepted what the schema rejects: ${show(value)}`);
-  }
-  // The receipt itself, whichever path it takes inside.
-  if (parsed.success) {
-    const [entry] = checkSurfaceEntries([value]);
-    assert.deepStrictEqual(entry, parsed.data);
-    assert.ok(Object.isFrozen(entry));
-  } else {
-    assert.throws(() => checkSurfaceEntries([value]), InvalidRecordError);
-  }
-  return parsed.success;
-}
-
-function show(value: unknown): string {
-  try {
-    return JSON.stringify(value, (_key, v) =>
-      typeof v === 'bigint' ? `${v}n` : typeof v === 'string' && v.length > 80 ? `${v.slice(0, 80)}…` : v,
-    );
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
+const assertAgrees = fastPathAgreement({
+  schema: SurfaceEntrySchema,
+  fast: acceptSurfaceEntry,
+  check: checkSurfaceEntries,
+});
 
 const base = () => textEntry('/a/b.txt', 'hello');
 const HEX = sha256Hex('x');
