@@ -110,6 +110,9 @@ describe('a manifest read by two reader threads', () => {
       fs.symlinkSync('nowhere', path.join(root, d, 'f30.dangling'));
       fs.symlinkSync(path.join(root, 'd00', 'f05.txt'), path.join(root, d, 'f25.abs'));
     }
+    // The setting is process-wide, and test files may share a process with one that ran `witness run`
+    // in process (which turns it off, as a campaign process does): these tests want the library default.
+    acquisitionPool.setManifestsShareReaders(true);
     // Warm the pool (both threads started), so counting open handles counts only the acquisitions'.
     await manifestThroughPool(root, 'procfs', {}, { readers: 2 });
   });
@@ -268,10 +271,11 @@ describe('a manifest read by two reader threads', () => {
     });
   }
 
-  it('a campaign process reads each manifest with one thread (setManifestsShareReaders(false))', {
+  it('a campaign process reads each manifest with one thread, the library two (setManifestsShareReaders)', {
     skip: skipNoHelper,
   }, async () => {
     // helperBatches is set exactly when the walk was given lanes shared with a second reader.
+    acquisitionPool.setManifestsShareReaders(true);
     const shared = await manifestThroughPool(root, 'procfs', {}, { readers: 2 });
     assert.notEqual(shared.result.helperBatches, undefined, 'by default a manifest may take a second reader');
     acquisitionPool.setManifestsShareReaders(false);
