@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { z } from 'zod';
 import { InvalidRecordError } from '../../src/errors.js';
 
@@ -45,4 +46,27 @@ export function show(value: unknown): string {
   } catch {
     return Object.prototype.toString.call(value);
   }
+}
+
+/**
+ * Runs `agrees` on 20,000 generated inputs, each `arbitrary`'s value passed through `shape` with a coin
+ * flip (so a rule across fields can be met half the time, and every rule on one field is reached), and
+ * requires both answers many times: agreement that only ever accepts, or only ever rejects, proves nothing.
+ */
+export function assertAgreesOnGenerated<T>(
+  agrees: (value: unknown) => boolean,
+  arbitrary: fc.Arbitrary<T>,
+  shape: (value: T, coin: boolean) => unknown,
+): void {
+  let accepted = 0;
+  let total = 0;
+  fc.assert(
+    fc.property(arbitrary, fc.boolean(), (value, coin) => {
+      total++;
+      if (agrees(shape(value, coin))) accepted++;
+    }),
+    { numRuns: 20_000 },
+  );
+  assert.ok(accepted > total / 50, `accepted ${accepted} of ${total}`);
+  assert.ok(total - accepted > total / 2, `rejected ${total - accepted} of ${total}`);
 }

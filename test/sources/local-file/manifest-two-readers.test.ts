@@ -10,7 +10,7 @@ import { CLEAN_MARGIN_MS, type DigestCarryRequest } from '../../../src/sources/l
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
-import { buildTree, mkfifo, openFdCount, removeDir, tempDir } from '../support/trees.js';
+import { buildReaderSplitTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
 
 /**
  * A manifest's files read by two threads (manifest-reads.ts): the walk reserves each file's share of
@@ -92,24 +92,7 @@ describe('a manifest read by two reader threads', () => {
   let root: string;
   before(async () => {
     base = tempDir('witness-manifest-two-readers-');
-    root = path.join(base, 'ws');
-    fs.mkdirSync(root);
-    fs.writeFileSync(path.join(base, 'outside.txt'), 'OUTSIDE');
-    const tree: Record<string, { dir: Record<string, string> }> = {};
-    for (let d = 0; d < 12; d++) {
-      const files: Record<string, string> = {};
-      for (let f = 0; f < 40; f++) files[`f${String(f).padStart(2, '0')}.txt`] = `${d}/${f} `.repeat(f + 1);
-      tree[`d${String(d).padStart(2, '0')}`] = { dir: files };
-    }
-    buildTree(root, tree);
-    // Entries the walk records itself (never read), spread through the enumeration order among files the
-    // readers read (or cut): FIFOs, links out of the root, dangling links, an absolute link inside.
-    for (const d of ['d01', 'd04', 'd07', 'd10']) {
-      mkfifo(path.join(root, d, 'f10.fifo'));
-      fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, d, 'f20.out'));
-      fs.symlinkSync('nowhere', path.join(root, d, 'f30.dangling'));
-      fs.symlinkSync(path.join(root, 'd00', 'f05.txt'), path.join(root, d, 'f25.abs'));
-    }
+    root = buildReaderSplitTree(base);
     // The setting is process-wide, and test files may share a process with one that ran `witness run`
     // in process (which turns it off, as a campaign process does): these tests want the library default.
     acquisitionPool.setManifestsShareReaders(true);

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { SurfaceEntry } from '../../../src/models/observation.js';
 import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
@@ -8,7 +6,7 @@ import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acqu
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
-import { buildTree, mkfifo, openFdCount, removeDir, tempDir } from '../support/trees.js';
+import { buildReaderSplitTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
 
 /**
  * Two reader threads share one glob walk (issue 14). The walk reserves each file's share of maxReadBytes
@@ -71,27 +69,7 @@ describe('two reader threads sharing one walk', () => {
   let root: string;
   before(async () => {
     base = tempDir('witness-two-readers-');
-    root = path.join(base, 'ws');
-    fs.mkdirSync(root);
-    fs.writeFileSync(path.join(base, 'outside.txt'), 'OUTSIDE');
-    const tree: Record<string, { dir: Record<string, string> }> = {};
-    for (let d = 0; d < 12; d++) {
-      const files: Record<string, string> = {};
-      for (let f = 0; f < 40; f++) files[`f${String(f).padStart(2, '0')}.txt`] = `${d}/${f} `.repeat(f + 1);
-      tree[`d${String(d).padStart(2, '0')}`] = { dir: files };
-    }
-    buildTree(root, tree);
-    // The walk's own gaps, spread through the enumeration order among files the readers read (or cut).
-    for (const d of ['d01', 'd04', 'd07', 'd10']) {
-      mkfifo(path.join(root, d, 'f10.fifo'));
-      fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, d, 'f20.out'));
-      fs.symlinkSync('nowhere', path.join(root, d, 'f30.dangling'));
-      // An absolute link to a file inside the root: openat2 refuses it (EXDEV), so it is opened again
-      // through its parent directory's handle (the procfs path) and placed by the kernel's path; its
-      // entry must be the same whichever thread reads it. (A design that lets the second reader open
-      // candidates, docs/perf/s15-walk.md, must keep that handle open until then: this fails if not.)
-      fs.symlinkSync(path.join(root, 'd00', 'f05.txt'), path.join(root, d, 'f25.abs'));
-    }
+    root = buildReaderSplitTree(base);
     // Warm the pool (both threads started), so counting open handles counts only the acquisitions'.
     await acquireThroughPool(root, '/**', 'procfs', {}, { readers: 2 });
   });

@@ -70,6 +70,35 @@ export function mkfifo(at: string): void {
   if (result.status !== 0) throw new Error(`mkfifo ${at} failed`);
 }
 
+/**
+ * The tree the two-reader suites walk, under `base/ws` (returned): 12 directories of 40 text files of
+ * growing size, and in four of them the entries a walk settles itself, spread through the enumeration
+ * order among files the readers read (or cut): a FIFO, a link out of the root (to `base/outside.txt`), a
+ * dangling link, and an absolute link to a file inside. That last one is refused by openat2 (EXDEV) and
+ * opened again through its parent's handle (the procfs path), so whichever thread reads it, its entry must
+ * be the same (a design that lets the second reader open candidates, docs/perf/s15-walk.md, must keep that
+ * parent handle open until then).
+ */
+export function buildReaderSplitTree(base: string): string {
+  const root = path.join(base, 'ws');
+  fs.mkdirSync(root);
+  fs.writeFileSync(path.join(base, 'outside.txt'), 'OUTSIDE');
+  const tree: Record<string, { dir: Record<string, string> }> = {};
+  for (let d = 0; d < 12; d++) {
+    const files: Record<string, string> = {};
+    for (let f = 0; f < 40; f++) files[`f${String(f).padStart(2, '0')}.txt`] = `${d}/${f} `.repeat(f + 1);
+    tree[`d${String(d).padStart(2, '0')}`] = { dir: files };
+  }
+  buildTree(root, tree);
+  for (const d of ['d01', 'd04', 'd07', 'd10']) {
+    mkfifo(path.join(root, d, 'f10.fifo'));
+    fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, d, 'f20.out'));
+    fs.symlinkSync('nowhere', path.join(root, d, 'f30.dangling'));
+    fs.symlinkSync(path.join(root, 'd00', 'f05.txt'), path.join(root, d, 'f25.abs'));
+  }
+  return root;
+}
+
 export function sha256Hex(bytes: string | Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
