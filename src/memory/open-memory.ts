@@ -79,6 +79,26 @@ export interface OpenMemoryOptions {
 /** The page cache of a SQLite connection, in KiB (SQLite's default; see openSqlite). */
 const SQLITE_PAGE_CACHE_KIB = 2000;
 
+/**
+ * `PRAGMA journal_mode = WAL`, retried while another process holds the lock it needs. Switching a new
+ * file to WAL takes the read lock and then upgrades it; when several processes open the same new file at
+ * once, SQLite answers one of two upgrading readers SQLITE_BUSY at once, without its busy handler (to
+ * avoid a deadlock), so `timeout` does not cover it. Retrying after the other finishes does (the
+ * durability suite's "concurrent first opening" test opens one new file from several processes).
+ */
+async function enterWalMode(database: Database.Database, busyTimeoutMs: number): Promise<void> {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (let delayMs = 5; ; delayMs = Math.min(2 * delayMs, 200)) {
+    try {
+      database.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+}
+
 async function openSqlite(
   path: string,
   busyTimeoutMs: number,
@@ -91,7 +111,7 @@ async function openSqlite(
     if (!mustExist) createPrivately(path);
     database = new Database(path, { timeout: busyTimeoutMs, fileMustExist: mustExist });
     database.pragma('foreign_keys = ON');
-    database.pragma('journal_mode = WAL');
+    await enterWalMode(database, busyTimeoutMs);
     // FULL: a committed write survives power loss too, not only a killed process.
     database.pragma('synchronous = FULL');
     // better-sqlite3 builds SQLite with a 16 MB page cache per connection; a campaign that writes a few
