@@ -26,7 +26,7 @@ function poolAcquire(request: AcquireRequest, readers: 1 | 2): Promise<{ files: 
       { request, surfaceFs: 'auto', cancel: new SharedArrayBuffer(4), readers },
       {
         onEntries: (batch) => {
-          files += batch.length;
+          files += Array.isArray(batch) ? batch.length : batch.uris.length;
         },
         onDone: (outcome) => {
           if (outcome.kind !== 'done') reject(new Error('cancelled'));

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import {
   acceptObservation,
   acceptSurfaceEntry,
+  acceptSurfaceEntryFields,
   type Observation,
   ObservationSchema,
   observationSchema,
@@ -70,6 +71,42 @@ export function checkSurfaceEntries(batch: readonly unknown[]): SurfaceEntry[] {
     checked[i] = Object.freeze(entry);
   }
   return registered(checked);
+}
+
+/**
+ * {@link checkSurfaceEntries} for entries whose values arrive apart rather than as objects (the packed
+ * batches of local-file/packed-entries.ts): each entry is checked by the same rule (the hand-written one,
+ * then the schema, which throws naming the entry), kept as a fresh frozen object, and {@link list} gives
+ * the frozen, registered list once every entry was added.
+ */
+export class CheckedSurfaceEntries {
+  readonly #entries: SurfaceEntry[] = [];
+  #done = false;
+
+  add(
+    uri: unknown,
+    sizeBytes: unknown,
+    sha256: unknown,
+    modifiedAt: unknown,
+    content: unknown,
+    contentTruncated: unknown,
+  ): void {
+    if (this.#done) throw new TypeError('CheckedSurfaceEntries: add after list(): a bug');
+    const entry =
+      acceptSurfaceEntryFields(uri, sizeBytes, sha256, modifiedAt, content, contentTruncated) ??
+      parseRecord(
+        SurfaceEntrySchema,
+        { uri, sizeBytes, sha256, modifiedAt, content, contentTruncated },
+        'observation entry',
+      );
+    this.#entries.push(Object.freeze(entry));
+  }
+
+  /** The checked list: frozen and registered (no entry can be added after). */
+  list(): SurfaceEntry[] {
+    this.#done = true;
+    return registered(this.#entries);
+  }
 }
 
 /**

@@ -150,6 +150,22 @@ export function acceptSurfaceEntry(value: unknown): SurfaceEntry | undefined {
         return undefined;
     }
   }
+  return acceptSurfaceEntryFields(uri, sizeBytes, sha256, modifiedAt, content, contentTruncated);
+}
+
+/**
+ * @internal {@link acceptSurfaceEntry} for values already taken out of an object (or never in one: the
+ * packed batches of local-file/packed-entries.ts): the same rule, the same fresh plain object, or
+ * `undefined` when the schema must decide.
+ */
+export function acceptSurfaceEntryFields(
+  uri: unknown,
+  sizeBytes: unknown,
+  sha256: unknown,
+  modifiedAt: unknown,
+  content: unknown,
+  contentTruncated: unknown,
+): SurfaceEntry | undefined {
   if (typeof uri !== 'string' || uri.length === 0 || uri.includes('\0') || !isWellFormed(uri)) {
     return undefined;
   }

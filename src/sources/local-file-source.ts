@@ -19,6 +19,7 @@ import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file
 import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
 import { type DigestCarryRequest, mergeCarried } from './local-file/digest-carry.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
+import { SurfaceEntryReceipt } from './local-file/packed-entries.js';
 import {
   SURFACE_FS_KINDS,
   type SurfaceFsImplementation,
@@ -91,6 +92,12 @@ interface Finished<E = SurfaceEntry> {
   invalid: unknown;
 }
 
+/** Checks one job's streamed batches: lists out as they are complete, and the rest at the end. */
+interface BatchReceipt<E> {
+  receive(batch: unknown): E[][];
+  finish(): E[][];
+}
+
 /** How a pool job ended, once cancellation has been turned into the signal's rejection. */
 type SettledOutcome = Exclude<AcquireOutcome, { kind: 'cancelled' }> | { kind: 'failed'; message: string };
 
@@ -158,7 +165,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       match: scope.match,
       limits: { ...this.limits },
     };
-    const running = this.#runAbortable(request, signal, checkSurfaceEntries);
+    const running = this.#runAbortable(request, signal, new SurfaceEntryReceipt());
     // The job is posted: what the record needs that does not depend on the reply is made while the
     // pool thread walks (the time of observation was taken before it was posted).
     let made: { id: string; sourceIdentifier: ComponentIdentifier; observedAt: string };
@@ -218,7 +225,10 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       mode: 'manifest',
       ...(carry.request === undefined ? {} : { carry: carry.request }),
     };
-    const { outcome, finished } = await this.#runAbortable(request, signal, checkManifestEntries);
+    const { outcome, finished } = await this.#runAbortable(request, signal, {
+      receive: (batch) => [checkManifestEntries(batch as readonly unknown[])],
+      finish: () => [],
+    });
     if (finished?.invalid !== undefined) throw finished.invalid;
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     const base = {
@@ -393,11 +403,11 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   async #runAbortable<E>(
     request: AcquireRequest,
     signal: AbortSignal | undefined,
-    validate: (batch: readonly unknown[]) => E[],
+    receipt: BatchReceipt<E>,
   ): Promise<{ outcome: SettledOutcome; finished?: Finished<E> }> {
     const { finished: running, ticket } = this.#run(
       { request, cancel: new SharedArrayBuffer(4), surfaceFs: this.surfaceFs },
-      validate,
+      receipt,
     );
     const onAbort = () => ticket.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -419,10 +429,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     return { ...result, outcome: result.outcome as SettledOutcome };
   }
 
-  #run<E>(
-    job: PoolJob,
-    validate: (batch: readonly unknown[]) => E[],
-  ): { finished: Promise<Finished<E>>; ticket: PoolTicket } {
+  #run<E>(job: PoolJob, receipt: BatchReceipt<E>): { finished: Promise<Finished<E>>; ticket: PoolTicket } {
     const lists: E[][] = [];
     let invalid: unknown;
     let settle!: { resolve: (finished: Finished<E>) => void; reject: (error: unknown) => void };
@@ -438,13 +445,20 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       onEntries: (batch) => {
         if (invalid !== undefined) return;
         try {
-          lists.push(validate(batch));
+          lists.push(...receipt.receive(batch));
         } catch (error) {
           invalid = error;
         }
       },
       onDone: (outcome, implementation) => {
         this.#inFlight.delete(inFlight);
+        if (invalid === undefined && outcome.kind === 'done') {
+          try {
+            lists.push(...receipt.finish());
+          } catch (error) {
+            invalid = error;
+          }
+        }
         settle.resolve({ outcome, implementation, lists, invalid });
       },
       onFailure: (error) => {

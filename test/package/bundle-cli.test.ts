@@ -16,6 +16,7 @@ import {
 } from '../../scripts/bundle-cli.js';
 import type { AcquireJob, AcquireReply } from '../../src/sources/local-file/acquire-worker.js';
 import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
+import { unpackSurfaceEntries } from '../../src/sources/local-file/packed-entries.js';
 import { openat2Unavailable } from '../../src/sources/local-file/surface-fs-choice.js';
 
 /**
@@ -183,7 +184,7 @@ describe('bundle-cli', () => {
       assert.equal(last.outcome.kind, 'done');
       const uris: string[] = [];
       for (const reply of replies)
-        if ('entries' in reply) for (const entry of reply.entries) uris.push(entry.uri);
+        if ('entries' in reply) for (const entry of unpackSurfaceEntries(reply.entries)) uris.push(entry.uri);
       if (last.outcome.kind === 'done') for (const entry of last.outcome.result.entries) uris.push(entry.uri);
       assert.deepEqual(uris, ['/a.txt']);
     } finally {

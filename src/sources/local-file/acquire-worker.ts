@@ -3,6 +3,7 @@ import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
 import { checkProcFdDirectory } from './openat2-surface-fs.js';
+import { type PackedSurfaceEntries, packSurfaceEntries } from './packed-entries.js';
 import type { ToHelper } from './read-lanes.js';
 import { serveSecondReader } from './second-reader.js';
 import { procfsSurfaceFs } from './surface-fs.js';
@@ -45,7 +46,7 @@ export interface HelpJob {
 }
 
 export type AcquireReply =
-  | { id: number; entries: SurfaceEntry[] | ManifestEntry[] }
+  | { id: number; entries: PackedSurfaceEntries | ManifestEntry[] }
   | {
       id: number;
       outcome: AcquireOutcome;
@@ -95,7 +96,11 @@ port.on('message', (job: AcquireJob | HelpJob) => {
       // Entries leave in batches while the walk runs, so their transfer and validation on the main
       // thread overlap the walk instead of following it (one clone of 100,000 entries took ~0.9 s).
       outcome: acquireSync(job.request, choice.fs, () => Atomics.load(flag, 0) !== 0, {
-        onEntries: (entries) => port.postMessage({ id: job.id, entries } satisfies AcquireReply),
+        onEntries:
+          job.request.mode === 'manifest'
+            ? (entries) =>
+                port.postMessage({ id: job.id, entries: entries as ManifestEntry[] } satisfies AcquireReply)
+            : (entries) => postSurfaceEntries(job.id, entries as SurfaceEntry[]),
         ...(job.helper === undefined
           ? {}
           : {
@@ -135,11 +140,17 @@ function help(job: HelpJob): void {
     // so this thread's own instance of the walker's seam kind serves (procfs if it cannot load here).
     fs: helperSeam(job.surfaceFs),
     maxContentBytes: job.maxContentBytes,
-    onEntries: (entries) => port?.postMessage({ id: job.id, entries } satisfies AcquireReply),
+    onEntries: (entries) => postSurfaceEntries(job.id, entries),
     onEnd: (readsDone) => port?.postMessage({ id: job.id, helped: readsDone } satisfies AcquireReply),
     ...(job.manifest === true ? { manifest: true } : {}),
     ...(job.delayMs === undefined ? {} : { delayMs: job.delayMs }),
   });
+}
+
+/** A batch of surface entries, packed (packed-entries.ts): its text bytes are transferred, not copied. */
+function postSurfaceEntries(id: number, entries: SurfaceEntry[]): void {
+  const packed = packSurfaceEntries(entries);
+  port?.postMessage({ id, entries: packed } satisfies AcquireReply, [packed.text]);
 }
 
 function helperSeam(kind: SurfaceFsKind) {

@@ -1,9 +1,9 @@
 import os from 'node:os';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
-import type { SurfaceEntry } from '../../models/observation.js';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
 import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob } from './acquire-worker.js';
+import type { PackedSurfaceEntries } from './packed-entries.js';
 import { LINK, LINK_INTS } from './reader-link.js';
 import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice.js';
 
@@ -34,7 +34,8 @@ export interface PoolJob {
 
 export interface PoolCallbacks {
   /** A batch of entries (manifest entries in manifest mode), posted while the walk runs (not yet validated). */
-  onEntries(entries: SurfaceEntry[] | ManifestEntry[]): void;
+  /** A batch streamed while the job runs: a glob's packed (packed-entries.ts), a manifest's as objects. */
+  onEntries(entries: PackedSurfaceEntries | ManifestEntry[]): void;
   /** `implementation` is absent for a job cancelled before it started. */
   onDone(outcome: AcquireOutcome, implementation?: SurfaceFsImplementation): void;
   onFailure(error: Error): void;

@@ -11,6 +11,7 @@ import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acqu
 import { DEFAULT_LIMITS } from '../../../src/sources/local-file/limits.js';
 import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
 import { openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
+import { unpackSurfaceEntries } from '../../../src/sources/local-file/packed-entries.js';
 import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource, releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { recordingFs } from '../support/recording-fs.js';
@@ -100,7 +101,7 @@ function poolGlob(
         cancel: new SharedArrayBuffer(4),
       },
       {
-        onEntries: (batch) => entries.push(...(batch as SurfaceEntry[])),
+        onEntries: (batch) => entries.push(...unpackSurfaceEntries(batch)),
         onDone: (outcome) => {
           if (outcome.kind !== 'done') reject(new Error('cancelled'));
           else resolve({ result: outcome.result, entries: entries.concat(outcome.result.entries) });

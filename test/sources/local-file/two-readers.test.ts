@@ -4,6 +4,7 @@ import type { SurfaceEntry } from '../../../src/models/observation.js';
 import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
 import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acquisition-pool.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
+import { unpackSurfaceEntries } from '../../../src/sources/local-file/packed-entries.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
 import { buildReaderSplitTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
@@ -42,7 +43,7 @@ function acquireThroughPool(
         ...(options.helperDelayMs === undefined ? {} : { helperDelayMs: options.helperDelayMs }),
       },
       {
-        onEntries: (batch) => streamed.push(...(batch as SurfaceEntry[])),
+        onEntries: (batch) => streamed.push(...unpackSurfaceEntries(batch)),
         onDone: (outcome) => {
           if (outcome.kind !== 'done') reject(new Error('cancelled'));
           else {

@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { checkSurfaceEntries, mergeCheckedEntries } from '../../../src/models/checked-observation.js';
+import type { SurfaceEntry } from '../../../src/models/observation.js';
+import { surface } from '../../../src/models/scorable.js';
+import {
+  type PackedSurfaceEntries,
+  packSurfaceEntries,
+  SurfaceEntryReceipt,
+  unpackSurfaceEntries,
+} from '../../../src/sources/local-file/packed-entries.js';
+import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
+import { removeDir, tempDir } from '../support/trees.js';
+
+const sha = (n: number) => n.toString(16).padStart(64, '0');
+const at = '2026-12-01T22:00:00.000Z';
+
+function entry(uri: string, content: string | null, extra: Partial<SurfaceEntry> = {}): SurfaceEntry {
+  const sizeBytes = content === null ? 7 : Buffer.byteLength(content, 'utf8');
+  return {
+    uri,
+    sizeBytes,
+    sha256: sha(sizeBytes),
+    modifiedAt: at,
+    content,
+    contentTruncated: false,
+    ...extra,
+  };
+}
+
+/** Every shape an entry can take: ASCII, empty, not ASCII, binary, a truncated prefix, an unread file, large. */
+const SHAPES: SurfaceEntry[] = [
+  entry('/a.txt', 'plain ascii text\n'),
+  entry('/empty', ''),
+  entry('/short', 'ab'),
+  entry('/é.md', 'naïve café ☕ and 😀\n'),
+  entry('/latin1-range', 'caf\u00e9'),
+  entry('/bin', null),
+  entry('/cut.log', 'first bytes', { sizeBytes: 5000, contentTruncated: true }),
+  entry('/unread.log', 'partial', { sizeBytes: 9000, sha256: null, contentTruncated: true }),
+  entry('/big.txt', 'x'.repeat(70 * 1024)),
+  entry('/ctl', 'nul \0 and del \x7f are ASCII'),
+];
+
+/** Posts a packed batch through a real MessageChannel (the text transferred) and returns what arrived. */
+async function throughPort(batch: PackedSurfaceEntries): Promise<unknown> {
+  const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
+  try {
+    const arrived = new Promise<unknown>((resolve) => port2.once('message', resolve));
+    port1.postMessage(batch, [batch.text]);
+    return await arrived;
+  } finally {
+    port1.close();
+    port2.close();
+  }
+}
+
+describe('packed surface entries (packed-entries.ts)', () => {
+  it('carry every shape of entry unchanged through a real port, its text transferred, not copied', async () => {
+    const packed = packSurfaceEntries(SHAPES);
+    const textBytes = packed.text.byteLength;
+    assert.ok(textBytes > 0, 'the ASCII texts travel as bytes');
+    const arrived = await throughPort(packed);
+    assert.equal(packed.text.byteLength, 0, 'the sender no longer holds the text: it was transferred');
+    const receipt = new SurfaceEntryReceipt();
+    const lists = [...receipt.receive(arrived), ...receipt.finish()];
+    assert.equal(lists.length, 1);
+    const unpacked = lists[0] as SurfaceEntry[];
+    assert.deepEqual(unpacked, checkSurfaceEntries(SHAPES));
+    for (const one of unpacked) assert.ok(Object.isFrozen(one));
+    assert.ok(Object.isFrozen(unpacked));
+    // Only lists the checker built are trusted downstream: this one is accepted.
+    assert.equal(mergeCheckedEntries(lists).length, SHAPES.length);
+  });
+
+  it('send only ASCII text of at most 64 KiB as bytes; other text as strings, null as null', () => {
+    const packed = packSurfaceEntries(SHAPES);
+    const asBytes = SHAPES.filter((_, i) => (packed.textEnds[i] as number) >= 0).map((one) => one.uri);
+    assert.deepEqual(asBytes, ['/a.txt', '/empty', '/short', '/cut.log', '/unread.log', '/ctl']);
+    assert.equal(packed.contents[SHAPES.findIndex((one) => one.uri === '/é.md')], SHAPES[3]?.content);
+    assert.equal(packed.contents[SHAPES.findIndex((one) => one.uri === '/bin')], null);
+  });
+
+  it('gather many batches into arenas: lists come out while batches still arrive, in full at the end', () => {
+    const receipt = new SurfaceEntryReceipt();
+    const all: SurfaceEntry[] = [];
+    const out: SurfaceEntry[][] = [];
+    let earlyLists = 0;
+    for (let b = 0; b < 40; b++) {
+      const batch = Array.from({ length: 100 }, (_, i) =>
+        entry(`/d${b}/f${String(i).padStart(3, '0')}`, `${b}:${i}:`.padEnd(200 + ((b * 100 + i) % 900), 'y')),
+      );
+      all.push(...batch);
+      const lists = receipt.receive(packSurfaceEntries(batch));
+      earlyLists += lists.length;
+      out.push(...lists);
+    }
+    out.push(...receipt.finish());
+    assert.ok(earlyLists > 0, 'arenas were completed before the last batch');
+    assert.deepEqual(out.flat(), checkSurfaceEntries(all));
+    assert.deepEqual(receipt.finish(), [], 'nothing is left after finish');
+  });
+
+  it('still check entries batched as objects (a manifest walk or an older sender)', () => {
+    const receipt = new SurfaceEntryReceipt();
+    const lists = receipt.receive(SHAPES.slice(0, 3));
+    assert.deepEqual(lists.flat(), checkSurfaceEntries(SHAPES.slice(0, 3)));
+  });
+
+  it('refuse a batch whose text disagrees with its size (forged or corrupted evidence), naming the entry', () => {
+    const packed = packSurfaceEntries([entry('/a.txt', 'abcdef')]);
+    packed.sizes[0] = 5;
+    assert.throws(() => unpackSurfaceEntries(packed), /observation entry/);
+  });
+
+  it('refuse a batch with a byte above 0x7f in its ASCII text (it would decode as another character)', () => {
+    const packed = packSurfaceEntries([entry('/a.txt', 'abcdef')]);
+    new Uint8Array(packed.text)[2] = 0xe9;
+    assert.throws(() => unpackSurfaceEntries(packed), /observation entry/);
+  });
+
+  it('refuse a batch whose columns differ in length (a bug, never guessed around)', () => {
+    const packed = packSurfaceEntries(SHAPES);
+    assert.throws(
+      () => unpackSurfaceEntries({ ...packed, modifiedAts: packed.modifiedAts.slice(1) }),
+      /columns of different lengths/,
+    );
+  });
+
+  it('give the public source the same evidence over a tree of several batches, text of every kind', async () => {
+    const root = tempDir('packed-');
+    try {
+      const expected = new Map<string, string | null>();
+      for (let i = 0; i < 450; i++) {
+        const name = `f${String(i).padStart(3, '0')}.txt`;
+        const text = i % 50 === 7 ? `ünïcode ${i}\n` : `line ${i}\n`.repeat(1 + (i % 40));
+        fs.writeFileSync(path.join(root, name), text);
+        expected.set(`/${name}`, text);
+      }
+      fs.writeFileSync(path.join(root, 'z.bin'), Buffer.from([0xff, 0xfe, 0x00, 0x80]));
+      expected.set('/z.bin', null);
+      const source = new LocalFileSurfaceSource({ root });
+      try {
+        const observation = await source.acquire(surface('/**', 'glob'));
+        assert.equal(observation.acquisition, 'complete');
+        const got = new Map(observation.payload.entries.map((one) => [one.uri, one.content]));
+        assert.deepEqual(got, expected);
+      } finally {
+        await source.close();
+      }
+    } finally {
+      removeDir(root);
+    }
+  });
+});
