@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidLocatorError } from '../../src/errors.js';
-import { type GlobSegment, hasGlobSyntax, matchesSegment, parseLocator } from '../../src/models/locator.js';
+import {
+  type GlobSegment,
+  hasGlobSyntax,
+  matchesLocator,
+  matchesSegment,
+  parseLocator,
+} from '../../src/models/locator.js';
 import type { MatchKind } from '../../src/models/vocabulary.js';
 
 const BOTH_KINDS: readonly MatchKind[] = ['exact', 'glob'];
@@ -225,3 +231,55 @@ function withoutMatcher(segment: GlobSegment): object {
   const { matcher: _matcher, ...data } = segment;
   return data;
 }
+
+describe('matchesLocator for "/**" (its own check of the uri, without parseLocator)', () => {
+  const everything = parseLocator('/**', 'glob');
+  const acceptedAsExact = (uri: string): boolean => {
+    try {
+      parseLocator(uri, 'exact');
+      return true;
+    } catch (error) {
+      assert.ok(error instanceof InvalidLocatorError, String(error));
+      return false;
+    }
+  };
+
+  it('agrees with parseLocator(uri, "exact") on every uri of up to 5 hostile characters', () => {
+    // Every character the rule looks at, and one of each kind it must let through.
+    const alphabet = ['a', '.', '/', '\\', '\0', '\uD800', '\uDC00', '😀', 'é', '*', ' '];
+    let accepted = 0;
+    let refused = 0;
+    const visit = (uri: string, depth: number): void => {
+      const expected = acceptedAsExact(uri);
+      assert.equal(matchesLocator(everything, uri), expected, JSON.stringify(uri));
+      if (expected) accepted++;
+      else refused++;
+      if (depth === 0) return;
+      for (const char of alphabet) visit(uri + char, depth - 1);
+    };
+    visit('', 5);
+    assert.ok(accepted > 1000 && refused > 1000, `accepted ${accepted}, refused ${refused}`);
+  });
+
+  it('agrees on uris the walk makes and on the classic escapes', () => {
+    for (const uri of [
+      '/a/b/c.txt',
+      'a/b',
+      '/.git/hooks/pre-commit',
+      '/a/../b',
+      '/a/./b',
+      '/a//b',
+      '/a/',
+      '/',
+      '',
+      '/..',
+      '/...',
+      '/a/..b',
+      '/a/b..',
+      '/ü/\uD83D\uDE00',
+      '/a\uD83D',
+    ]) {
+      assert.equal(matchesLocator(everything, uri), acceptedAsExact(uri), JSON.stringify(uri));
+    }
+  });
+});
