@@ -90,10 +90,20 @@ export class CheckedSurfaceEntries {
     modifiedAt: unknown,
     content: unknown,
     contentTruncated: unknown,
+    /** The UTF-8 length of `content`, when the caller has proven it (see acceptSurfaceEntryFields). */
+    contentUtf8Bytes?: number,
   ): void {
     if (this.#done) throw new TypeError('CheckedSurfaceEntries: add after list(): a bug');
     const entry =
-      acceptSurfaceEntryFields(uri, sizeBytes, sha256, modifiedAt, content, contentTruncated) ??
+      acceptSurfaceEntryFields(
+        uri,
+        sizeBytes,
+        sha256,
+        modifiedAt,
+        content,
+        contentTruncated,
+        contentUtf8Bytes,
+      ) ??
       parseRecord(
         SurfaceEntrySchema,
         { uri, sizeBytes, sha256, modifiedAt, content, contentTruncated },

@@ -156,7 +156,9 @@ export function acceptSurfaceEntry(value: unknown): SurfaceEntry | undefined {
 /**
  * @internal {@link acceptSurfaceEntry} for values already taken out of an object (or never in one: the
  * packed batches of local-file/packed-entries.ts): the same rule, the same fresh plain object, or
- * `undefined` when the schema must decide.
+ * `undefined` when the schema must decide. `contentUtf8Bytes` is the UTF-8 length of `content` when the
+ * caller has proven it (text decoded from bytes it checked are all ASCII: its length), so that 100,000
+ * texts are not scanned again; without it the text is measured here.
  */
 export function acceptSurfaceEntryFields(
   uri: unknown,
@@ -165,6 +167,7 @@ export function acceptSurfaceEntryFields(
   modifiedAt: unknown,
   content: unknown,
   contentTruncated: unknown,
+  contentUtf8Bytes?: number,
 ): SurfaceEntry | undefined {
   if (typeof uri !== 'string' || uri.length === 0 || uri.includes('\0') || !isWellFormed(uri)) {
     return undefined;
@@ -177,7 +180,7 @@ export function acceptSurfaceEntryFields(
     if (contentTruncated) return undefined;
   } else {
     if (typeof content !== 'string') return undefined;
-    const textBytes = Buffer.byteLength(content, 'utf8');
+    const textBytes = contentUtf8Bytes ?? Buffer.byteLength(content, 'utf8');
     if (contentTruncated ? textBytes > sizeBytes : textBytes !== sizeBytes) return undefined;
     if (sha256 === null && !contentTruncated) return undefined;
   }

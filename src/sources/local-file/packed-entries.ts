@@ -1,3 +1,4 @@
+import { isAscii as isAsciiBytes } from 'node:buffer';
 import { CheckedSurfaceEntries, checkSurfaceEntries } from '../../models/checked-observation.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 
@@ -144,9 +145,13 @@ export class SurfaceEntryReceipt {
   /** The lists of every batch still waiting (called when an arena is full, and at the end). */
   finish(): SurfaceEntry[][] {
     if (this.#waiting.length === 0) return [];
-    const text = gather(this.#chunks, this.#bytes).toString('latin1');
+    const bytes = gather(this.#chunks, this.#bytes);
+    // All ASCII (what the sender promised, checked here in one pass): every text sliced from this arena
+    // is as many UTF-8 bytes long as it is long, so the entry check need not measure each one again.
+    const ascii = isAsciiBytes(bytes);
+    const text = bytes.toString('latin1');
     const lists: SurfaceEntry[][] = [];
-    for (const { batch, at } of this.#waiting) lists.push(unpack(batch, text, at));
+    for (const { batch, at } of this.#waiting) lists.push(unpack(batch, text, at, ascii));
     this.#waiting = [];
     this.#chunks = [];
     this.#bytes = 0;
@@ -172,20 +177,22 @@ function gather(chunks: readonly Buffer[], bytes: number): Buffer {
   return gathering.subarray(0, bytes);
 }
 
-function unpack(batch: PackedSurfaceEntries, text: string, at: number): SurfaceEntry[] {
+function unpack(batch: PackedSurfaceEntries, text: string, at: number, ascii: boolean): SurfaceEntry[] {
   const checked = new CheckedSurfaceEntries();
   const { uris, sha256s, modifiedAts, sizes, truncated, textEnds, contents } = batch;
   let start = at;
   for (let i = 0; i < uris.length; i++) {
     const end = textEnds[i] as number;
     let content: string | null;
+    let utf8Bytes: number | undefined;
     if (end < 0) {
       content = contents[i] as string | null;
     } else {
       content = text.slice(start, at + end);
       start = at + end;
+      if (ascii) utf8Bytes = content.length;
     }
-    checked.add(uris[i], sizes[i], sha256s[i], modifiedAts[i], content, truncated[i] === 1);
+    checked.add(uris[i], sizes[i], sha256s[i], modifiedAts[i], content, truncated[i] === 1, utf8Bytes);
   }
   return checked.list();
 }
