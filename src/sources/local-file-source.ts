@@ -18,8 +18,8 @@ import { type ClockMark, checkClockSince } from './file-system-clock.js';
 import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
 import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
 import { type DigestCarryRequest, mergeCarried } from './local-file/digest-carry.js';
+import { SurfaceEntryReceipt } from './local-file/entry-receipt.js';
 import { resolveLimits, type SourceLimits } from './local-file/limits.js';
-import { SurfaceEntryReceipt } from './local-file/packed-entries.js';
 import {
   SURFACE_FS_KINDS,
   type SurfaceFsImplementation,
@@ -84,8 +84,8 @@ interface Finished<E = SurfaceEntry> {
   /** Absent when the job was cancelled before a worker took it. */
   implementation: SurfaceFsImplementation | undefined;
   /**
-   * One list per batch, validated and frozen as it arrived (checkSurfaceEntries, or checkManifestEntries
-   * for a manifest), in the order they were read.
+   * The streamed entries as checked, frozen lists (entry-receipt.ts for a glob: a list per batch, made
+   * once its arena is complete or the job is done; checkManifestEntries per batch for a manifest).
    */
   lists: E[][];
   /** The first batch that failed validation, if any: the acquisition then rejects with it. */
@@ -390,15 +390,12 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   }
 
   /**
-   * Submits one acquisition to the process's shared pool. Entry batches are validated on arrival, while
-   * the worker keeps walking; after one invalid batch the rest are ignored and the acquisition rejects
-   * when the worker finishes.
-   */
-  /**
    * Runs one job on the shared pool. A queued job is withdrawn at once on abort; a running one sees the
    * flag at its next entry or chunk. Whatever the worker finished with, an aborted acquisition rejects with
    * the signal's reason (the worker has already closed its handles and stopped); a worker failure becomes
-   * a `failed` outcome, never a throw.
+   * a `failed` outcome, never a throw. Streamed batches go to `receipt` as they arrive, while the worker
+   * keeps walking; after one invalid batch the rest are ignored and the acquisition rejects when the
+   * worker finishes.
    */
   async #runAbortable<E>(
     request: AcquireRequest,

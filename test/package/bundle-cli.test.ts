@@ -15,8 +15,8 @@ import {
   WORKER_FILE,
 } from '../../scripts/bundle-cli.js';
 import type { AcquireJob, AcquireReply } from '../../src/sources/local-file/acquire-worker.js';
+import { unpackSurfaceEntries } from '../../src/sources/local-file/entry-receipt.js';
 import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
-import { unpackSurfaceEntries } from '../../src/sources/local-file/packed-entries.js';
 import { openat2Unavailable } from '../../src/sources/local-file/surface-fs-choice.js';
 
 /**
@@ -126,6 +126,19 @@ describe('bundle-cli', () => {
     );
     // The memory's drivers are in the file, taken with `require` when `--db` first runs that code.
     assert.match(text, /module\.exports = __require\("better-sqlite3"\)/);
+  });
+
+  it('the built worker holds no schema library: a pool thread packs entries, the caller checks them', () => {
+    // zod and the entry rule in every pool thread cost ≈ 50 ms and 1.2 MiB of heap at its start (row 4c).
+    const cliDir = fileURLToPath(new URL('../../cli/', import.meta.url));
+    const map = JSON.parse(fs.readFileSync(`${cliDir}acquire-worker.cjs.map`, 'utf8')) as {
+      sources: string[];
+    };
+    assert.ok(map.sources.some((source) => source.endsWith('src/sources/local-file/packed-entries.ts')));
+    const heavy = map.sources.filter(
+      (source) => source.includes('/zod/') || /models\/(checked-observation|observation)\.ts$/.test(source),
+    );
+    assert.deepEqual(heavy, []);
   });
 
   it("points the pool's worker URL at the bundle's worker file, and refuses a pool it cannot point", () => {

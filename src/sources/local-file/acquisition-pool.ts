@@ -33,8 +33,10 @@ export interface PoolJob {
 }
 
 export interface PoolCallbacks {
-  /** A batch of entries (manifest entries in manifest mode), posted while the walk runs (not yet validated). */
-  /** A batch streamed while the job runs: a glob's packed (packed-entries.ts), a manifest's as objects. */
+  /**
+   * A batch streamed while the walk runs, not yet validated: a glob's packed (packed-entries.ts), a
+   * manifest's as entry objects.
+   */
   onEntries(entries: PackedSurfaceEntries | ManifestEntry[]): void;
   /** `implementation` is absent for a job cancelled before it started. */
   onDone(outcome: AcquireOutcome, implementation?: SurfaceFsImplementation): void;

@@ -6,11 +6,10 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { checkSurfaceEntries, mergeCheckedEntries } from '../../../src/models/checked-observation.js';
 import type { SurfaceEntry } from '../../../src/models/observation.js';
 import { surface } from '../../../src/models/scorable.js';
+import { SurfaceEntryReceipt, unpackSurfaceEntries } from '../../../src/sources/local-file/entry-receipt.js';
 import {
   type PackedSurfaceEntries,
   packSurfaceEntries,
-  SurfaceEntryReceipt,
-  unpackSurfaceEntries,
 } from '../../../src/sources/local-file/packed-entries.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { removeDir, tempDir } from '../support/trees.js';
@@ -76,7 +75,7 @@ describe('packed surface entries (packed-entries.ts)', () => {
     assert.equal(mergeCheckedEntries(lists).length, SHAPES.length);
   });
 
-  it('send only ASCII text of at most 64 KiB as bytes; other text as strings, null as null', () => {
+  it('send only ASCII text of at most 8 KiB as bytes; other text as strings, null as null', () => {
     const packed = packSurfaceEntries(SHAPES);
     const asBytes = SHAPES.filter((_, i) => (packed.textEnds[i] as number) >= 0).map((one) => one.uri);
     assert.deepEqual(asBytes, ['/a.txt', '/empty', '/short', '/cut.log', '/unread.log', '/ctl']);
@@ -120,6 +119,33 @@ describe('packed surface entries (packed-entries.ts)', () => {
     const packed = packSurfaceEntries([entry('/a.txt', 'abcdef')]);
     new Uint8Array(packed.text)[2] = 0xe9;
     assert.throws(() => unpackSurfaceEntries(packed), /observation entry/);
+  });
+
+  it('refuse a batch whose text offsets go backwards or do not end at its end (a neighbour text)', () => {
+    const backwards = packSurfaceEntries([entry('/a', 'first text'), entry('/b', 'second one')]);
+    backwards.textEnds[1] = 3;
+    assert.throws(() => unpackSurfaceEntries(backwards), /text offsets out of order/);
+    const short = packSurfaceEntries([entry('/a', 'first text'), entry('/b', 'second one')]);
+    short.textEnds[1] = 15;
+    assert.throws(() => unpackSurfaceEntries(short), /texts end at 15 of 20 bytes/);
+  });
+
+  it('start a new arena rather than let one grow past about 1 MB (a kept slice pins its arena)', () => {
+    const batchOf = (bytes: number, tag: string) =>
+      packSurfaceEntries(
+        Array.from({ length: Math.ceil(bytes / 8000) }, (_, i) =>
+          entry(`/${tag}${i}`, `${tag}${i}`.padEnd(8000, '.')),
+        ),
+      );
+    const receipt = new SurfaceEntryReceipt();
+    assert.deepEqual(receipt.receive(batchOf(400_000, 'a')), [], 'under 512 KiB: the arena waits');
+    // 400 KB + 704 KB would pass 1,000,000 bytes: the first arena is completed alone, then the second.
+    const lists = receipt.receive(batchOf(700_000, 'b'));
+    assert.deepEqual(
+      lists.map((list) => list.length),
+      [50, 88],
+    );
+    assert.deepEqual(receipt.finish(), []);
   });
 
   it('refuse a batch whose columns differ in length (a bug, never guessed around)', () => {
