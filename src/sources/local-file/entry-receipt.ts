@@ -1,5 +1,5 @@
 import { isAscii as isAsciiBytes } from 'node:buffer';
-import { CheckedSurfaceEntries, checkSurfaceEntries } from '../../models/checked-observation.js';
+import { CheckedSurfaceEntries } from '../../models/checked-observation.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { isPackedSurfaceEntries, type PackedSurfaceEntries } from './packed-entries.js';
 
@@ -18,8 +18,8 @@ const ARENA_BYTES = 1 << 19;
 const ARENA_MAX_BYTES = 1_000_000;
 
 /**
- * The caller's side of one acquisition: batches in, checked entry lists out. Packed batches wait until
- * their texts fill an arena (or {@link finish}); a batch of entry objects is checked at once.
+ * The caller's side of one acquisition: packed batches in, checked entry lists out. Batches wait until
+ * their texts fill an arena (or {@link finish}).
  */
 export class SurfaceEntryReceipt {
   #waiting: { batch: PackedSurfaceEntries; at: number }[] = [];
@@ -28,7 +28,8 @@ export class SurfaceEntryReceipt {
 
   /** Checks what arrived; returns the lists completed by it (none while an arena is filling). */
   receive(batch: unknown): SurfaceEntry[][] {
-    if (!isPackedSurfaceEntries(batch)) return [checkSurfaceEntries(batch as readonly unknown[])];
+    // Pool threads pack every glob batch (acquire-worker.ts); anything else here is a bug, never guessed at.
+    if (!isPackedSurfaceEntries(batch)) throw new TypeError('a glob entry batch arrived unpacked: a bug');
     const count = batch.uris.length;
     if (
       batch.sha256s.length !== count ||

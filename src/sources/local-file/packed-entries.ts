@@ -45,7 +45,7 @@ export interface PackedSurfaceEntries {
  * (100 × 8 KiB), so an arena of the receiver (entry-receipt.ts) stays below the size at which Node would
  * keep its string outside the heap, and a kept slice pins at most about 1 MB.
  */
-export const ARENA_TEXT_MAX = 8 * 1024;
+const ARENA_TEXT_MAX = 8 * 1024;
 
 /** ASCII text: its UTF-8 length is its length (any other code unit takes two bytes or more). */
 const isAscii = (text: string): boolean => Buffer.byteLength(text, 'utf8') === text.length;

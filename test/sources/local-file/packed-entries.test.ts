@@ -103,10 +103,8 @@ describe('packed surface entries (packed-entries.ts)', () => {
     assert.deepEqual(receipt.finish(), [], 'nothing is left after finish');
   });
 
-  it('still check entries batched as objects (a manifest walk or an older sender)', () => {
-    const receipt = new SurfaceEntryReceipt();
-    const lists = receipt.receive(SHAPES.slice(0, 3));
-    assert.deepEqual(lists.flat(), checkSurfaceEntries(SHAPES.slice(0, 3)));
+  it('refuse a glob batch that arrives unpacked (every pool thread packs), never guessing at its shape', () => {
+    assert.throws(() => new SurfaceEntryReceipt().receive(SHAPES.slice(0, 3)), /arrived unpacked/);
   });
 
   it('refuse a batch whose text disagrees with its size (forged or corrupted evidence), naming the entry', () => {
