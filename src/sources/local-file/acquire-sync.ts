@@ -65,6 +65,8 @@ export interface AcquireResult {
   carryCounts?: CarryCounts;
   /** Batches of files the second reader thread read (absent without one). Not part of the evidence. */
   helperBatches?: number;
+  /** Names the second reader statted for a carrying manifest (stat-ahead.ts). Not evidence. */
+  helperStats?: number;
 }
 
 export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: 'cancelled' };
@@ -224,7 +226,9 @@ function acquireGuarded(
         ...(request.carry === undefined || state.digestCarry === undefined
           ? {}
           : { carryCounts: state.digestCarry.counts }),
-        ...(lanes === undefined ? {} : { helperBatches: lanes.helperBatches }),
+        ...(lanes === undefined
+          ? {}
+          : { helperBatches: lanes.helperBatches, helperStats: lanes.helperStats }),
       },
     };
   } finally {

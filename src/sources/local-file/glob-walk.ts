@@ -8,8 +8,9 @@ import {
 import { readCandidate } from './confined-read.js';
 import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
-import { recordManifestChild } from './manifest-entry.js';
+import { recordManifestChild, statChildrenAhead } from './manifest-entry.js';
 import { childUri, decodeName, decodeNameLossy, escapeName } from './names.js';
+import type { StatAhead } from './stat-ahead.js';
 import type { EntryTypeTests } from './surface-fs.js';
 
 /**
@@ -60,7 +61,11 @@ function visitDirectory(
   const children = needsListing
     ? matchListing(state, segments, dirFd, dirUri, live, isRoot)
     : matchLiterals(segments, dirUri, live);
-  for (const child of children) visitChild(state, segments, dirFd, child);
+  // A carrying manifest stats every child first: those stats are taken now, on both reader threads.
+  const ahead = state.manifest === undefined ? undefined : statChildrenAhead(state, dirFd, children);
+  for (let i = 0; i < children.length; i++) {
+    visitChild(state, segments, dirFd, children[i] as Child, ahead?.[i]);
+  }
 }
 
 /** `**` matches zero directories too: a state at `**` also stands at the position after it. */
@@ -271,11 +276,12 @@ function visitChild(
   segments: readonly GlobSegment[],
   dirFd: number,
   child: Child,
+  ahead?: StatAhead,
 ): void {
   state.checkCancelled();
   if (state.manifest !== undefined) {
     // Manifest mode: every child is an entry; only real directories are descended (SPEC §12).
-    const next = recordManifestChild(state, dirFd, child.name, child.uri, child.kind);
+    const next = recordManifestChild(state, dirFd, child.name, child.uri, child.kind, ahead);
     if (next === 'descend' && child.next.size > 0) descend(state, segments, dirFd, child);
     return;
   }

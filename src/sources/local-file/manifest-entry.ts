@@ -10,6 +10,7 @@ import type { DigestCarryWalk } from './digest-carry.js';
 import type { ChildKind } from './glob-walk.js';
 import type { ManifestReadLanes } from './manifest-reads.js';
 import { decodeName, escapeName } from './names.js';
+import type { StatAhead } from './stat-ahead.js';
 import type { EntryStat } from './statx.js';
 
 /**
@@ -38,6 +39,7 @@ export function recordManifestChild(
   name: Buffer,
   uri: string,
   listed: ChildKind = 'unknown',
+  ahead?: StatAhead,
 ): 'descend' | 'done' {
   const walk = state.digestCarry as DigestCarryWalk;
   state.checkCancelled();
@@ -66,12 +68,35 @@ export function recordManifestChild(
     // Refused before any read intent (its gap says why): the entry is what the lstat of the name says.
     return recordByStat(state, walk, dirFd, name, uri, false);
   }
-  return recordByStat(state, walk, dirFd, name, uri, true);
+  return recordByStat(state, walk, dirFd, name, uri, true, ahead);
 }
 
 /**
- * Records a child by the lstat of its name (statx on the parent's handle). `mayRead`: false when the
- * file was counted and its confined read already refused it (nothing is read again).
+ * The stats of a listed directory's children taken ahead, for a walk that carries digests (every child is
+ * then statted first) when its lanes share a second reader and the seam has statx (stat-ahead.ts);
+ * undefined otherwise (each child is statted when it is visited). In the children's order.
+ */
+export function statChildrenAhead(
+  state: AcquisitionState,
+  dirFd: number,
+  children: readonly { name: Buffer }[],
+): StatAhead[] | undefined {
+  const { fs, lanes } = state;
+  const statAt = fs.entryStatAt;
+  if (state.digestCarry?.carries !== true || lanes.statAhead === undefined || statAt === undefined) {
+    return undefined;
+  }
+  return lanes.statAhead(
+    dirFd,
+    children.map((child) => child.name),
+    (at, name) => statAt.call(fs, at, name),
+  );
+}
+
+/**
+ * Records a child by the lstat of its name (statx on the parent's handle), or by `ahead`, that same lstat
+ * taken ahead (stat-ahead.ts). `mayRead`: false when the file was counted and its confined read already
+ * refused it (nothing is read again).
  */
 function recordByStat(
   state: AcquisitionState,
@@ -80,11 +105,13 @@ function recordByStat(
   name: Buffer,
   uri: string,
   mayRead: boolean,
+  ahead?: StatAhead,
 ): 'descend' | 'done' {
   let stat: EntryStat;
   try {
     const { fs } = state;
-    stat = fs.entryStatAt === undefined ? fs.lstatAt(dirFd, name) : fs.entryStatAt(dirFd, name);
+    if (ahead instanceof Error) throw ahead;
+    stat = ahead ?? (fs.entryStatAt === undefined ? fs.lstatAt(dirFd, name) : fs.entryStatAt(dirFd, name));
   } catch (error) {
     rethrowCancelled(error);
     const code = errorCode(error);

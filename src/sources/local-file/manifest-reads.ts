@@ -87,6 +87,7 @@ export class ManifestReadLanes {
         if (this.#bySeq.size > 0) this.checkCancelled();
       },
       abandon: () => inner.abandon(),
+      ...(inner.statAhead === undefined ? {} : { statAhead: inner.statAhead }),
     };
   }
 

@@ -3,6 +3,7 @@ import type { CoverageGap } from '../../models/observation.js';
 import type { CandidateResult } from './confined-read.js';
 import { LINK } from './reader-link.js';
 import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
+import { type StatAhead, type StatAt, StatRequest, statHere } from './stat-ahead.js';
 import type { EntryStat } from './statx.js';
 
 /**
@@ -24,6 +25,12 @@ export interface ReadLanes {
   finish(): void;
   /** After a cancellation or failure: closes every handle not yet read, reads nothing more. */
   abandon(): void;
+  /**
+   * Lanes with a second reader only: the lstat of each of `names` in `dirFd` (a directory handle the walk
+   * holds open), taken now by `statAt`, shared with the second reader when it is there (stat-ahead.ts).
+   * Returns when every answer is in, so the handle is then in use by no other thread.
+   */
+  statAhead?(dirFd: number, names: readonly Buffer[], statAt: StatAt): StatAhead[];
 }
 
 /** What the walking thread offers a reader: its own sink, and close. */
@@ -83,7 +90,7 @@ const MAX_OUTSTANDING = 3;
 const WAIT_SLICE_MS = 50;
 
 /** Walker → helper. */
-export type ToHelper = { tasks: PackedTasks } | { end: true };
+export type ToHelper = { tasks: PackedTasks } | { stat: SharedArrayBuffer } | { end: true };
 
 /**
  * A batch of tasks as it crosses threads: six numbers per task in one transferred buffer, and the uris.
@@ -167,6 +174,11 @@ export interface HelperLink {
 
 /** Files read on this thread before a second reader is asked for (a glob of a few dozen never asks). */
 const REQUEST_AFTER = 32;
+/**
+ * Names a directory must hold before its stats are shared with the second reader (below it, the message
+ * and the wake-up cost about what the stats would).
+ */
+const STAT_AHEAD_MIN = 16;
 
 /**
  * Lanes with a second reader thread. Candidates queue here in batches; a full batch goes to the helper
@@ -181,11 +193,19 @@ export function sharedLanes(
   checkCancelled: () => void,
   /** A manifest's walk: receives what the second reader read in each batch it returns. */
   onReads?: (reads: ManifestReads) => void,
-): ReadLanes & { readonly helperBatches: number } {
+): ReadLanes & { readonly helperBatches: number; readonly helperStats: number } {
   let pending: ReadTask[] = [];
   let posted = 0;
   let ended = false;
   let handed = 0;
+  let requested = false;
+  /** Names the second reader statted (stat-ahead.ts). */
+  let helperStats = 0;
+  const request = () => {
+    if (requested) return;
+    requested = true;
+    link.request();
+  };
   /** Handles of each batch sent and not yet returned, oldest first (the helper answers in order). */
   const out: number[][] = [];
   const local = localLanes(reader);
@@ -259,7 +279,7 @@ export function sharedLanes(
   return {
     hand(task) {
       pending.push(task);
-      if (++handed === REQUEST_AFTER) link.request();
+      if (++handed === REQUEST_AFTER) request();
       if (pending.length >= BATCH) dispatch();
       return 'read';
     },
@@ -283,8 +303,26 @@ export function sharedLanes(
       // handle comes back here and is closed before the acquisition answers.
       awaitHelper(() => {});
     },
+    statAhead(dirFd, names, statAt) {
+      if (names.length < STAT_AHEAD_MIN) return names.map((name) => statHere(statAt, dirFd, name));
+      request();
+      if (!ended && Atomics.load(link.state, LINK.yield) === 1) end();
+      const lost = () => Atomics.load(link.state, LINK.lost) === 1;
+      const stat = StatRequest.create(dirFd, names);
+      // The helper claims names as soon as it takes the message; when it is asleep, busy reading, gone
+      // back to the pool or lost, this thread claims them all.
+      if (!ended && Atomics.load(link.state, LINK.attached) === 1 && !lost()) {
+        link.port.postMessage({ stat: stat.shared } satisfies ToHelper);
+      }
+      const { answers, byReader } = stat.collect(statAt, lost);
+      helperStats += byReader;
+      return answers;
+    },
     get helperBatches() {
       return posted;
+    },
+    get helperStats() {
+      return helperStats;
     },
   };
 }

@@ -3,6 +3,7 @@ import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { AcquisitionCancelled } from './acquisition-state.js';
 import { type FromHelper, LINK, type ManifestReads, type ToHelper, unpackTasks } from './read-lanes.js';
 import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
+import { StatRequest } from './stat-ahead.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -12,9 +13,12 @@ import type { SurfaceFs } from './surface-fs.js';
  * name), checks dev/ino, reads, closes its own read handle, and streams the entries to the caller's
  * thread; each batch's gaps and O_PATH handles go back to the walker, which closes those handles: a
  * handle is closed by the thread that opened it, so its number cannot be reused under a reader that still
- * holds it, and Node's per-thread record of open handles stays true. It resolves no name, so it cannot
- * reach anything the walk did not prove to be inside the root. Once cancelled it reads no more bytes
- * but still returns every handle.
+ * holds it, and Node's per-thread record of open handles stays true. It opens no name, so it cannot
+ * read anything the walk did not prove to be inside the root. The one lookup it makes is for a carrying
+ * manifest (stat-ahead.ts): the lstat of single names relative to a directory handle the walker opened,
+ * placed and holds open until the answer is back — statx with AT_SYMLINK_NOFOLLOW, the walker's own call,
+ * so it learns nothing the walker's statx would not. Once cancelled it reads no more bytes and stats no
+ * more names, but still answers every batch and returns every handle.
  */
 
 export interface SecondReaderOptions {
@@ -22,8 +26,11 @@ export interface SecondReaderOptions {
   link: Int32Array;
   /** The acquisition's cancellation flag (Int32Array; non-zero means cancelled). */
   cancel: Int32Array;
-  /** Reopen, fstat, read and close of read handles (the procfs seam's: both seams reopen that way). */
-  fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close'>;
+  /**
+   * Reopen, fstat, read and close of read handles (the procfs seam's: both seams reopen that way), and
+   * the seam's statx of a name, when it has one, for stat batches.
+   */
+  fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close' | 'entryStatAt'>;
   maxContentBytes: number;
   /** Streams entries to the caller's thread (same batches as the walking thread's). */
   onEntries(entries: SurfaceEntry[]): void;
@@ -136,6 +143,16 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     Atomics.notify(link, LINK.completed);
   };
 
+  /**
+   * A carrying manifest's names, statted for the walker (stat-ahead.ts): the names left unclaimed, one at
+   * a time. Nothing is posted back: the answers are in the request's shared memory.
+   */
+  const statNames = (shared: SharedArrayBuffer) => {
+    const statAt = options.fs.entryStatAt;
+    if (statAt === undefined) return;
+    StatRequest.of(shared).serve((dirFd, name) => statAt.call(options.fs, dirFd, name), cancelled);
+  };
+
   /** A manifest's task is settled: what it read (or that it made no entry) goes back with the batch. */
   const settle = (reads: ManifestReads | undefined, seq: number) => {
     if (reads === undefined) return;
@@ -155,6 +172,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
 
   port.on('message', (message: ToHelper) => {
     if ('tasks' in message) readBatch(unpackTasks(message.tasks));
+    else if ('stat' in message) statNames(message.stat);
     else end();
   });
   // The walker's thread went away without saying so: nothing more will come.

@@ -70,6 +70,21 @@ class StatxEntry implements HandleStat {
   }
 }
 
+/**
+ * The entry stat with these numbers: how a stat taken on another thread (the second reader's, for a
+ * carrying manifest: stat-ahead.ts) comes back as the same object `StatxAt` returns.
+ */
+export function entryStatOf(
+  dev: number,
+  ino: number,
+  size: number,
+  mode: number,
+  mtimeMs: number,
+  ctimeMs: number,
+): EntryStat {
+  return new StatxEntry(dev, ino, size, mode, mtimeMs, ctimeMs);
+}
+
 let cached: { at: StatxAt | undefined; fd: StatxFd | undefined } | undefined;
 
 /** The handle-relative lstat, or undefined when statx cannot be used (or disagrees with Node's lstat). */

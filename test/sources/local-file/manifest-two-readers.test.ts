@@ -112,7 +112,7 @@ describe('a manifest read by two reader threads', () => {
       async function assertSameWithTwoReaders(
         limits: Partial<SourceLimits>,
         carry?: DigestCarryRequest,
-      ): Promise<Run> {
+      ): Promise<{ one: Run; runs: Run[] }> {
         const fdsBefore = openFdCount();
         const withCarry = carry === undefined ? {} : { carry };
         const one = await manifestThroughPool(root, seam, limits, { readers: 1, ...withCarry });
@@ -137,11 +137,11 @@ describe('a manifest read by two reader threads', () => {
           );
         }
         assert.equal(openFdCount(), fdsBefore, 'every handle handed to either reader was closed');
-        return one;
+        return { one, runs };
       }
 
       it('same manifest with one reader, two, and a slowed second reader: no budget reached', async () => {
-        const one = await assertSameWithTwoReaders({});
+        const { one } = await assertSameWithTwoReaders({});
         assert.equal(one.result.acquisition, 'complete');
         const files = one.manifest.filter((entry) => entry.type === 'file');
         assert.equal(files.length, 480);
@@ -157,7 +157,7 @@ describe('a manifest read by two reader threads', () => {
       });
 
       it('same manifest when maxReadBytes runs out midway (readers cut files)', async () => {
-        const one = await assertSameWithTwoReaders({ maxReadBytes: 40_000 });
+        const { one } = await assertSameWithTwoReaders({ maxReadBytes: 40_000 });
         assert.equal(one.result.acquisition, 'partial');
         const cut = one.result.gaps.filter((gap) => gap.reason === 'read_limit_exceeded');
         assert.ok(cut.length > 20, `files were cut: ${cut.length}`);
@@ -173,7 +173,7 @@ describe('a manifest read by two reader threads', () => {
       });
 
       it('same manifest when maxFiles stops the walk', async () => {
-        const one = await assertSameWithTwoReaders({ maxFiles: 300 });
+        const { one } = await assertSameWithTwoReaders({ maxFiles: 300 });
         assert.equal(one.result.gaps.at(-1)?.reason, 'file_limit_exceeded');
       });
 
@@ -203,6 +203,22 @@ describe('a manifest read by two reader threads', () => {
             fs.writeFileSync(name, `changed ${d}/${f}`);
           }
         }
+        // Names swapped since the baseline for what a carrying walk must never take for the file: a
+        // symlink to a file with the very same bytes (outside the directory), and a directory. Whichever
+        // thread stats them (stat-ahead.ts), they are recorded as what they now are.
+        const swapped = new Map<string, Buffer>();
+        for (let d = 1; d < 12; d += 2) {
+          const dir = path.join(root, `d${String(d).padStart(2, '0')}`);
+          const toLink = path.join(dir, 'f01.txt');
+          const toDir = path.join(dir, 'f02.txt');
+          swapped.set(toLink, fs.readFileSync(toLink));
+          swapped.set(toDir, fs.readFileSync(toDir));
+          fs.writeFileSync(path.join(base, `same-${d}.txt`), fs.readFileSync(toLink));
+          fs.rmSync(toLink);
+          fs.symlinkSync(path.join(base, `same-${d}.txt`), toLink);
+          fs.rmSync(toDir);
+          fs.mkdirSync(toDir);
+        }
         try {
           const carry: DigestCarryRequest = {
             uris: baseline.manifest.map((entry) => entry.uri),
@@ -210,14 +226,33 @@ describe('a manifest read by two reader threads', () => {
             cleanBeforeMs: mark.ctimeMs,
             dev: mark.dev,
           };
-          const one = await assertSameWithTwoReaders({}, carry);
+          const { one, runs } = await assertSameWithTwoReaders({}, carry);
           const counts = one.result.carryCounts;
           assert.equal(counts?.changed, changed.size, 'every changed file was read');
-          assert.equal(counts?.carried, 480 - changed.size, 'every other file was carried');
+          assert.equal(counts?.carried, 480 - changed.size - swapped.size, 'every other file was carried');
           const read = new Map(one.manifest.map((entry) => [entry.uri, entry]));
           assert.equal(read.get('/d00/f00.txt')?.sizeBytes, 'changed 0/0'.length);
+          for (let d = 1; d < 12; d += 2) {
+            const dir = `/d${String(d).padStart(2, '0')}`;
+            assert.equal(read.get(`${dir}/f01.txt`)?.type, 'symlink', `${dir}/f01.txt`);
+            assert.equal(read.get(`${dir}/f01.txt`)?.sha256, null);
+            assert.equal(read.get(`${dir}/f02.txt`)?.type, 'directory', `${dir}/f02.txt`);
+          }
+          assert.equal(one.result.helperStats, undefined, 'one reader: every stat taken by the walk');
+          if (variant.name === 'openat2' && !skipNoHelper) {
+            // The comparison covers the shared stats only if the second reader really took some.
+            const stats = runs.map((run) => run.result.helperStats ?? 0);
+            assert.ok(
+              stats.some((count) => count > 0),
+              `the second reader statted names: ${stats}`,
+            );
+          }
         } finally {
           for (const [name, content] of changed) fs.writeFileSync(name, content);
+          for (const [name, content] of swapped) {
+            fs.rmSync(name, { recursive: true });
+            fs.writeFileSync(name, content);
+          }
         }
       });
 

@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { type StatAhead, type StatAt, StatRequest } from '../../../src/sources/local-file/stat-ahead.js';
+import { type EntryStat, loadStatx } from '../../../src/sources/local-file/statx.js';
+import { mkfifo, removeDir, tempDir } from '../support/trees.js';
+
+/**
+ * Stats taken ahead for a carrying manifest (stat-ahead.ts): the walker and the second reader share one
+ * directory's names through a StatRequest. Whoever stats a name, its answer must be the walker's own
+ * statx of it (one name, never following a link); every name is answered exactly once; and the walker
+ * returns only when no name claimed by a live reader is unanswered — so a reader that comes late never
+ * touches the directory handle.
+ */
+
+const statxAt = loadStatx();
+const skip = statxAt === undefined ? 'statx cannot be loaded here' : false;
+
+/** The numbers a stat answer is compared by (an error by its code). */
+function shape(answer: StatAhead): unknown {
+  if (answer instanceof Error) return { code: (answer as { code?: string }).code };
+  const { dev, ino, size, mode, mtimeMs, ctimeMs } = answer;
+  return { dev, ino, size, mode, mtimeMs, ctimeMs, link: answer.isSymbolicLink(), dir: answer.isDirectory() };
+}
+
+describe('StatRequest: the names of one directory, statted by two threads', { skip }, () => {
+  let base: string;
+  let root: string;
+  let dirFd: number;
+  let names: Buffer[];
+  /** The walker's own answer for each name, one statx at a time. */
+  let reference: unknown[];
+  const statAt = (() => statxAt) as () => StatAt;
+
+  before(() => {
+    base = tempDir('witness-stat-ahead-');
+    root = path.join(base, 'ws');
+    fs.mkdirSync(root);
+    fs.writeFileSync(path.join(base, 'outside.txt'), 'OUTSIDE, much longer than any name here');
+    for (let i = 0; i < 30; i++)
+      fs.writeFileSync(path.join(root, `f${String(i).padStart(2, '0')}`), 'x'.repeat(i));
+    fs.mkdirSync(path.join(root, 'sub'));
+    // A link to a file outside the root: answered as the link itself, never as its target.
+    fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, 'link'));
+    fs.symlinkSync('nowhere', path.join(root, 'dangling'));
+    mkfifo(path.join(root, 'fifo'));
+    dirFd = fs.openSync(root, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    names = [...fs.readdirSync(root), 'missing'].sort().map((name) => Buffer.from(name));
+    reference = names.map((name) => {
+      try {
+        return shape(statAt()(dirFd, name));
+      } catch (error) {
+        return shape(error as Error);
+      }
+    });
+  });
+  after(() => {
+    fs.closeSync(dirFd);
+    removeDir(base);
+  });
+
+  it('the walker alone (no reader came) answers every name as its own statx does', () => {
+    const request = StatRequest.create(dirFd, names);
+    const { answers, byReader } = request.collect(statAt(), () => false);
+    assert.equal(byReader, 0);
+    assert.deepEqual(answers.map(shape), reference);
+    const link = answers[names.findIndex((name) => name.toString() === 'link')] as EntryStat;
+    assert.ok(link.isSymbolicLink(), 'a link is answered as the link, not its target outside the root');
+    assert.notEqual(link.ino, fs.statSync(path.join(base, 'outside.txt')).ino);
+    const missing = answers[names.findIndex((name) => name.toString() === 'missing')];
+    assert.equal((missing as { code?: string }).code, 'ENOENT');
+  });
+
+  it('a reader that claims first, then stops (cancelled): each name answered once, the same answers', () => {
+    const request = StatRequest.create(dirFd, names);
+    const seen: string[] = [];
+    let served = 0;
+    const answered = request.serve(
+      (at, name) => {
+        seen.push(name.toString());
+        return statAt()(at, name);
+      },
+      () => served++ >= 7,
+    );
+    assert.equal(answered, 7);
+    const walker: string[] = [];
+    const { answers, byReader } = request.collect(
+      (at, name) => {
+        walker.push(name.toString());
+        return statAt()(at, name);
+      },
+      () => false,
+    );
+    assert.equal(byReader, 7);
+    assert.deepEqual(answers.map(shape), reference);
+    assert.deepEqual(
+      [...seen, ...walker].sort(),
+      names.map(String).sort(),
+      'every name statted exactly once',
+    );
+  });
+
+  it('a failure without an errno is given back, and the walker stats that name itself', () => {
+    const request = StatRequest.create(dirFd, names);
+    request.serve(
+      () => {
+        throw new Error('not a system call error');
+      },
+      () => false,
+    );
+    const { answers, byReader } = request.collect(statAt(), () => false);
+    assert.equal(byReader, 0);
+    assert.deepEqual(answers.map(shape), reference);
+  });
+
+  it('a name claimed by a reader whose thread was lost is statted by the walker, which does not hang', () => {
+    const request = StatRequest.create(dirFd, names);
+    // The reader claimed the first name and died before answering it.
+    assert.equal(request.claim(), 0);
+    const { answers, byReader } = request.collect(statAt(), () => true);
+    assert.equal(byReader, 0);
+    assert.deepEqual(answers.map(shape), reference);
+  });
+
+  it('a reader that takes the request after the walker finished touches nothing', () => {
+    const request = StatRequest.create(dirFd, names);
+    request.collect(statAt(), () => false);
+    let calls = 0;
+    const answered = StatRequest.of(request.shared).serve(
+      () => {
+        calls++;
+        throw new Error('the handle may be closed by now: a late reader must not use it');
+      },
+      () => false,
+    );
+    assert.equal(answered, 0);
+    assert.equal(calls, 0);
+  });
+
+  it('a reader on another thread, serving while the walker collects: the same answers', async () => {
+    const worker = new Worker(
+      `const { parentPort } = require('node:worker_threads');
+       parentPort.once('message', async ({ module, shared }) => {
+         const { StatRequest } = await import(module.stat);
+         const { loadStatx } = await import(module.statx);
+         const statAt = loadStatx();
+         parentPort.postMessage('ready');
+         parentPort.postMessage(StatRequest.of(shared).serve(statAt, () => false));
+       });`,
+      { eval: true },
+    );
+    try {
+      const request = StatRequest.create(dirFd, names);
+      const messages: unknown[] = [];
+      let ready: () => void = () => {};
+      const isReady = new Promise<void>((resolve) => {
+        ready = resolve;
+      });
+      let served: (count: number) => void = () => {};
+      const servedCount = new Promise<number>((resolve) => {
+        served = resolve;
+      });
+      worker.on('message', (message) => {
+        messages.push(message);
+        if (message === 'ready') ready();
+        if (typeof message === 'number') served(message);
+      });
+      worker.postMessage({
+        module: {
+          stat: new URL('../../../src/sources/local-file/stat-ahead.js', import.meta.url).href,
+          statx: new URL('../../../src/sources/local-file/statx.js', import.meta.url).href,
+        },
+        shared: request.shared,
+      });
+      await isReady;
+      // The walker is slowed (3 ms a name), so the reader, already serving, claims names meanwhile.
+      const pause = new Int32Array(new SharedArrayBuffer(4));
+      const { answers, byReader } = request.collect(
+        (at, name) => {
+          Atomics.wait(pause, 0, 0, 3);
+          return statAt()(at, name);
+        },
+        () => false,
+      );
+      assert.deepEqual(answers.map(shape), reference);
+      assert.ok(byReader > 0, 'the reader thread answered some names');
+      assert.equal(await servedCount, byReader, 'the walker counted exactly the names the reader answered');
+    } finally {
+      await worker.terminate();
+    }
+  });
+});
