@@ -187,6 +187,21 @@ export function acceptManifestEntry(value: unknown): ManifestEntry | undefined {
         return undefined;
     }
   }
+  return acceptManifestEntryFields(uri, type, sizeBytes, sha256, mode, linkTarget);
+}
+
+/**
+ * @internal {@link acceptManifestEntry} for an entry given as its six fields (each read once by the
+ * caller; no other key can come with them): the same rule, the same fresh plain object, or `undefined`.
+ */
+export function acceptManifestEntryFields(
+  uri: unknown,
+  type: unknown,
+  sizeBytes: unknown,
+  sha256: unknown,
+  mode: unknown,
+  linkTarget: unknown,
+): ManifestEntry | undefined {
   if (typeof uri !== 'string' || uri.length === 0 || uri.includes('\0') || !isWellFormed(uri)) {
     return undefined;
   }
@@ -198,6 +213,28 @@ export function acceptManifestEntry(value: unknown): ManifestEntry | undefined {
   if (typeof mode !== 'number' || !Number.isSafeInteger(mode) || mode < 0 || mode > 0o7777) return undefined;
   if (linkTarget !== null && (type !== 'symlink' || typeof linkTarget !== 'string')) return undefined;
   return { uri, type, sizeBytes, sha256, mode, linkTarget };
+}
+
+/**
+ * {@link checkManifestEntries} for one entry given as its six fields (a packed batch's columns:
+ * manifest-receipt.ts): checked by the entry rule (the schema's own messages when it refuses), frozen and
+ * remembered as checked. Throws InvalidRecordError on an invalid entry.
+ */
+export function checkManifestEntryFields(
+  uri: unknown,
+  type: unknown,
+  sizeBytes: unknown,
+  sha256: unknown,
+  mode: unknown,
+  linkTarget: unknown,
+): ManifestEntry {
+  const entry =
+    acceptManifestEntryFields(uri, type, sizeBytes, sha256, mode, linkTarget) ??
+    parseRecord(ManifestEntrySchema, { uri, type, sizeBytes, sha256, mode, linkTarget }, 'manifest entry');
+  // Every field is a primitive: freezing the object freezes the entry.
+  Object.freeze(entry);
+  checkedEntries.add(entry);
+  return entry;
 }
 
 /** An array of entries every one of which passed ManifestEntrySchema (one check, not one per entry). */

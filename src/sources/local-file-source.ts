@@ -209,9 +209,8 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   async acquireManifest(options: AcquireManifestOptions = {}): Promise<Manifest> {
     // The manifest schemas load with the first manifest: `witness score` and `observe` never construct
     // them (issue 14, row 4c).
-    const { checkManifest, checkManifestEntries, checkManifestReusingEntries } = await import(
-      '../models/manifest.js'
-    );
+    const [{ checkManifest, checkManifestEntries, checkManifestReusingEntries }, { receiveManifestEntries }] =
+      await Promise.all([import('../models/manifest.js'), import('./local-file/manifest-receipt.js')]);
     const { signal } = options;
     signal?.throwIfAborted();
     const takenAt = new Date().toISOString();
@@ -226,7 +225,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       ...(carry.request === undefined ? {} : { carry: carry.request }),
     };
     const { outcome, finished } = await this.#runAbortable(request, signal, {
-      receive: (batch) => [checkManifestEntries(batch as readonly unknown[])],
+      receive: (batch) => [receiveManifestEntries(batch)],
       finish: () => [],
     });
     if (finished?.invalid !== undefined) throw finished.invalid;

@@ -3,7 +3,13 @@ import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
 import { checkProcFdDirectory } from './openat2-surface-fs.js';
-import { type PackedSurfaceEntries, packSurfaceEntries } from './packed-entries.js';
+import {
+  manifestTransfer,
+  type PackedManifestEntries,
+  type PackedSurfaceEntries,
+  packManifestEntries,
+  packSurfaceEntries,
+} from './packed-entries.js';
 import type { ToHelper } from './read-lanes.js';
 import { serveSecondReader } from './second-reader.js';
 import { procfsSurfaceFs } from './surface-fs.js';
@@ -46,7 +52,7 @@ export interface HelpJob {
 }
 
 export type AcquireReply =
-  | { id: number; entries: PackedSurfaceEntries | ManifestEntry[] }
+  | { id: number; entries: PackedSurfaceEntries | PackedManifestEntries }
   | {
       id: number;
       outcome: AcquireOutcome;
@@ -98,8 +104,7 @@ port.on('message', (job: AcquireJob | HelpJob) => {
       outcome: acquireSync(job.request, choice.fs, () => Atomics.load(flag, 0) !== 0, {
         onEntries:
           job.request.mode === 'manifest'
-            ? (entries) =>
-                port.postMessage({ id: job.id, entries: entries as ManifestEntry[] } satisfies AcquireReply)
+            ? (entries) => postManifestEntries(job.id, entries as ManifestEntry[])
             : (entries) => postSurfaceEntries(job.id, entries as SurfaceEntry[]),
         ...(job.helper === undefined
           ? {}
@@ -151,6 +156,12 @@ function help(job: HelpJob): void {
 function postSurfaceEntries(id: number, entries: SurfaceEntry[]): void {
   const packed = packSurfaceEntries(entries);
   port?.postMessage({ id, entries: packed } satisfies AcquireReply, [packed.text]);
+}
+
+/** A batch of manifest entries, packed as columns (packed-entries.ts). */
+function postManifestEntries(id: number, entries: ManifestEntry[]): void {
+  const packed = packManifestEntries(entries);
+  port?.postMessage({ id, entries: packed } satisfies AcquireReply, manifestTransfer(packed));
 }
 
 function helperSeam(kind: SurfaceFsKind) {

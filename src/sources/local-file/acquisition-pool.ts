@@ -1,9 +1,8 @@
 import os from 'node:os';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
-import type { ManifestEntry } from '../../models/manifest.js';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
 import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob } from './acquire-worker.js';
-import type { PackedSurfaceEntries } from './packed-entries.js';
+import type { PackedManifestEntries, PackedSurfaceEntries } from './packed-entries.js';
 import { LINK, LINK_INTS } from './reader-link.js';
 import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice.js';
 
@@ -37,7 +36,7 @@ export interface PoolCallbacks {
    * A batch streamed while the walk runs, not yet validated: a glob's packed (packed-entries.ts), a
    * manifest's as entry objects.
    */
-  onEntries(entries: PackedSurfaceEntries | ManifestEntry[]): void;
+  onEntries(entries: PackedSurfaceEntries | PackedManifestEntries): void;
   /** `implementation` is absent for a job cancelled before it started. */
   onDone(outcome: AcquireOutcome, implementation?: SurfaceFsImplementation): void;
   onFailure(error: Error): void;

@@ -8,6 +8,7 @@ import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync
 import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acquisition-pool.js';
 import { CLEAN_MARGIN_MS, type DigestCarryRequest } from '../../../src/sources/local-file/digest-carry.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
+import { receiveManifestEntries } from '../../../src/sources/local-file/manifest-receipt.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
 import { buildReaderSplitTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
@@ -53,7 +54,7 @@ function manifestThroughPool(
         ...(options.helperDelayMs === undefined ? {} : { helperDelayMs: options.helperDelayMs }),
       },
       {
-        onEntries: (batch) => streamed.push(...(batch as ManifestEntry[])),
+        onEntries: (batch) => streamed.push(...receiveManifestEntries(batch)),
         onDone: (outcome) => {
           if (outcome.kind !== 'done') {
             reject(new Error('cancelled'));

@@ -3,12 +3,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { InvalidRecordError } from '../../../src/errors.js';
 import { checkSurfaceEntries, mergeCheckedEntries } from '../../../src/models/checked-observation.js';
+import { checkManifestEntries, type ManifestEntry } from '../../../src/models/manifest.js';
 import type { SurfaceEntry } from '../../../src/models/observation.js';
 import { surface } from '../../../src/models/scorable.js';
 import { SurfaceEntryReceipt, unpackSurfaceEntries } from '../../../src/sources/local-file/entry-receipt.js';
+import { receiveManifestEntries } from '../../../src/sources/local-file/manifest-receipt.js';
 import {
+  manifestTransfer,
+  type PackedManifestEntries,
   type PackedSurfaceEntries,
+  packManifestEntries,
   packSurfaceEntries,
 } from '../../../src/sources/local-file/packed-entries.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
@@ -45,11 +51,14 @@ const SHAPES: SurfaceEntry[] = [
 ];
 
 /** Posts a packed batch through a real MessageChannel (the text transferred) and returns what arrived. */
-async function throughPort(batch: PackedSurfaceEntries): Promise<unknown> {
+async function throughPort(
+  batch: PackedSurfaceEntries | PackedManifestEntries,
+  transfer: ArrayBuffer[] = [(batch as PackedSurfaceEntries).text],
+): Promise<unknown> {
   const { port1, port2 }: { port1: MessagePort; port2: MessagePort } = new MessageChannel();
   try {
     const arrived = new Promise<unknown>((resolve) => port2.once('message', resolve));
-    port1.postMessage(batch, [batch.text]);
+    port1.postMessage(batch, transfer);
     return await arrived;
   } finally {
     port1.close();
@@ -178,5 +187,75 @@ describe('packed surface entries (packed-entries.ts)', () => {
     } finally {
       removeDir(root);
     }
+  });
+});
+
+/** Every shape a manifest entry takes: a file with and without a digest, a directory, links, an other. */
+const MANIFEST_SHAPES: ManifestEntry[] = [
+  { uri: '/a.txt', type: 'file', sizeBytes: 12, sha256: sha(12), mode: 0o644, linkTarget: null },
+  { uri: '/cut.bin', type: 'file', sizeBytes: 9_000_000, sha256: null, mode: 0o4755, linkTarget: null },
+  { uri: '/d', type: 'directory', sizeBytes: 4096, sha256: null, mode: 0o1777, linkTarget: null },
+  { uri: '/d/é', type: 'symlink', sizeBytes: 7, sha256: null, mode: 0o777, linkTarget: '/etc/passwd' },
+  { uri: '/d/odd', type: 'symlink', sizeBytes: 0, sha256: null, mode: 0o777, linkTarget: null },
+  { uri: '/fifo', type: 'other', sizeBytes: 0, sha256: null, mode: 0o600, linkTarget: null },
+];
+
+describe('packed manifest entries (packed-entries.ts, manifest-receipt.ts)', () => {
+  it('carry every shape of entry unchanged through a real port, columns transferred', async () => {
+    const packed = packManifestEntries(MANIFEST_SHAPES);
+    const arrived = (await throughPort(packed, manifestTransfer(packed))) as PackedManifestEntries;
+    assert.equal(packed.sizes.length, 0, 'the sender no longer holds the sizes: they were transferred');
+    const received = receiveManifestEntries(arrived);
+    assert.deepEqual(received, MANIFEST_SHAPES);
+    for (const one of received) assert.ok(Object.isFrozen(one));
+    // Each is remembered as checked: the manifest check takes it as it is, the very object.
+    assert.equal(checkManifestEntries(received)[0], received[0]);
+  });
+
+  it('refuse a manifest batch that arrives unpacked, or with columns of different lengths (a bug)', () => {
+    assert.throws(() => receiveManifestEntries(MANIFEST_SHAPES), /arrived unpacked/);
+    const packed = packManifestEntries(MANIFEST_SHAPES);
+    assert.throws(
+      () => receiveManifestEntries({ ...packed, modes: packed.modes.subarray(1) }),
+      /columns of different lengths/,
+    );
+  });
+
+  it('refuse by the entry rule what a forged batch claims: a digest on a directory, an unknown type, a NUL', () => {
+    const forge = (change: (packed: PackedManifestEntries) => void) => {
+      const packed = packManifestEntries(MANIFEST_SHAPES);
+      change(packed);
+      return () => receiveManifestEntries(packed);
+    };
+    assert.throws(
+      forge((p) => {
+        p.sha256s[2] = sha(1);
+      }),
+      InvalidRecordError,
+    );
+    assert.throws(
+      forge((p) => {
+        p.types[0] = 9;
+      }),
+      InvalidRecordError,
+    );
+    assert.throws(
+      forge((p) => {
+        p.uris[0] = '/a\0b';
+      }),
+      InvalidRecordError,
+    );
+    assert.throws(
+      forge((p) => {
+        p.modes[0] = 0o10000;
+      }),
+      InvalidRecordError,
+    );
+    assert.throws(
+      forge((p) => {
+        p.linkTargets[0] = '/etc';
+      }),
+      InvalidRecordError,
+    );
   });
 });
