@@ -109,31 +109,102 @@ function checkManifestInvariants(
 export const ManifestSchema = manifestSchema(z.array(ManifestEntrySchema));
 export type Manifest = z.infer<typeof ManifestSchema>;
 
-/** Entries of manifests that passed {@link checkManifest}: validated, then frozen, so still valid. */
-const checkedEntries = new WeakSet<object>();
+/**
+ * Entry lists checked here: each is frozen when it is registered, and every element is an entry checked
+ * against the entry rule and frozen before the list was built (a checked manifest's own list included).
+ * A frozen array cannot gain, lose or swap an element, and a frozen entry cannot change, so membership
+ * here proves every element was checked and is unchanged since — one WeakSet entry per list, not per
+ * entry (a WeakSet of entries cost the caller's thread 0.7–2.5 µs an entry with its share of the
+ * collector's work: 7–25 ms per 10,000-file manifest, s20-manifest.md).
+ */
+const checkedEntryLists = new WeakSet<readonly ManifestEntry[]>();
+
+function registered(entries: ManifestEntry[]): ManifestEntry[] {
+  Object.freeze(entries);
+  checkedEntryLists.add(entries);
+  return entries;
+}
 
 /** Validates a manifest (from a source, a file or a database) and deep-freezes it: it is evidence. */
 export function checkManifest(value: unknown): Manifest {
   const manifest = parseRecord(ManifestSchema, value, 'manifest');
   deepFreeze(manifest);
-  for (const entry of manifest.entries) checkedEntries.add(entry);
+  checkedEntryLists.add(manifest.entries);
   return manifest;
 }
 
 /**
  * Validates manifest entries as they arrive in batches from a walk still running, so that validation
- * overlaps the walk: each is parsed against {@link ManifestEntrySchema}, deep-frozen and remembered, so
- * {@link checkManifestReusingEntries} takes it as it is. Throws on the first invalid entry.
+ * overlaps the walk: each through {@link acceptManifestEntry} (the entry rule, hand-written) or, when that
+ * does not accept it, {@link ManifestEntrySchema} itself (which throws naming the first invalid entry).
+ * Each entry kept is a fresh frozen plain object, and the list is frozen and registered, so
+ * {@link pickCheckedManifestEntries} and {@link checkManifestReusingEntries} take it as it is.
  */
 export function checkManifestEntries(batch: readonly unknown[]): ManifestEntry[] {
-  return batch.map((value) => {
-    if (typeof value === 'object' && value !== null && checkedEntries.has(value))
-      return value as ManifestEntry;
+  const checked: ManifestEntry[] = new Array(batch.length);
+  for (let i = 0; i < batch.length; i++) {
+    const value = batch[i];
     const entry = acceptManifestEntry(value) ?? parseRecord(ManifestEntrySchema, value, 'manifest entry');
-    deepFreeze(entry);
-    checkedEntries.add(entry);
-    return entry;
-  });
+    // Every value of an entry is a primitive: freezing the object freezes all of it.
+    checked[i] = Object.freeze(entry);
+  }
+  return registered(checked);
+}
+
+/**
+ * {@link checkManifestEntries} for entries whose values arrive apart rather than as objects (the packed
+ * batches of local-file/packed-entries.ts): each entry is checked by the same rule when it is added, and
+ * {@link list} gives the frozen, registered list once every entry was added.
+ */
+export class CheckedManifestEntries {
+  readonly #entries: ManifestEntry[] = [];
+  #done = false;
+
+  add(
+    uri: unknown,
+    type: unknown,
+    sizeBytes: unknown,
+    sha256: unknown,
+    mode: unknown,
+    linkTarget: unknown,
+  ): void {
+    if (this.#done) throw new TypeError('CheckedManifestEntries: add after list(): a bug');
+    const entry =
+      acceptManifestEntryFields(uri, type, sizeBytes, sha256, mode, linkTarget) ??
+      parseRecord(ManifestEntrySchema, { uri, type, sizeBytes, sha256, mode, linkTarget }, 'manifest entry');
+    this.#entries.push(Object.freeze(entry));
+  }
+
+  /** The checked list: frozen and registered (no entry can be added after). */
+  list(): ManifestEntry[] {
+    this.#done = true;
+    return registered(this.#entries);
+  }
+}
+
+/**
+ * A new checked list made of entries of checked lists, picked by position: `picks` holds (list, index)
+ * pairs, list being a position in `lists`. Every list must be one checked here (registered by
+ * {@link checkManifestEntries}, {@link CheckedManifestEntries} or {@link checkManifest}), and every pick
+ * must name an element of it: so the result holds only checked entries, and is registered in turn.
+ */
+export function pickCheckedManifestEntries(
+  lists: readonly (readonly ManifestEntry[])[],
+  picks: Int32Array,
+): ManifestEntry[] {
+  for (const list of lists) {
+    if (!checkedEntryLists.has(list)) {
+      throw new TypeError('pickCheckedManifestEntries was given a list no manifest check built: a bug');
+    }
+  }
+  if (picks.length % 2 !== 0) throw new TypeError('pickCheckedManifestEntries: picks come in pairs: a bug');
+  const picked: ManifestEntry[] = new Array(picks.length / 2);
+  for (let k = 0; k < picked.length; k++) {
+    const entry = lists[picks[2 * k] as number]?.[picks[2 * k + 1] as number];
+    if (entry === undefined) throw new TypeError(`pick ${k} names no entry of its list: a bug`);
+    picked[k] = entry;
+  }
+  return registered(picked);
 }
 
 const isManifestEntryType = (value: unknown): value is ManifestEntryType =>
@@ -215,56 +286,29 @@ export function acceptManifestEntryFields(
   return { uri, type, sizeBytes, sha256, mode, linkTarget };
 }
 
-/**
- * {@link checkManifestEntries} for one entry given as its six fields (a packed batch's columns:
- * manifest-receipt.ts): checked by the entry rule (the schema's own messages when it refuses), frozen and
- * remembered as checked. Throws InvalidRecordError on an invalid entry.
- */
-export function checkManifestEntryFields(
-  uri: unknown,
-  type: unknown,
-  sizeBytes: unknown,
-  sha256: unknown,
-  mode: unknown,
-  linkTarget: unknown,
-): ManifestEntry {
-  const entry =
-    acceptManifestEntryFields(uri, type, sizeBytes, sha256, mode, linkTarget) ??
-    parseRecord(ManifestEntrySchema, { uri, type, sizeBytes, sha256, mode, linkTarget }, 'manifest entry');
-  // Every field is a primitive: freezing the object freezes the entry.
-  Object.freeze(entry);
-  checkedEntries.add(entry);
-  return entry;
-}
-
-/** An array of entries every one of which passed ManifestEntrySchema (one check, not one per entry). */
+/** A list of entries checked here (registered: every entry passed the entry rule). */
 const CheckedEntriesSchema = z.custom<ManifestEntry[]>(
-  (value) =>
-    Array.isArray(value) &&
-    value.every((entry) => typeof entry === 'object' && entry !== null && checkedEntries.has(entry)),
+  (value) => Array.isArray(value) && checkedEntryLists.has(value),
   'entries were not validated',
 );
 const ManifestOfCheckedEntriesSchema = manifestSchema(CheckedEntriesSchema);
 
 /**
- * {@link checkManifest} for a manifest some of whose entries are entries of manifests already checked
- * (a final manifest carrying its baseline's entries): those are taken as they are — each was parsed by
- * {@link ManifestEntrySchema} and frozen since, so it cannot have changed — every other entry is parsed
- * by ManifestEntrySchema here, and every rule across entries and the record is checked as usual. The
- * result is the same record checkManifest would return.
+ * {@link checkManifest} for a manifest whose entry list was checked already (a source's: its batches were
+ * checked as they arrived, and a final manifest's list picks from them and from its baseline's list by
+ * {@link pickCheckedManifestEntries}): a registered list is taken as it is — every entry in it passed the
+ * entry rule and is frozen — and every rule across entries and the record is checked as usual. Any other
+ * value is checked in full by checkManifest. The result is the same record checkManifest would return.
  */
 export function checkManifestReusingEntries(value: unknown): Manifest {
   const entries = (value as { entries?: unknown } | null)?.entries;
-  if (!Array.isArray(entries)) return checkManifest(value);
-  const checked = checkManifestEntries(entries);
-  const manifest = parseRecord(
-    ManifestOfCheckedEntriesSchema,
-    { ...(value as object), entries: checked },
-    'manifest',
-  );
+  if (!Array.isArray(entries) || !checkedEntryLists.has(entries)) return checkManifest(value);
+  const manifest = parseRecord(ManifestOfCheckedEntriesSchema, value, 'manifest');
   deepFreeze(manifest);
+  checkedEntryLists.add(manifest.entries);
   return manifest;
 }
+
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   for (const child of Object.values(value)) deepFreeze(child);

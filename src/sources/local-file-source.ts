@@ -209,8 +209,10 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   async acquireManifest(options: AcquireManifestOptions = {}): Promise<Manifest> {
     // The manifest schemas load with the first manifest: `witness score` and `observe` never construct
     // them (issue 14, row 4c).
-    const [{ checkManifest, checkManifestEntries, checkManifestReusingEntries }, { receiveManifestEntries }] =
-      await Promise.all([import('../models/manifest.js'), import('./local-file/manifest-receipt.js')]);
+    const [
+      { checkManifest, checkManifestEntries, checkManifestReusingEntries, pickCheckedManifestEntries },
+      { receiveManifestEntries },
+    ] = await Promise.all([import('../models/manifest.js'), import('./local-file/manifest-receipt.js')]);
     const { signal } = options;
     signal?.throwIfAborted();
     const takenAt = new Date().toISOString();
@@ -246,21 +248,16 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       });
     }
     const { result } = outcome;
-    // Entries posted while the walk ran were checked as they arrived; the rest are checked now, and the
-    // walk's order puts them all in uri order.
-    const walked = (finished?.lists ?? []).flat().concat(checkManifestEntries(result.manifest ?? []));
-    const read =
-      result.manifestOrder === undefined
-        ? walked
-        : Array.from(result.manifestOrder, (at) => walked[at] as ManifestEntry);
-    const entries =
-      carry.baseline === undefined || result.carried === undefined
-        ? read
-        : withCarried(read, result.carried, carry.baseline);
+    // Entries posted while the walk ran were checked as they arrived; the rest are checked now. The
+    // manifest's list is picked from those checked lists (and the baseline's), in uri order.
+    const walked = [...(finished?.lists ?? []), checkManifestEntries(result.manifest ?? [])];
+    const picks = manifestPicks(walked, result.manifestOrder, result.carried, carry.baseline);
+    if (carry.baseline !== undefined) walked.push(carry.baseline.entries);
+    const entries = pickCheckedManifestEntries(walked, picks);
     const manifest = checkManifestReusingEntries({
       ...base,
       acquisition: result.acquisition,
-      entries: entries ?? [],
+      entries,
       coverage: {
         complete: result.acquisition === 'complete',
         reasons: uniqueReasons(result.gaps),
@@ -475,20 +472,69 @@ export function releaseAcquisitionThreads(): Promise<void> {
   return acquisitionPool.releaseIdle();
 }
 
-/** The final manifest: the entries read, merged by uri with the baseline's (checked) carried entries. */
-function withCarried(entries: ManifestEntry[], carried: Int32Array, baseline: Manifest): ManifestEntry[] {
-  const out: ManifestEntry[] = [];
-  const uriOf = (at: number) => {
-    const entry = baseline.entries[at];
-    if (entry?.type !== 'file') throw new Error(`carry-over named baseline entry ${at}, not a file: a bug`);
+/**
+ * Where each entry of a manifest comes from, in uri order, as (list, index) pairs for
+ * pickCheckedManifestEntries: the walk's entries arrived in `lists` (walk order; `order` gives their walk
+ * positions in uri order, or is undefined when walk order is uri order), merged by uri with the files
+ * carried from `baseline` (list `lists.length`: the caller appends the baseline's entries after these).
+ */
+function manifestPicks(
+  lists: readonly ManifestEntry[][],
+  order: Int32Array | undefined,
+  carried: Int32Array | undefined,
+  baseline: Manifest | undefined,
+): Int32Array {
+  let total = 0;
+  for (const list of lists) total += list.length;
+  // Walk position → (list, index).
+  const at = new Int32Array(total * 2);
+  let p = 0;
+  for (let l = 0; l < lists.length; l++) {
+    const length = (lists[l] as ManifestEntry[]).length;
+    for (let i = 0; i < length; i++, p++) {
+      at[2 * p] = l;
+      at[2 * p + 1] = i;
+    }
+  }
+  const positionOf = (i: number) => (order === undefined ? i : (order[i] as number));
+  if (order !== undefined && order.length !== total) {
+    throw new Error(`the walk ordered ${order.length} of ${total} manifest entries: a bug`);
+  }
+  if (baseline === undefined || carried === undefined) {
+    const picks = new Int32Array(total * 2);
+    for (let i = 0; i < total; i++) {
+      const q = positionOf(i);
+      picks[2 * i] = at[2 * q] as number;
+      picks[2 * i + 1] = at[2 * q + 1] as number;
+    }
+    return picks;
+  }
+  const read: ManifestEntry[] = new Array(total);
+  for (let i = 0; i < total; i++) {
+    const q = positionOf(i);
+    read[i] = (lists[at[2 * q] as number] as ManifestEntry[])[at[2 * q + 1] as number] as ManifestEntry;
+  }
+  const picks = new Int32Array((total + carried.length) * 2);
+  let k = 0;
+  const uriOf = (index: number) => {
+    const entry = baseline.entries[index];
+    if (entry?.type !== 'file')
+      throw new Error(`carry-over named baseline entry ${index}, not a file: a bug`);
     return entry.uri;
   };
   mergeCarried(
-    entries,
+    read,
     carried,
     uriOf,
-    (i) => out.push(entries[i] as ManifestEntry),
-    (at) => out.push(baseline.entries[at] as ManifestEntry),
+    (i) => {
+      const q = positionOf(i);
+      picks[k++] = at[2 * q] as number;
+      picks[k++] = at[2 * q + 1] as number;
+    },
+    (index) => {
+      picks[k++] = lists.length;
+      picks[k++] = index;
+    },
   );
-  return out;
+  return picks;
 }

@@ -1,4 +1,4 @@
-import { checkManifestEntryFields, type ManifestEntry } from '../../models/manifest.js';
+import { CheckedManifestEntries, type ManifestEntry } from '../../models/manifest.js';
 import { MANIFEST_ENTRY_TYPES } from '../../models/vocabulary.js';
 import { isPackedManifestEntries } from './packed-entries.js';
 
@@ -8,9 +8,9 @@ import { isPackedManifestEntries } from './packed-entries.js';
  */
 
 /**
- * Checks one packed batch: every entry built from the columns, checked by the entry rule, frozen and
- * remembered as checked (checkManifestEntryFields). Throws on a batch that is not packed or whose columns
- * disagree (a bug), and InvalidRecordError on an invalid entry.
+ * Checks one packed batch: every entry built from the columns and checked by the entry rule; the list is
+ * frozen and registered as checked (CheckedManifestEntries). Throws on a batch that is not packed or whose
+ * columns disagree (a bug), and InvalidRecordError on an invalid entry.
  */
 export function receiveManifestEntries(batch: unknown): ManifestEntry[] {
   // Pool threads pack every manifest batch (acquire-worker.ts); anything else here is a bug.
@@ -26,11 +26,11 @@ export function receiveManifestEntries(batch: unknown): ManifestEntry[] {
   ) {
     throw new TypeError('a packed manifest batch has columns of different lengths: a bug');
   }
-  const entries: ManifestEntry[] = new Array(count);
+  const checked = new CheckedManifestEntries();
   for (let i = 0; i < count; i++) {
     // An unknown code gives `undefined`, which the entry rule refuses.
     const type = MANIFEST_ENTRY_TYPES[types[i] as number];
-    entries[i] = checkManifestEntryFields(uris[i], type, sizes[i], sha256s[i], modes[i], linkTargets[i]);
+    checked.add(uris[i], type, sizes[i], sha256s[i], modes[i], linkTargets[i]);
   }
-  return entries;
+  return checked.list();
 }

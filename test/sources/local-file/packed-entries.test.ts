@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { InvalidRecordError } from '../../../src/errors.js';
 import { checkSurfaceEntries, mergeCheckedEntries } from '../../../src/models/checked-observation.js';
-import { checkManifestEntries, type ManifestEntry } from '../../../src/models/manifest.js';
+import { type ManifestEntry, pickCheckedManifestEntries } from '../../../src/models/manifest.js';
 import type { SurfaceEntry } from '../../../src/models/observation.js';
 import { surface } from '../../../src/models/scorable.js';
 import { SurfaceEntryReceipt, unpackSurfaceEntries } from '../../../src/sources/local-file/entry-receipt.js';
@@ -208,8 +208,14 @@ describe('packed manifest entries (packed-entries.ts, manifest-receipt.ts)', () 
     const received = receiveManifestEntries(arrived);
     assert.deepEqual(received, MANIFEST_SHAPES);
     for (const one of received) assert.ok(Object.isFrozen(one));
-    // Each is remembered as checked: the manifest check takes it as it is, the very object.
-    assert.equal(checkManifestEntries(received)[0], received[0]);
+    // The list is registered as checked: a manifest's list may be picked from it, the very objects.
+    assert.ok(Object.isFrozen(received));
+    assert.equal(pickCheckedManifestEntries([received], Int32Array.of(0, 0))[0], received[0]);
+    // A list that no check built (the same entries, copied) is refused.
+    assert.throws(
+      () => pickCheckedManifestEntries([[...received]], Int32Array.of(0, 0)),
+      /no manifest check built/,
+    );
   });
 
   it('refuse a manifest batch that arrives unpacked, or with columns of different lengths (a bug)', () => {
