@@ -8,7 +8,7 @@ import {
 import { readCandidate } from './confined-read.js';
 import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
-import { recordManifestChild, statChildrenAhead } from './manifest-entry.js';
+import { recordManifestChild, STAT_AHEAD_CHUNK, statChildrenAhead } from './manifest-entry.js';
 import { childUri, decodeName, decodeNameLossy, escapeName } from './names.js';
 import type { StatAhead } from './stat-ahead.js';
 import type { EntryTypeTests } from './surface-fs.js';
@@ -61,10 +61,16 @@ function visitDirectory(
   const children = needsListing
     ? matchListing(state, segments, dirFd, dirUri, live, isRoot)
     : matchLiterals(segments, dirUri, live);
-  // A carrying manifest stats every child first: those stats are taken now, on both reader threads.
-  const ahead = state.manifest === undefined ? undefined : statChildrenAhead(state, dirFd, children);
+  // A carrying manifest stats every child first: those stats are taken ahead, on both reader threads, a
+  // chunk of children at a time (a walk that maxFiles stops soon stats few names it never visits).
+  let ahead: StatAhead[] | undefined;
+  let aheadFrom = 0;
   for (let i = 0; i < children.length; i++) {
-    visitChild(state, segments, dirFd, children[i] as Child, ahead?.[i]);
+    if (state.manifest !== undefined && (i === 0 || i - aheadFrom === STAT_AHEAD_CHUNK)) {
+      aheadFrom = i;
+      ahead = statChildrenAhead(state, dirFd, children, i);
+    }
+    visitChild(state, segments, dirFd, children[i] as Child, ahead?.[i - aheadFrom]);
   }
 }
 

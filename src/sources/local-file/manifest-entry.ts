@@ -71,26 +71,31 @@ export function recordManifestChild(
   return recordByStat(state, walk, dirFd, name, uri, true, ahead);
 }
 
+/** Children of one directory whose stats are taken ahead together (stat-ahead.ts). */
+export const STAT_AHEAD_CHUNK = 256;
+
 /**
- * The stats of a listed directory's children taken ahead, for a walk that carries digests (every child is
- * then statted first) when its lanes share a second reader and the seam has statx (stat-ahead.ts);
- * undefined otherwise (each child is statted when it is visited). In the children's order.
+ * The stats of a listed directory's children `from` to `from + STAT_AHEAD_CHUNK` taken ahead, for a walk
+ * that carries digests (every child is then statted first) when its lanes share a second reader and the
+ * seam has statx (stat-ahead.ts); undefined otherwise (each child is statted when it is visited). In the
+ * children's order.
  */
 export function statChildrenAhead(
   state: AcquisitionState,
   dirFd: number,
   children: readonly { name: Buffer }[],
+  from: number,
 ): StatAhead[] | undefined {
   const { fs, lanes } = state;
   const statAt = fs.entryStatAt;
   if (state.digestCarry?.carries !== true || lanes.statAhead === undefined || statAt === undefined) {
     return undefined;
   }
-  return lanes.statAhead(
-    dirFd,
-    children.map((child) => child.name),
-    (at, name) => statAt.call(fs, at, name),
-  );
+  const names: Buffer[] = [];
+  for (let i = from; i < children.length && i < from + STAT_AHEAD_CHUNK; i++) {
+    names.push((children[i] as { name: Buffer }).name);
+  }
+  return lanes.statAhead(dirFd, names, (at, name) => statAt.call(fs, at, name));
 }
 
 /**

@@ -27,8 +27,9 @@ export interface ReadLanes {
   abandon(): void;
   /**
    * Lanes with a second reader only: the lstat of each of `names` in `dirFd` (a directory handle the walk
-   * holds open), taken now by `statAt`, shared with the second reader when it is there (stat-ahead.ts).
-   * Returns when every answer is in, so the handle is then in use by no other thread.
+   * holds open), taken now by `statAt`, shared with the second reader when it is idle (stat-ahead.ts).
+   * Returns when every answer is in, or throws AcquisitionCancelled once the acquisition is cancelled;
+   * either way the handle is then in use by no other thread.
    */
   statAhead?(dirFd: number, names: readonly Buffer[], statAt: StatAt): StatAhead[];
 }
@@ -245,6 +246,8 @@ export function sharedLanes(
     Atomics.load(link.state, LINK.yield) === 0 &&
     Atomics.load(link.state, LINK.lost) === 0 &&
     posted - Atomics.load(link.state, LINK.completed) < MAX_OUTSTANDING;
+  /** The helper is there and has nothing of this walk's in hand (so it can take names at once). */
+  const helperIdle = () => helperHasRoom() && Atomics.load(link.state, LINK.completed) === posted;
   const end = () => {
     if (ended) return;
     ended = true;
@@ -309,12 +312,11 @@ export function sharedLanes(
       if (!ended && Atomics.load(link.state, LINK.yield) === 1) end();
       const lost = () => Atomics.load(link.state, LINK.lost) === 1;
       const stat = StatRequest.create(dirFd, names);
-      // The helper claims names as soon as it takes the message; when it is asleep, busy reading, gone
-      // back to the pool or lost, this thread claims them all.
-      if (!ended && Atomics.load(link.state, LINK.attached) === 1 && !lost()) {
-        link.port.postMessage({ stat: stat.shared } satisfies ToHelper);
-      }
-      const { answers, byReader } = stat.collect(statAt, lost);
+      // The helper claims names as soon as it takes the message. Busy reading a batch, it would take the
+      // message only once this thread has claimed every name: it is not sent one. Not attached, gone back
+      // to the pool or lost: this thread claims them all.
+      if (helperIdle()) link.port.postMessage({ stat: stat.shared } satisfies ToHelper);
+      const { answers, byReader } = stat.collect(statAt, lost, checkCancelled);
       helperStats += byReader;
       return answers;
     },

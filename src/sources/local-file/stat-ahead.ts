@@ -146,14 +146,35 @@ export class StatRequest {
    * The walker's side: stats every name it can claim itself, then waits for the reader's answers to the
    * names the reader claimed; a name the reader gave back, or claimed and never answered because its thread
    * was lost (`lost()`), is statted here. Returns the answers in the names' order and how many the reader
-   * gave. Returns only when no name is claimed and unanswered by a live reader.
+   * gave. `checkCancelled` is called before each claim; once it throws, no name is claimed any more by
+   * either thread, and its error is rethrown — a cancelled walk stops at once, whatever the directory's
+   * size. Either way this returns (or throws) only when no name is claimed and unanswered by a live
+   * reader, so the directory handle is then in use by no other thread.
    */
-  collect(statAt: StatAt, lost: () => boolean): { answers: StatAhead[]; byReader: number } {
+  collect(
+    statAt: StatAt,
+    lost: () => boolean,
+    checkCancelled: () => void,
+  ): { answers: StatAhead[]; byReader: number } {
     const dirFd = this.#header[DIR_FD] as number;
-    const answers: (StatAhead | undefined)[] = new Array(this.count);
-    for (let i = this.claim(); i >= 0; i = this.claim()) answers[i] = statHere(statAt, dirFd, this.#name(i));
+    const count = this.count;
+    const answers: (StatAhead | undefined)[] = new Array(count);
+    for (;;) {
+      try {
+        checkCancelled();
+      } catch (error) {
+        // Closes the request (every later claim finds nothing), then waits for the names the reader
+        // claimed before that.
+        const claimed = Math.min(Atomics.add(this.#header, NEXT, count), count);
+        for (let i = 0; i < claimed; i++) if (answers[i] === undefined) this.#awaitStatus(i, lost);
+        throw error;
+      }
+      const i = this.claim();
+      if (i < 0) break;
+      answers[i] = statHere(statAt, dirFd, this.#name(i));
+    }
     let byReader = 0;
-    for (let i = 0; i < this.count; i++) {
+    for (let i = 0; i < count; i++) {
       if (answers[i] !== undefined) continue;
       const status = this.#awaitStatus(i, lost);
       if (status === TAKEN) {

@@ -16,6 +16,7 @@ import { mkfifo, removeDir, tempDir } from '../support/trees.js';
  */
 
 const statxAt = loadStatx();
+const noCancel = () => {};
 const skip = statxAt === undefined ? 'statx cannot be loaded here' : false;
 
 /** The numbers a stat answer is compared by (an error by its code). */
@@ -63,7 +64,7 @@ describe('StatRequest: the names of one directory, statted by two threads', { sk
 
   it('the walker alone (no reader came) answers every name as its own statx does', () => {
     const request = StatRequest.create(dirFd, names);
-    const { answers, byReader } = request.collect(statAt(), () => false);
+    const { answers, byReader } = request.collect(statAt(), () => false, noCancel);
     assert.equal(byReader, 0);
     assert.deepEqual(answers.map(shape), reference);
     const link = answers[names.findIndex((name) => name.toString() === 'link')] as EntryStat;
@@ -92,6 +93,7 @@ describe('StatRequest: the names of one directory, statted by two threads', { sk
         return statAt()(at, name);
       },
       () => false,
+      noCancel,
     );
     assert.equal(byReader, 7);
     assert.deepEqual(answers.map(shape), reference);
@@ -110,7 +112,7 @@ describe('StatRequest: the names of one directory, statted by two threads', { sk
       },
       () => false,
     );
-    const { answers, byReader } = request.collect(statAt(), () => false);
+    const { answers, byReader } = request.collect(statAt(), () => false, noCancel);
     assert.equal(byReader, 0);
     assert.deepEqual(answers.map(shape), reference);
   });
@@ -119,14 +121,14 @@ describe('StatRequest: the names of one directory, statted by two threads', { sk
     const request = StatRequest.create(dirFd, names);
     // The reader claimed the first name and died before answering it.
     assert.equal(request.claim(), 0);
-    const { answers, byReader } = request.collect(statAt(), () => true);
+    const { answers, byReader } = request.collect(statAt(), () => true, noCancel);
     assert.equal(byReader, 0);
     assert.deepEqual(answers.map(shape), reference);
   });
 
   it('a reader that takes the request after the walker finished touches nothing', () => {
     const request = StatRequest.create(dirFd, names);
-    request.collect(statAt(), () => false);
+    request.collect(statAt(), () => false, noCancel);
     let calls = 0;
     const answered = StatRequest.of(request.shared).serve(
       () => {
@@ -139,54 +141,76 @@ describe('StatRequest: the names of one directory, statted by two threads', { sk
     assert.equal(calls, 0);
   });
 
-  it('a reader on another thread, serving while the walker collects: the same answers', async () => {
+  it('once cancelled, the walker claims no more names, closes the request, and rethrows', () => {
+    const request = StatRequest.create(dirFd, names);
+    const cancelled = new Error('cancelled');
+    let calls = 0;
+    assert.throws(
+      () =>
+        request.collect(
+          (at, name) => {
+            calls++;
+            return statAt()(at, name);
+          },
+          () => false,
+          () => {
+            if (calls >= 3) throw cancelled;
+          },
+        ),
+      (error) => error === cancelled,
+    );
+    assert.equal(calls, 3, 'a cancelled walk stops at once, whatever the directory holds');
+    // A reader that takes the request now finds nothing to claim.
+    assert.equal(
+      StatRequest.of(request.shared).serve(
+        () => assert.fail('claimed a name of a closed request'),
+        () => false,
+      ),
+      0,
+    );
+  });
+
+  it('the walker waits for a name a live reader on another thread still holds (and its handle use)', async () => {
+    // The reader takes the first name and stays inside statx for 300 ms; the walker, meanwhile, claims
+    // every other name. It must not return before the reader has answered (and left the handle).
+    const flags = new Int32Array(new SharedArrayBuffer(8)); // [0]: reader inside statx, [1]: reader out
     const worker = new Worker(
       `const { parentPort } = require('node:worker_threads');
-       parentPort.once('message', async ({ module, shared }) => {
+       parentPort.once('message', async ({ module, shared, flags }) => {
          const { StatRequest } = await import(module.stat);
          const { loadStatx } = await import(module.statx);
          const statAt = loadStatx();
-         parentPort.postMessage('ready');
-         parentPort.postMessage(StatRequest.of(shared).serve(statAt, () => false));
+         const state = new Int32Array(flags);
+         const served = StatRequest.of(shared).serve((dirFd, name) => {
+           Atomics.store(state, 0, 1);
+           Atomics.notify(state, 0);
+           Atomics.wait(state, 1, 0, 300);
+           const stat = statAt(dirFd, name);
+           Atomics.store(state, 1, 1);
+           return stat;
+         }, () => Atomics.load(state, 1) === 1);
+         parentPort.postMessage(served);
        });`,
       { eval: true },
     );
     try {
       const request = StatRequest.create(dirFd, names);
-      const messages: unknown[] = [];
-      let ready: () => void = () => {};
-      const isReady = new Promise<void>((resolve) => {
-        ready = resolve;
-      });
-      let served: (count: number) => void = () => {};
-      const servedCount = new Promise<number>((resolve) => {
-        served = resolve;
-      });
-      worker.on('message', (message) => {
-        messages.push(message);
-        if (message === 'ready') ready();
-        if (typeof message === 'number') served(message);
-      });
+      const served = new Promise<number>((resolve) => worker.once('message', resolve));
       worker.postMessage({
         module: {
           stat: new URL('../../../src/sources/local-file/stat-ahead.js', import.meta.url).href,
           statx: new URL('../../../src/sources/local-file/statx.js', import.meta.url).href,
         },
         shared: request.shared,
+        flags: flags.buffer,
       });
-      await isReady;
-      // The walker is slowed (3 ms a name), so the reader, already serving, claims names meanwhile.
-      const pause = new Int32Array(new SharedArrayBuffer(4));
-      const { answers, byReader } = request.collect(
-        (at, name) => {
-          Atomics.wait(pause, 0, 0, 3);
-          return statAt()(at, name);
-        },
-        () => false,
-      );
+      // Wait (off the event loop, as the walker does) until the reader holds its first name.
+      while (Atomics.load(flags, 0) === 0) Atomics.wait(flags, 0, 0, 50);
+      const { answers, byReader } = request.collect(statAt(), () => false, noCancel);
+      assert.equal(Atomics.load(flags, 1), 1, 'collect returned only after the reader answered its name');
+      assert.equal(byReader, 1);
       assert.deepEqual(answers.map(shape), reference);
-      assert.ok(byReader > 0, 'the reader thread answered some names');
-      assert.equal(await servedCount, byReader, 'the walker counted exactly the names the reader answered');
+      assert.equal(await served, 1);
     } finally {
       await worker.terminate();
     }
