@@ -216,11 +216,17 @@ export class DigestCarryWalk {
     if (this.#awaiting.size > 0)
       throw new Error(`${this.#awaiting.size} manifest reads never settled: a bug`);
     const uris = this.#walkUris;
-    const order = Int32Array.from(uris.keys()).sort((i, j) => {
-      const a = uris[i] as string;
-      const b = uris[j] as string;
-      return a < b ? -1 : a > b ? 1 : 0;
-    });
+    const order = Int32Array.from(uris.keys());
+    // The walk lists each directory's names sorted and visits them depth first, which is uri order unless
+    // a name holds a character below '/' (then a directory's entries sort after a sibling's): the sort,
+    // 6–17 ms per 10,000 entries here, is needed only then.
+    if (!inUriOrder(uris)) {
+      order.sort((i, j) => {
+        const a = uris[i] as string;
+        const b = uris[j] as string;
+        return a < b ? -1 : a > b ? 1 : 0;
+      });
+    }
     const sortedUris = Array.from(order, (i) => ({ uri: uris[i] as string }));
     const carried = Int32Array.from(this.#carried).sort();
     const request = this.#request;
@@ -266,6 +272,12 @@ export class DigestCarryWalk {
     }
     return undefined;
   }
+}
+
+/** True when every uri sorts strictly after the one before it. */
+function inUriOrder(uris: readonly string[]): boolean {
+  for (let i = 1; i < uris.length; i++) if (!((uris[i - 1] as string) < (uris[i] as string))) return false;
+  return true;
 }
 
 /**
