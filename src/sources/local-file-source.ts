@@ -85,7 +85,7 @@ interface Finished<E = SurfaceEntry> {
   implementation: SurfaceFsImplementation | undefined;
   /**
    * The streamed entries as checked, frozen lists (entry-receipt.ts for a glob: a list per batch, made
-   * once its arena is complete or the job is done; checkManifestEntries per batch for a manifest).
+   * once its arena is complete or the job is done; manifest-receipt.ts for a manifest: a list per batch).
    */
   lists: E[][];
   /** The first batch that failed validation, if any: the acquisition then rejects with it. */
