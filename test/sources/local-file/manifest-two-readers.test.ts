@@ -109,6 +109,43 @@ describe('a manifest read by two reader threads', () => {
     describe(`[${variant.name}]`, { skip: variant.skip }, () => {
       const seam = variant.name;
 
+      /**
+       * Manifests (final ones, with `carry`) cancelled at their first entries or after 0, 1, 2… ms, the
+       * second reader slowed so that it holds handles meanwhile: each ends cancelled or done, and every
+       * handle either reader was given is closed afterwards.
+       */
+      async function assertCancelledManifestsCloseHandles(times: number, carry?: DigestCarryRequest) {
+        const fdsBefore = openFdCount();
+        for (let i = 0; i < times; i++) {
+          const cancel = new SharedArrayBuffer(4);
+          const done = new Promise<string>((resolve, reject) => {
+            acquisitionPool.submit(
+              {
+                request: {
+                  root,
+                  uri: '/**',
+                  match: 'glob',
+                  limits: { ...DEFAULT_LIMITS },
+                  mode: 'manifest',
+                  ...(carry === undefined ? {} : { carry }),
+                },
+                surfaceFs: seam,
+                cancel,
+                helperDelayMs: 1,
+              },
+              {
+                onEntries: () => Atomics.store(new Int32Array(cancel), 0, 1),
+                onDone: (outcome) => resolve(outcome.kind),
+                onFailure: reject,
+              },
+            );
+            setTimeout(() => Atomics.store(new Int32Array(cancel), 0, 1), i);
+          });
+          assert.ok(['cancelled', 'done'].includes(await done));
+        }
+        assert.equal(openFdCount(), fdsBefore);
+      }
+
       /** The reference with one reader, then the same with two, checked entry for entry. */
       async function assertSameWithTwoReaders(
         limits: Partial<SourceLimits>,
@@ -261,30 +298,7 @@ describe('a manifest read by two reader threads', () => {
           const stopped = await assertSameWithTwoReaders({ maxFiles: 300 }, carry, false);
           assert.equal(stopped.one.result.gaps.at(-1)?.reason, 'file_limit_exceeded');
           // A carrying walk cancelled at any moment (stats ahead under way included) closes every handle.
-          const fdsBefore = openFdCount();
-          for (let i = 0; i < 12; i++) {
-            const cancel = new SharedArrayBuffer(4);
-            const outcome = await new Promise<string>((resolve, reject) => {
-              acquisitionPool.submit(
-                {
-                  request: {
-                    root,
-                    uri: '/**',
-                    match: 'glob',
-                    limits: { ...DEFAULT_LIMITS },
-                    mode: 'manifest',
-                    carry,
-                  },
-                  surfaceFs: seam,
-                  cancel,
-                },
-                { onEntries: () => {}, onDone: (done) => resolve(done.kind), onFailure: reject },
-              );
-              setTimeout(() => Atomics.store(new Int32Array(cancel), 0, 1), i % 4);
-            });
-            assert.ok(['cancelled', 'done'].includes(outcome));
-          }
-          assert.equal(openFdCount(), fdsBefore);
+          await assertCancelledManifestsCloseHandles(12, carry);
         } finally {
           for (const [name, content] of changed) fs.writeFileSync(name, content);
           for (const [name, content] of swapped) {
@@ -295,34 +309,7 @@ describe('a manifest read by two reader threads', () => {
       });
 
       it('a cancelled manifest with a second reader closes every handle', async () => {
-        const fdsBefore = openFdCount();
-        for (let i = 0; i < 20; i++) {
-          const cancel = new SharedArrayBuffer(4);
-          const done = new Promise<string>((resolve, reject) => {
-            acquisitionPool.submit(
-              {
-                request: {
-                  root,
-                  uri: '/**',
-                  match: 'glob',
-                  limits: { ...DEFAULT_LIMITS },
-                  mode: 'manifest',
-                },
-                surfaceFs: seam,
-                cancel,
-                helperDelayMs: 1,
-              },
-              {
-                onEntries: () => Atomics.store(new Int32Array(cancel), 0, 1),
-                onDone: (outcome) => resolve(outcome.kind),
-                onFailure: reject,
-              },
-            );
-            setTimeout(() => Atomics.store(new Int32Array(cancel), 0, 1), i);
-          });
-          assert.ok(['cancelled', 'done'].includes(await done));
-        }
-        assert.equal(openFdCount(), fdsBefore);
+        await assertCancelledManifestsCloseHandles(20);
       });
     });
   }
