@@ -2,6 +2,7 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
+import { BellWatch, LINGER_MS } from './job-bell.js';
 import { checkProcFdDirectory } from './openat2-surface-fs.js';
 import {
   manifestTransfer,
@@ -33,6 +34,9 @@ export interface AcquireJob {
   /** The walker's end of the link to a second reader, and the link's shared state (read-lanes.ts). */
   helper?: { port: MessagePort; state: SharedArrayBuffer };
 }
+
+/** An exact acquisition given through the bell (job-bell.ts): an AcquireJob's plain data. */
+export type RungJob = Pick<AcquireJob, 'kind' | 'id' | 'request' | 'surfaceFs'>;
 
 export interface HelpJob {
   kind: 'help';
@@ -68,6 +72,8 @@ export type AcquireReply =
 export interface AcquireWorkerData {
   /** Load and probe the openat2 seam at once, then say so (`{ probed: true }`), before any job. */
   probeAtStart?: boolean;
+  /** The thread's bell (job-bell.ts): the pool may give it exact jobs there while it lingers. */
+  bell?: SharedArrayBuffer;
 }
 
 const port = parentPort;
@@ -87,32 +93,53 @@ if ((workerData as AcquireWorkerData | null)?.probeAtStart === true) {
   }
 }
 
+const bell = (workerData as AcquireWorkerData | null)?.bell;
+const watch = bell === undefined ? undefined : new BellWatch(bell);
+
 port.on('message', (job: AcquireJob | HelpJob) => {
+  watch?.received();
   if (job.kind === 'help') {
     help(job);
     return;
   }
   const flag = new Int32Array(job.cancel);
-  let reply: AcquireReply;
+  const reply = acquire(job, () => Atomics.load(flag, 0) !== 0);
+  if (watch === undefined) port.postMessage(reply);
+  // Awake for a moment: the next exact job may come through the bell (job-bell.ts).
+  else watch.linger(reply, postReply, runRung, LINGER_MS);
+});
+
+function postReply(reply: AcquireReply): void {
+  port?.postMessage(reply);
+}
+
+/** An exact job given through the bell: the same acquisition, cancelled through the bell's flag. */
+function runRung(job: unknown): AcquireReply {
+  return acquire(job as RungJob, (watch as BellWatch).cancelled);
+}
+
+/** One acquisition job, answered: its outcome, or the failure that stopped it. */
+function acquire(job: RungJob | AcquireJob, cancelled: () => boolean): AcquireReply {
+  const helper = 'helper' in job ? job.helper : undefined;
   try {
     const choice = chooseSurfaceFs(job.surfaceFs);
     if (!choice.ok) throw Object.assign(new Error(choice.message), { name: 'InvalidOptionError' });
-    reply = {
+    return {
       id: job.id,
       // Entries leave in batches while the walk runs, so their transfer and validation on the main
       // thread overlap the walk instead of following it (one clone of 100,000 entries took ~0.9 s).
-      outcome: acquireSync(job.request, choice.fs, () => Atomics.load(flag, 0) !== 0, {
+      outcome: acquireSync(job.request, choice.fs, cancelled, {
         onEntries:
           job.request.mode === 'manifest'
             ? (entries) => postManifestEntries(job.id, entries as ManifestEntry[])
             : (entries) => postSurfaceEntries(job.id, entries as SurfaceEntry[]),
-        ...(job.helper === undefined
+        ...(helper === undefined
           ? {}
           : {
               helper: {
-                port: job.helper.port,
-                state: new Int32Array(job.helper.state),
-                request: () => port.postMessage({ id: job.id, wantsHelper: true } satisfies AcquireReply),
+                port: helper.port,
+                state: new Int32Array(helper.state),
+                request: () => port?.postMessage({ id: job.id, wantsHelper: true } satisfies AcquireReply),
               },
             }),
       }),
@@ -120,7 +147,7 @@ port.on('message', (job: AcquireJob | HelpJob) => {
     };
   } catch (error) {
     const err = error as { name?: string; message?: string; code?: unknown };
-    reply = {
+    return {
       id: job.id,
       failure: {
         name: String(err.name ?? 'Error'),
@@ -131,10 +158,9 @@ port.on('message', (job: AcquireJob | HelpJob) => {
   } finally {
     // Whatever happened (an exact locator, an unavailable root, a cancellation), the second reader is
     // told that nothing more comes; it answers the pool once it has closed every handle it was given.
-    job.helper?.port.postMessage({ end: true } satisfies ToHelper);
+    helper?.port.postMessage({ end: true } satisfies ToHelper);
   }
-  port.postMessage(reply);
-});
+}
 
 function help(job: HelpJob): void {
   serveSecondReader({

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
-import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob } from './acquire-worker.js';
+import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob, RungJob } from './acquire-worker.js';
+import { createBellBuffer, JobBell } from './job-bell.js';
 import type { PackedManifestEntries, PackedSurfaceEntries } from './packed-entries.js';
 import { LINK, LINK_INTS } from './reader-link.js';
 import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice.js';
@@ -83,6 +84,8 @@ interface Queued {
   held?: () => void;
   /** onDone or onFailure was called: later messages for this job are dropped. */
   settled: boolean;
+  /** The slot whose bell this job was rung through (job-bell.ts); absent for a posted job. */
+  rungAt?: Slot;
 }
 
 interface Run {
@@ -93,6 +96,8 @@ interface Run {
 
 interface Slot {
   worker: Worker;
+  /** The thread's bell: exact jobs are rung there while it lingers after a job. */
+  bell: JobBell;
   running: Run | undefined;
   idleTimer: NodeJS.Timeout | undefined;
   /** Started by `prewarm` and still probing: kept referenced until its `probed` message. */
@@ -105,6 +110,8 @@ class AcquisitionPool {
   #nextId = 1;
   #youngGenerationMb = DEFAULT_THREAD_YOUNG_GENERATION_MB;
   #manifestsShareReaders = true;
+  /** Jobs rung through the bells of threads since removed (`rungJobs`). */
+  #rungByGone = 0;
 
   /**
    * The young generation (MiB) of the threads started from now on; threads already running keep theirs
@@ -150,6 +157,10 @@ class AcquisitionPool {
           return;
         }
         Atomics.store(new Int32Array(job.cancel), 0, 1);
+        // A rung job reads the bell's flag, which belongs to whatever job the thread runs now: raised
+        // only while that is still this one.
+        const slot = queued.rungAt;
+        if (slot !== undefined && slot.running?.queued === queued) slot.bell.cancel();
       },
     };
   }
@@ -223,6 +234,13 @@ class AcquisitionPool {
       queued.link = { port: channel.port2, state };
       helper = { port: channel.port1, state };
     }
+    if (helper === undefined && request.match === 'exact' && request.mode !== 'manifest') {
+      const rung: RungJob = { kind: 'acquire', id: queued.id, request, surfaceFs: queued.job.surfaceFs };
+      if (slot.bell.ring(rung)) {
+        queued.rungAt = slot;
+        return;
+      }
+    }
     const message: AcquireJob = {
       kind: 'acquire',
       id: queued.id,
@@ -231,7 +249,7 @@ class AcquisitionPool {
       surfaceFs: queued.job.surfaceFs,
       ...(helper === undefined ? {} : { helper }),
     };
-    slot.worker.postMessage(message, helper === undefined ? [] : [helper.port]);
+    this.#post(slot, message, helper === undefined ? [] : [helper.port]);
   }
 
   #startHelper(slot: Slot, queued: Queued): void {
@@ -252,7 +270,20 @@ class AcquisitionPool {
       ...(queued.job.request.mode === 'manifest' ? { manifest: true } : {}),
       ...(queued.job.helperDelayMs === undefined ? {} : { delayMs: queued.job.helperDelayMs }),
     };
-    slot.worker.postMessage(message, [link.port]);
+    this.#post(slot, message, [link.port]);
+  }
+
+  /** Posts a job, telling a lingering thread first that a message is on its way (job-bell.ts). */
+  #post(slot: Slot, message: AcquireJob | HelpJob, transfer: MessagePort[]): void {
+    slot.bell.mail();
+    slot.worker.postMessage(message, transfer);
+  }
+
+  /** @internal Jobs given through the threads' bells instead of posted, for tests and the bench. */
+  get rungJobs(): number {
+    let rung = 0;
+    for (const slot of this.#slots) rung += slot.bell.rung;
+    return rung + this.#rungByGone;
   }
 
   #occupy(slot: Slot, run: Run): void {
@@ -274,11 +305,12 @@ class AcquisitionPool {
   }
 
   #spawn(data: AcquireWorkerData = {}): Slot {
+    const bell = createBellBuffer();
     const worker = new Worker(new URL('./acquire-worker.js', import.meta.url), {
       resourceLimits: { maxYoungGenerationSizeMb: this.#youngGenerationMb },
-      workerData: data,
+      workerData: { ...data, bell } satisfies AcquireWorkerData,
     });
-    const slot: Slot = { worker, running: undefined, idleTimer: undefined };
+    const slot: Slot = { worker, bell: new JobBell(bell), running: undefined, idleTimer: undefined };
     worker.on('message', (reply: AcquireReply) => {
       if ('probed' in reply) {
         slot.warming = false;
@@ -388,6 +420,7 @@ class AcquisitionPool {
   }
 
   #remove(slot: Slot): void {
+    if (this.#slots.has(slot)) this.#rungByGone += slot.bell.rung;
     if (slot.idleTimer !== undefined) clearTimeout(slot.idleTimer);
     slot.idleTimer = undefined;
     this.#slots.delete(slot);
