@@ -38,6 +38,7 @@ export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): Surfac
       ? {}
       : { closeHandles: (fds: readonly number[]) => base.closeHandles?.(fds) }),
     ...(base.openDirectoriesAt === undefined ? {} : { openDirectoriesAt: guard(base.openDirectoriesAt) }),
+    ...(base.openPathBeneath === undefined ? {} : { openPathBeneath: guard(base.openPathBeneath) }),
   };
 }
 

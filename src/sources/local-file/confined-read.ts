@@ -38,14 +38,27 @@ export function readCandidate(
   listedFile = false,
 ): CandidateResult {
   state.checkCancelled();
-  const { fs } = state;
   let pathFd: number;
   try {
-    pathFd = fs.openPathAt(dirFd, name, listedFile);
+    pathFd = state.fs.openPathAt(dirFd, name, listedFile);
   } catch (error) {
     rethrowCancelled(error);
     return openFailed(state, dirFd, name, uri, error);
   }
+  return readOpenedCandidate(state, pathFd, uri, listedFile);
+}
+
+/**
+ * Steps 2 to 6 for a candidate already opened as O_PATH (step 1): this function owns `pathFd` from here
+ * and closes it, or hands it to a reader that does.
+ */
+export function readOpenedCandidate(
+  state: AcquisitionState,
+  pathFd: number,
+  uri: string,
+  listedFile = false,
+): CandidateResult {
+  const { fs } = state;
   let handed = false;
   try {
     // A regular file the kernel proved beneath the root at open time (openat2, RESOLVE_BENEATH from the

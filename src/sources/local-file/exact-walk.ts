@@ -1,5 +1,5 @@
 import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
-import { readCandidate } from './confined-read.js';
+import { readCandidate, readOpenedCandidate } from './confined-read.js';
 
 /**
  * Acquires an exact locator. Each intermediate directory is opened by name relative to its parent's
@@ -12,6 +12,10 @@ import { readCandidate } from './confined-read.js';
  * when it opens them one at a time, so it stops the same swap (a parent replaced by a link to the outside
  * makes it fail, and the walk one at a time then names the link). Only its successes are used.
  *
+ * Before either, on that seam, the whole path is opened as O_PATH in one lookup with no link allowed
+ * anywhere on it, the file's own name included (`openPathBeneath`): an exact locator with no link on its
+ * path (the common case) then needs no parent handle at all. Only its successes are used.
+ *
  * An absent file (ENOENT/ENOTDIR along the path) is a proven negative: no entry, no gap.
  */
 export function walkExact(state: AcquisitionState, uri: string, segments: readonly string[]): void {
@@ -21,6 +25,22 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
     let dirFd = state.rootFd;
     let first = 0;
     const parents = segments.length - 1;
+    if (parents > 0 && fs.openPathBeneath !== undefined) {
+      // openat2 seam: the whole path in one O_PATH lookup beneath the root with no link anywhere on it,
+      // the file's own name included. Its success is the object the walk below would reach (every parent
+      // a real directory, the last name no link), so neither the parents' handles nor their closes are
+      // needed; any refusal or failure (a link anywhere, a missing name) walks below as always.
+      state.checkCancelled();
+      const pathFd = fs.openPathBeneath(
+        dirFd,
+        segments.map((segment) => Buffer.from(segment)),
+      );
+      if (pathFd !== undefined) {
+        state.stats.candidates++;
+        readOpenedCandidate(state, pathFd, uri);
+        return;
+      }
+    }
     if (parents > 1 && fs.openDirectoriesAt !== undefined) {
       // openat2 seam: the last parent's own open (beneath the root, no symlink anywhere on the way)
       // without the opens of the parents above it, whose success that one lookup implies. Any refusal

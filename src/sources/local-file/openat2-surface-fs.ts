@@ -91,6 +91,22 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     return joined.subarray(0, length);
   };
 
+  /** The path below the root of `names` below `dirFd` (each name refused as relativeChild refuses it). */
+  const relativeBelow = (dirFd: number, names: readonly Buffer[]) => {
+    const parent = directories.get(dirFd);
+    if (parent === undefined || names.length === 0) return undefined;
+    const parts: Buffer[] = parent.relative.length === 0 ? [] : [parent.relative];
+    for (const name of names) {
+      if (!isPlainName(name)) return undefined;
+      if (parts.length > 0) parts.push(SLASH);
+      parts.push(name);
+    }
+    return {
+      rootFd: parent.rootFd,
+      relative: parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts),
+    };
+  };
+
   const openNative = (
     rootFd: number,
     relative: Buffer,
@@ -222,14 +238,8 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     openDirectoriesAt: (dirFd, names) => {
       // The path `openDirectoryAt` would build for the last name after opening each one in turn (each
       // name refused as relativeChild refuses it), opened with the same flags in one lookup.
-      const parent = directories.get(dirFd);
-      if (parent === undefined || names.length === 0) return undefined;
-      let relative = parent.relative;
-      for (const name of names) {
-        if (!isPlainName(name)) return undefined;
-        relative = relative.length === 0 ? name : Buffer.concat([relative, SLASH, name]);
-      }
-      const child = { rootFd: parent.rootFd, relative };
+      const child = relativeBelow(dirFd, names);
+      if (child === undefined) return undefined;
       const fd = openNative(
         child.rootFd,
         child.relative,
@@ -239,6 +249,20 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       if (fd === undefined) return undefined;
       handles.set(fd, PROVEN);
       directories.set(fd, child);
+      return fd;
+    },
+    openPathBeneath: (dirFd, names) => {
+      // The same path, as O_PATH (no read intent: no FIFO or driver side effects), with no link allowed
+      // anywhere on it, the last component included.
+      const child = relativeBelow(dirFd, names);
+      if (child === undefined) return undefined;
+      const fd = openNative(
+        child.rootFd,
+        child.relative,
+        O_PATH,
+        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+      );
+      if (fd !== undefined) handles.set(fd, PROVEN);
       return fd;
     },
   };

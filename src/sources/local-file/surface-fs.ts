@@ -79,6 +79,17 @@ export interface SurfaceFs {
    * `openDirectoryAt`, which decides as it always has. An exact locator's parents use it (exact-walk.ts).
    */
   openDirectoriesAt?(dirFd: number, names: readonly Buffer[]): number | undefined;
+  /**
+   * Optional (openat2 seam): the object reached from `dirFd` through `names`, opened as O_PATH in ONE
+   * lookup beneath the root handle with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: no
+   * component, the last included, is a symlink, and none leaves the root. Its success is the very object
+   * that opening each parent with `openDirectoryAt` and then the last name with `openPathAt` would reach
+   * (those refuse linked parents and follow no link when there is none), so an exact locator with no link
+   * on its path needs neither the parents' handles nor their closes (exact-walk.ts). Returns undefined
+   * whenever that does not apply or openat2 refused or failed, for any reason (a link anywhere on the path
+   * included): the caller then walks as it always has.
+   */
+  openPathBeneath?(dirFd: number, names: readonly Buffer[]): number | undefined;
 }
 
 /** What the walk asks of an fstat; Node's fs.Stats has this shape, and so does statx.ts's. */
