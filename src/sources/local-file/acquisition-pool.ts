@@ -24,7 +24,11 @@ import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice
 export interface PoolJob {
   request: AcquireRequest;
   surfaceFs: SurfaceFsKind;
-  /** Int32Array over this buffer; non-zero means cancelled. The worker checks it at every entry and chunk. */
+  /**
+   * Int32Array over this buffer; non-zero means cancelled. The worker checks it at every entry and chunk.
+   * Raise it through the ticket (`PoolTicket.cancel`), which also reaches a job given through a thread's
+   * bell; a job submitted with it already raised is posted, never rung.
+   */
   cancel: SharedArrayBuffer;
   /** 1: never a second reader thread (default 2: one when the walk asks and a thread is free). */
   readers?: 1 | 2;
@@ -96,8 +100,11 @@ interface Run {
 
 interface Slot {
   worker: Worker;
-  /** The thread's bell: exact jobs are rung there while it lingers after a job. */
-  bell: JobBell;
+  /**
+   * The thread's bell: exact jobs are rung there while it lingers after a job. None with a single core,
+   * where a lingering thread would only take the core from the thread that is about to ask.
+   */
+  bell: JobBell | undefined;
   running: Run | undefined;
   idleTimer: NodeJS.Timeout | undefined;
   /** Started by `prewarm` and still probing: kept referenced until its `probed` message. */
@@ -160,7 +167,7 @@ class AcquisitionPool {
         // A rung job reads the bell's flag, which belongs to whatever job the thread runs now: raised
         // only while that is still this one.
         const slot = queued.rungAt;
-        if (slot !== undefined && slot.running?.queued === queued) slot.bell.cancel();
+        if (slot !== undefined && slot.running?.queued === queued) slot.bell?.cancel();
       },
     };
   }
@@ -172,8 +179,9 @@ class AcquisitionPool {
 
   /**
    * True when no job is queued or running and no thread is still probing (`prewarm`): every thread alive
-   * is parked, waiting for a message. A process may then end at once (`process.exit`) without
-   * terminating a thread inside koffi's native code, which aborts the process (acquire-worker.ts).
+   * is parked, waiting for a message, or lingering in JavaScript for its bell (job-bell.ts). A process may
+   * then end at once (`process.exit`) without terminating a thread inside koffi's native code, which
+   * aborts the process (acquire-worker.ts).
    */
   get idle(): boolean {
     if (this.#queue.length > 0) return false;
@@ -236,7 +244,7 @@ class AcquisitionPool {
     }
     if (helper === undefined && request.match === 'exact' && request.mode !== 'manifest') {
       const rung: RungJob = { kind: 'acquire', id: queued.id, request, surfaceFs: queued.job.surfaceFs };
-      if (slot.bell.ring(rung)) {
+      if (Atomics.load(new Int32Array(queued.job.cancel), 0) === 0 && slot.bell?.ring(rung) === true) {
         queued.rungAt = slot;
         return;
       }
@@ -275,14 +283,14 @@ class AcquisitionPool {
 
   /** Posts a job, telling a lingering thread first that a message is on its way (job-bell.ts). */
   #post(slot: Slot, message: AcquireJob | HelpJob, transfer: MessagePort[]): void {
-    slot.bell.mail();
+    slot.bell?.mail();
     slot.worker.postMessage(message, transfer);
   }
 
   /** @internal Jobs given through the threads' bells instead of posted, for tests and the bench. */
   get rungJobs(): number {
     let rung = 0;
-    for (const slot of this.#slots) rung += slot.bell.rung;
+    for (const slot of this.#slots) rung += slot.bell?.rung ?? 0;
     return rung + this.#rungByGone;
   }
 
@@ -305,12 +313,17 @@ class AcquisitionPool {
   }
 
   #spawn(data: AcquireWorkerData = {}): Slot {
-    const bell = createBellBuffer();
+    const bell = POOL_SIZE > 1 ? createBellBuffer() : undefined;
     const worker = new Worker(new URL('./acquire-worker.js', import.meta.url), {
       resourceLimits: { maxYoungGenerationSizeMb: this.#youngGenerationMb },
-      workerData: { ...data, bell } satisfies AcquireWorkerData,
+      workerData: { ...data, ...(bell === undefined ? {} : { bell }) } satisfies AcquireWorkerData,
     });
-    const slot: Slot = { worker, bell: new JobBell(bell), running: undefined, idleTimer: undefined };
+    const slot: Slot = {
+      worker,
+      bell: bell === undefined ? undefined : new JobBell(bell),
+      running: undefined,
+      idleTimer: undefined,
+    };
     worker.on('message', (reply: AcquireReply) => {
       if ('probed' in reply) {
         slot.warming = false;
@@ -420,7 +433,7 @@ class AcquisitionPool {
   }
 
   #remove(slot: Slot): void {
-    if (this.#slots.has(slot)) this.#rungByGone += slot.bell.rung;
+    if (this.#slots.has(slot)) this.#rungByGone += slot.bell?.rung ?? 0;
     if (slot.idleTimer !== undefined) clearTimeout(slot.idleTimer);
     slot.idleTimer = undefined;
     this.#slots.delete(slot);

@@ -16,6 +16,9 @@ import { readCandidate, readOpenedCandidate } from './confined-read.js';
  * anywhere on it, the file's own name included (`openPathBeneath`): an exact locator with no link on its
  * path (the common case) then needs no parent handle at all. Only its successes are used.
  *
+ * A parent that can be searched but not read is walked through by an O_PATH handle (`openSearchOnly`), so
+ * both seams answer as the kernel's lookup does: the file is read.
+ *
  * An absent file (ENOENT/ENOTDIR along the path) is a proven negative: no entry, no gap.
  */
 export function walkExact(state: AcquisitionState, uri: string, segments: readonly string[]): void {
@@ -63,6 +66,14 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
         opened.push(dirFd);
       } catch (error) {
         rethrowCancelled(error);
+        if (errorCode(error) === 'EACCES') {
+          const searched = openSearchOnly(state, dirFd, name, Buffer.from(segments[i + 1] as string));
+          if (searched !== undefined) {
+            opened.push(searched);
+            dirFd = searched;
+            continue;
+          }
+        }
         const where = `/${segments.slice(0, i + 1).join('/')}`;
         classifyParentFailure(state, dirFd, name, uri, where, error);
         return;
@@ -72,6 +83,44 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
     readCandidate(state, dirFd, Buffer.from(segments[segments.length - 1] as string), uri);
   } finally {
     for (const fd of opened.reverse()) fs.close(fd);
+  }
+}
+
+/**
+ * A parent that may be searched but not read (mode 0711 for this reader, or a file system that refuses to
+ * open it for reading): the lookup of a path through it is allowed, as it is to the whole-path lookup on
+ * the openat2 seam, so the walk goes on through an O_PATH handle of it (no listing is needed for an exact
+ * locator) instead of calling the path unreadable. Undefined, and the caller reports the parent's EACCES
+ * as before, when the name is not a directory itself (O_NOFOLLOW: a link is never traversed) or when a
+ * lookup through it (`next`, the following name) is refused too: a directory that cannot be searched.
+ */
+function openSearchOnly(
+  state: AcquisitionState,
+  dirFd: number,
+  name: Buffer,
+  next: Buffer,
+): number | undefined {
+  let fd: number;
+  try {
+    fd = state.fs.openPathAt(dirFd, name, true);
+  } catch (error) {
+    rethrowCancelled(error);
+    return undefined;
+  }
+  let searchable = false;
+  try {
+    if (!state.fs.fstat(fd).isDirectory()) return undefined;
+    try {
+      state.fs.lstatAt(fd, next);
+    } catch (error) {
+      rethrowCancelled(error);
+      if (errorCode(error) === 'EACCES') return undefined;
+      // ENOENT and the like: the lookup ran, so the directory can be searched.
+    }
+    searchable = true;
+    return fd;
+  } finally {
+    if (!searchable) state.fs.close(fd);
   }
 }
 

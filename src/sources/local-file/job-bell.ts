@@ -40,6 +40,8 @@ const JOB_BYTES = 16 * 1024;
  * to do gives its core back at once: at most this much CPU per job is spent waiting.
  */
 export const LINGER_MS = 0.25;
+// A process with a single core gets no bell at all (acquisition-pool.ts): the lingering thread would
+// only take the core from the thread about to ask.
 
 export function createBellBuffer(): SharedArrayBuffer {
   return new SharedArrayBuffer(CELLS * 4 + JOB_BYTES);
@@ -63,7 +65,13 @@ export class JobBell {
    * READY (a thread claimed and never given its job would wait for it forever).
    */
   ring(job: object): boolean {
-    const text = JSON.stringify(job);
+    let text: string;
+    try {
+      text = JSON.stringify(job);
+    } catch {
+      // Not plain data (a BigInt, a cycle): posted instead, where the structured clone decides.
+      return false;
+    }
     // A UTF-8 encoding takes at most three bytes per UTF-16 unit.
     if (text.length * 3 > JOB_BYTES) return false;
     if (Atomics.compareExchange(this.#cells, STATE, LINGERING, CLAIMED) !== LINGERING) return false;

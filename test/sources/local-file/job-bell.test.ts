@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,6 +9,7 @@ import { acquisitionPool, type PoolJob } from '../../../src/sources/local-file/a
 import { createBellBuffer, JobBell } from '../../../src/sources/local-file/job-bell.js';
 import { DEFAULT_LIMITS } from '../../../src/sources/local-file/limits.js';
 import { LocalFileSurfaceSource, releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
+import { SOURCE_MODULE, writeChildScript } from '../support/child-process.js';
 import { buildTree, removeDir, tempDir, textEntry } from '../support/trees.js';
 
 /**
@@ -66,8 +68,10 @@ describe('a pool thread’s bell', () => {
         assert.deepEqual(await reply, { rung: job, cancelled: false });
       }
       assert.equal(bell.rung, 3);
-      // A job too long for the bell is refused (and would be posted).
+      // A job too long for the bell, or not plain data, is refused (and would be posted); the bell stays
+      // open for the next one.
       assert.equal(bell.ring({ uri: 'x'.repeat(16 * 1024) }), false);
+      assert.equal(bell.ring({ size: 1n }), false);
       // A raised flag is cleared by the next job rung: it belonged to the job before.
       bell.cancel();
       const cleared = nextMessage(thread);
@@ -178,6 +182,49 @@ describe('exact acquisitions through the bell', () => {
     const outcome = await submitRung('/big.bin', (cancel) => setTimeout(cancel, 20));
     // Only the bell's flag can have stopped it: a rung job never sees the flag of a posted one.
     assert.deepEqual(outcome, { kind: 'cancelled' });
+  });
+
+  it('a job submitted already cancelled is posted, and answered cancelled', async () => {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      let rungBefore = 0;
+      const outcome = await new Promise<AcquireOutcome>((resolve, reject) => {
+        acquisitionPool.submit(exactJob('/a/one.txt'), {
+          onEntries: () => {},
+          onFailure: reject,
+          onDone: () => {
+            // The thread lingers now; this job's own flag is raised before it is submitted.
+            const job = exactJob('/a/two.txt');
+            Atomics.store(new Int32Array(job.cancel), 0, 1);
+            rungBefore = acquisitionPool.rungJobs;
+            acquisitionPool.submit(job, { onEntries: () => {}, onFailure: reject, onDone: resolve });
+          },
+        });
+      });
+      assert.deepEqual(outcome, { kind: 'cancelled' });
+      assert.equal(acquisitionPool.rungJobs, rungBefore, 'a job already cancelled was rung');
+    }
+  });
+
+  it('a process on a single core rings nothing: its threads do not linger', () => {
+    const script = writeChildScript(
+      dir,
+      'single-core.mjs',
+      `import { LocalFileSurfaceSource } from '{{SOURCE}}';
+const { acquisitionPool, POOL_SIZE } = await import(new URL('./local-file/acquisition-pool.js', '{{SOURCE}}').href);
+const source = new LocalFileSurfaceSource({ root: process.argv[2] });
+let read = 0;
+for (let i = 0; i < 200; i++) {
+  const observation = await source.acquire({ scorableType: 'surface', uri: '/a/one.txt', match: 'exact' });
+  read += observation.payload.entries.length;
+}
+await source.close();
+process.stdout.write(JSON.stringify({ poolSize: POOL_SIZE, rung: acquisitionPool.rungJobs, read }));
+`,
+    );
+    const child = spawnSync('taskset', ['-c', '0', process.execPath, script, dir], { encoding: 'utf8' });
+    assert.equal(child.status, 0, child.stderr);
+    assert.deepEqual(JSON.parse(child.stdout), { poolSize: 1, rung: 0, read: 200 });
+    assert.ok(SOURCE_MODULE.endsWith('/local-file-source.js'));
   });
 
   it('a late cancel of a finished rung job cancels nothing after it', async () => {

@@ -25,13 +25,16 @@ export function describeUnprivilegedReader(options: { cases: 'all' | 'sample' })
         root = path.join(base, 'ws');
         fs.mkdirSync(root, { mode: 0o755 });
         buildTree(root, {
-          locked: { dir: { 'x.txt': 'x' } },
+          locked: { dir: { 'x.txt': 'x', sub: { dir: { 'z.txt': 'z' } } } },
           noexec: { dir: { 'y.txt': 'y' } },
+          searchonly: { dir: { 'f.txt': 'f', sub: { dir: { 'g.txt': 'g' } }, link: { symlink: 'f.txt' } } },
           'secret.txt': 'root only',
           'open.txt': 'open',
         });
         fs.chmodSync(path.join(root, 'locked'), 0o700);
         fs.chmodSync(path.join(root, 'noexec'), 0o744);
+        // Searchable, not readable: a path through it can be looked up, the directory cannot be listed.
+        fs.chmodSync(path.join(root, 'searchonly'), 0o711);
         fs.chmodSync(path.join(root, 'secret.txt'), 0o600);
       });
       after(() => removeDir(base));
@@ -69,6 +72,11 @@ export function describeUnprivilegedReader(options: { cases: 'all' | 'sample' })
               detail: 'the directory could not be opened (EACCES)',
             },
             { reason: 'read_failed', uri: '/noexec/y.txt', detail: 'open failed (EACCES)' },
+            {
+              reason: 'listing_failed',
+              uri: '/searchonly',
+              detail: 'the directory could not be opened (EACCES)',
+            },
             { reason: 'read_failed', uri: '/secret.txt', detail: 'open for reading failed (EACCES)' },
           ],
         );
@@ -87,6 +95,29 @@ export function describeUnprivilegedReader(options: { cases: 'all' | 'sample' })
         );
         const missing = await acquireAsNobody(base, root, '/locked/missing.txt', 'exact', variant.name);
         assert.equal(missing.acquisition, 'partial');
+        const deeper = await acquireAsNobody(base, root, '/locked/sub/z.txt', 'exact', variant.name);
+        check(
+          deeper,
+          '/locked/sub/z.txt',
+          'exact',
+          [],
+          [{ reason: 'listing_failed', uri: '/locked/sub/z.txt', detail: '/locked: lookup failed (EACCES)' }],
+        );
+      });
+
+      it('an exact locator under a directory that can be searched but not read is read, on either seam', async () => {
+        for (const [uri, text] of [
+          ['/searchonly/f.txt', 'f'],
+          ['/searchonly/sub/g.txt', 'g'],
+          // A link as the file's own name is still followed beneath the root.
+          ['/searchonly/link', 'f'],
+        ] as const) {
+          const observation = await acquireAsNobody(base, root, uri, 'exact', variant.name);
+          check(observation, uri, 'exact', [textEntry(uri, text)], []);
+        }
+        // A missing name there is a proven absence: the lookup ran.
+        const missing = await acquireAsNobody(base, root, '/searchonly/missing.txt', 'exact', variant.name);
+        check(missing, '/searchonly/missing.txt', 'exact', [], []);
       });
 
       it('an unreadable exact file is read_failed', async () => {
