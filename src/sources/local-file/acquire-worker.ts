@@ -96,21 +96,28 @@ if ((workerData as AcquireWorkerData | null)?.probeAtStart === true) {
 const bell = (workerData as AcquireWorkerData | null)?.bell;
 const watch = bell === undefined ? undefined : new BellWatch(bell);
 
+/** When this thread last posted an acquisition's reply (performance.now()). */
+let repliedAt = Number.NEGATIVE_INFINITY;
+
 port.on('message', (job: AcquireJob | HelpJob) => {
   watch?.received();
   if (job.kind === 'help') {
     help(job);
     return;
   }
+  // Jobs following one another: this one came within a linger of the last reply. Only then does the
+  // thread stay awake after it, so a caller whose acquisitions are spaced out wastes no core waiting.
+  const backToBack = performance.now() - repliedAt < LINGER_MS;
   const flag = new Int32Array(job.cancel);
   const reply = acquire(job, () => Atomics.load(flag, 0) !== 0);
-  if (watch === undefined) port.postMessage(reply);
   // Awake for a moment: the next exact job may come through the bell (job-bell.ts).
-  else watch.linger(reply, postReply, runRung, LINGER_MS);
+  if (watch !== undefined && backToBack) watch.linger(reply, postReply, runRung, LINGER_MS);
+  else postReply(reply);
 });
 
 function postReply(reply: AcquireReply): void {
   port?.postMessage(reply);
+  repliedAt = performance.now();
 }
 
 /** An exact job given through the bell: the same acquisition, cancelled through the bell's flag. */

@@ -184,6 +184,32 @@ describe('exact acquisitions through the bell', () => {
     assert.deepEqual(outcome, { kind: 'cancelled' });
   });
 
+  it('a thread whose jobs are spaced out does not linger after them', async () => {
+    for (let round = 0; round < 5; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      let rungBefore = 0;
+      let rung = 0;
+      await new Promise<void>((resolve, reject) => {
+        // Twenty milliseconds after the last reply: not back to back, so the thread does not stay awake
+        // after it, and the job asked for the moment its reply is here finds the bell closed.
+        acquisitionPool.submit(exactJob('/a/one.txt'), {
+          onEntries: () => {},
+          onFailure: reject,
+          onDone: () => {
+            rungBefore = acquisitionPool.rungJobs;
+            acquisitionPool.submit(exactJob('/a/two.txt'), {
+              onEntries: () => {},
+              onFailure: reject,
+              onDone: () => resolve(),
+            });
+            rung = acquisitionPool.rungJobs - rungBefore;
+          },
+        });
+      });
+      assert.equal(rung, 0, `round ${round}: a job after a spaced-out one was rung`);
+    }
+  });
+
   it('a job submitted already cancelled is posted, and answered cancelled', async () => {
     for (let attempt = 0; attempt < 20; attempt++) {
       let rungBefore = 0;
