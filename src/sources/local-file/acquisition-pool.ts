@@ -198,6 +198,10 @@ class AcquisitionPool {
 
   #dispatch(): void {
     while (this.#queue.length > 0) {
+      if (this.#ringFree(this.#queue[0] as Queued)) {
+        this.#queue.shift();
+        continue;
+      }
       const slot = this.#freeSlot();
       if (slot === undefined) {
         // A job waits: every second reader goes back to the pool as soon as its walker sees this.
@@ -242,13 +246,6 @@ class AcquisitionPool {
       queued.link = { port: channel.port2, state };
       helper = { port: channel.port1, state };
     }
-    if (helper === undefined && request.match === 'exact' && request.mode !== 'manifest') {
-      const rung: RungJob = { kind: 'acquire', id: queued.id, request, surfaceFs: queued.job.surfaceFs };
-      if (Atomics.load(new Int32Array(queued.job.cancel), 0) === 0 && slot.bell?.ring(rung) === true) {
-        queued.rungAt = slot;
-        return;
-      }
-    }
     const message: AcquireJob = {
       kind: 'acquire',
       id: queued.id,
@@ -258,6 +255,26 @@ class AcquisitionPool {
       ...(helper === undefined ? {} : { helper }),
     };
     this.#post(slot, message, helper === undefined ? [] : [helper.port]);
+  }
+
+  /**
+   * Gives an exact job to whichever free thread is lingering (job-bell.ts), if one is: true when one took
+   * it. Any free thread's bell is tried, not only the first free thread's, so a job never wakes a sleeping
+   * thread while another one is awake and waiting. A job whose own flag is already raised is posted (a
+   * rung job reads only the bell's flag).
+   */
+  #ringFree(queued: Queued): boolean {
+    const { request } = queued.job;
+    if (request.match !== 'exact' || request.mode === 'manifest') return false;
+    if (Atomics.load(new Int32Array(queued.job.cancel), 0) !== 0) return false;
+    const rung: RungJob = { kind: 'acquire', id: queued.id, request, surfaceFs: queued.job.surfaceFs };
+    for (const slot of this.#slots) {
+      if (slot.running !== undefined || slot.bell?.ring(rung) !== true) continue;
+      this.#occupy(slot, { id: queued.id, queued, role: 'walker' });
+      queued.rungAt = slot;
+      return true;
+    }
+    return false;
   }
 
   #startHelper(slot: Slot, queued: Queued): void {

@@ -67,13 +67,14 @@ export class JobBell {
    * READY (a thread claimed and never given its job would wait for it forever).
    */
   ring(job: object): boolean {
-    let text: string;
+    let text: string | undefined;
     try {
       text = JSON.stringify(job);
     } catch {
       // Not plain data (a BigInt, a cycle): posted instead, where the structured clone decides.
       return false;
     }
+    if (typeof text !== 'string') return false;
     // A UTF-8 encoding takes at most three bytes per UTF-16 unit.
     if (text.length * 3 > JOB_BYTES) return false;
     if (Atomics.compareExchange(this.#cells, STATE, LINGERING, CLAIMED) !== LINGERING) return false;

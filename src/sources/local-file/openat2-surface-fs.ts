@@ -160,7 +160,13 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
               parent.rootFd,
               childPathOfFile(parent, name),
               noFollow === true ? O_PATH | O_NOFOLLOW : O_PATH,
-              RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+              // Not following the name itself: no link anywhere on the path either, so a parent swapped
+              // for a link since it was opened cannot lead the lookup elsewhere (beneath the root) than
+              // the handle the caller holds; a refusal goes by that handle (procfs), as any failure does.
+              // A link as the last name is still opened as itself (O_PATH | O_NOFOLLOW).
+              noFollow === true
+                ? RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
+                : RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
             );
       if (fd === undefined) return procfs.openPathAt(dirFd, name, noFollow);
       handles.set(fd, PROVEN);

@@ -211,24 +211,28 @@ describe('exact acquisitions through the bell', () => {
   });
 
   it('a job submitted already cancelled is posted, and answered cancelled', async () => {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      let rungBefore = 0;
-      const outcome = await new Promise<AcquireOutcome>((resolve, reject) => {
-        acquisitionPool.submit(exactJob('/a/one.txt'), {
-          onEntries: () => {},
-          onFailure: reject,
-          onDone: () => {
-            // The thread lingers now; this job's own flag is raised before it is submitted.
-            const job = exactJob('/a/two.txt');
-            Atomics.store(new Int32Array(job.cancel), 0, 1);
-            rungBefore = acquisitionPool.rungJobs;
-            acquisitionPool.submit(job, { onEntries: () => {}, onFailure: reject, onDone: resolve });
-          },
-        });
+    const submit = (job: PoolJob) =>
+      new Promise<AcquireOutcome>((resolve, reject) => {
+        acquisitionPool.submit(job, { onEntries: () => {}, onFailure: reject, onDone: resolve });
       });
-      assert.deepEqual(outcome, { kind: 'cancelled' });
+    let controlsRung = 0;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      // Two jobs back to back, so the thread lingers after the second; then one already cancelled, then
+      // (its control) one that is not, each asked for the moment the previous answer is here.
+      await submit(exactJob('/a/one.txt'));
+      await submit(exactJob('/a/one.txt'));
+      const cancelled = exactJob('/a/two.txt');
+      Atomics.store(new Int32Array(cancelled.cancel), 0, 1);
+      const rungBefore = acquisitionPool.rungJobs;
+      assert.deepEqual(await submit(cancelled), { kind: 'cancelled' });
       assert.equal(acquisitionPool.rungJobs, rungBefore, 'a job already cancelled was rung');
+      const controlBefore = acquisitionPool.rungJobs;
+      const control = await submit(exactJob('/a/two.txt'));
+      assert.equal(control.kind, 'done');
+      controlsRung += acquisitionPool.rungJobs - controlBefore;
     }
+    // The thread was lingering when the cancelled jobs came: the controls in their place were rung.
+    assert.ok(controlsRung > 0, 'no control job was rung: the test did not reach a lingering thread');
   });
 
   it('a process on a single core rings nothing: its threads do not linger', () => {
