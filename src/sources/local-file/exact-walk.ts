@@ -28,16 +28,14 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
     let dirFd = state.rootFd;
     let first = 0;
     const parents = segments.length - 1;
+    const names = segments.map((segment) => Buffer.from(segment));
     if (parents > 0 && fs.openPathBeneath !== undefined) {
       // openat2 seam: the whole path in one O_PATH lookup beneath the root with no link anywhere on it,
       // the file's own name included. Its success is the object the walk below would reach (every parent
       // a real directory, the last name no link), so neither the parents' handles nor their closes are
       // needed; any refusal or failure (a link anywhere, a missing name) walks below as always.
       state.checkCancelled();
-      const pathFd = fs.openPathBeneath(
-        dirFd,
-        segments.map((segment) => Buffer.from(segment)),
-      );
+      const pathFd = fs.openPathBeneath(dirFd, names);
       if (pathFd !== undefined) {
         state.stats.candidates++;
         readOpenedCandidate(state, pathFd, uri);
@@ -50,8 +48,7 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
       // or failure walks them one at a time below, so a missing, symlinked or non-directory parent is
       // found and reported exactly as before.
       state.checkCancelled();
-      const names = segments.slice(0, parents).map((segment) => Buffer.from(segment));
-      const fd = fs.openDirectoriesAt(dirFd, names);
+      const fd = fs.openDirectoriesAt(dirFd, names.slice(0, parents));
       if (fd !== undefined) {
         opened.push(fd);
         dirFd = fd;
@@ -60,14 +57,14 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
     }
     for (let i = first; i < parents; i++) {
       state.checkCancelled();
-      const name = Buffer.from(segments[i] as string);
+      const name = names[i] as Buffer;
       try {
         dirFd = fs.openDirectoryAt(dirFd, name);
         opened.push(dirFd);
       } catch (error) {
         rethrowCancelled(error);
         if (errorCode(error) === 'EACCES') {
-          const searched = openSearchOnly(state, dirFd, name, Buffer.from(segments[i + 1] as string));
+          const searched = openSearchOnly(state, dirFd, name, names[i + 1] as Buffer);
           if (searched !== undefined) {
             opened.push(searched);
             dirFd = searched;
@@ -80,7 +77,7 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
       }
     }
     state.stats.candidates++;
-    readCandidate(state, dirFd, Buffer.from(segments[segments.length - 1] as string), uri);
+    readCandidate(state, dirFd, names[parents] as Buffer, uri);
   } finally {
     for (const fd of opened.reverse()) fs.close(fd);
   }

@@ -39,11 +39,10 @@ const JOB_BYTES = 16 * 1024;
  * again (≈ 50–100 µs when acquisitions follow one another), short enough that a thread with nothing more
  * to do gives its core back at once: at most this much CPU per job is spent waiting. A thread lingers only
  * after a job that itself came within this long of its previous reply (acquire-worker.ts): a caller whose
- * acquisitions are spaced out further never pays for it.
+ * acquisitions are spaced out further never pays for it. A process with a single core gets no bell at all
+ * (acquisition-pool.ts): there the lingering thread would only take the core from the thread about to ask.
  */
 export const LINGER_MS = 0.25;
-// A process with a single core gets no bell at all (acquisition-pool.ts): the lingering thread would
-// only take the core from the thread about to ask.
 
 export function createBellBuffer(): SharedArrayBuffer {
   return new SharedArrayBuffer(CELLS * 4 + JOB_BYTES);
