@@ -1,6 +1,7 @@
 import crypto, { createHash, type Hash } from 'node:crypto';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { errorCode, rethrowCancelled } from './acquisition-state.js';
+import { modifiedAtOf } from './modified-at.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -239,20 +240,6 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
     contentTruncated: content !== null && partialText,
   });
   return cut ? 'gap' : 'read';
-}
-
-const EARLIEST_MS = Date.parse('0000-01-01T00:00:00.000Z');
-const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
-
-/**
- * The modification time as a record timestamp, clamped to years 0000–9999. An agent can set any mtime
- * (tmpfs keeps year 10000 and beyond); unclamped, such a time has no ISO-8601 form the wire format
- * accepts, and one planted file would turn the whole acquisition into a rejected record instead of
- * evidence. Write attribution never rests on this time (SPEC §5.1), so clamping loses nothing judged.
- */
-function modifiedAtOf(mtimeMs: number): string {
-  const clamped = Number.isFinite(mtimeMs) ? Math.min(Math.max(mtimeMs, EARLIEST_MS), LATEST_MS) : 0;
-  return new Date(clamped).toISOString();
 }
 
 /**
