@@ -150,49 +150,67 @@ function tryLoad(): { at: StatxAt | undefined; fd: StatxFd | undefined } {
 
 /** Decodes st_dev from struct statx's dev_major/dev_minor as Node reports it (glibc's makedev). */
 export function statxDev(buffer: Buffer): number {
-  const major = buffer.readUInt32LE(0x88);
-  const minor = buffer.readUInt32LE(0x8c);
+  return makeDev(buffer.readUInt32LE(0x88), buffer.readUInt32LE(0x8c));
+}
+
+function makeDev(major: number, minor: number): number {
   return (major & 0xfff) * 0x100 + (minor & 0xff) + (minor & ~0xff) * 0x1000 + (major & ~0xfff) * 2 ** 32;
 }
 
 function bind(statx: KoffiFunction, errno: () => number): StatxAt {
-  const buffer = Buffer.alloc(STATX_BUFFER_BYTES);
+  const fields = new StatxFields();
   let name = Buffer.alloc(256);
   return (dirFd, entry) => {
     if (entry.includes(0)) throw nativeCallError('statx', 22 /* EINVAL */);
     if (entry.length + 1 > name.length) name = Buffer.alloc(entry.length * 2 + 1);
     entry.copy(name, 0);
     name[entry.length] = 0;
-    if (Number(statx(dirFd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, buffer)) !== 0) {
+    if (Number(statx(dirFd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, fields.buffer)) !== 0) {
       throw nativeCallError('statx', errno());
     }
-    return decode(buffer);
+    return fields.decode();
   };
 }
 
 function bindFd(statx: KoffiFunction, errno: () => number): StatxFd {
-  const buffer = Buffer.alloc(STATX_BUFFER_BYTES);
+  const fields = new StatxFields();
   const empty = Buffer.alloc(1);
   return (fd) => {
     // An empty path with AT_EMPTY_PATH: the handle itself, whatever it is (never a lookup by name).
-    if (Number(statx(fd, empty, AT_EMPTY_PATH, STATX_BASIC_STATS, buffer)) !== 0) {
+    if (Number(statx(fd, empty, AT_EMPTY_PATH, STATX_BASIC_STATS, fields.buffer)) !== 0) {
       throw nativeCallError('statx', errno());
     }
-    return decode(buffer);
+    return fields.decode();
   };
 }
 
-function decode(buffer: Buffer): StatxEntry {
-  // struct statx (linux/stat.h), the same layout on every architecture.
-  return new StatxEntry(
-    statxDev(buffer),
-    buffer.readUInt32LE(0x20) + buffer.readUInt32LE(0x24) * 2 ** 32,
-    buffer.readUInt32LE(0x28) + buffer.readUInt32LE(0x2c) * 2 ** 32,
-    buffer.readUInt16LE(0x1c),
-    // Node's own formula (ms = sec × 1e3 + nsec / 1e6), so both sides of a comparison agree.
-    (buffer.readUInt32LE(0x70) + buffer.readInt32LE(0x74) * 2 ** 32) * 1e3 + buffer.readUInt32LE(0x78) / 1e6,
-    (buffer.readUInt32LE(0x60) + buffer.readInt32LE(0x64) * 2 ** 32) * 1e3 + buffer.readUInt32LE(0x68) / 1e6,
-  );
+/**
+ * One `struct statx` buffer (linux/stat.h, the same layout on every architecture; little-endian here, as
+ * tryLoadRaw requires) and 32-bit views of it: every field read is an indexed load, where Buffer's
+ * readUInt32LE was a call with its own bounds checks per field (twelve of them per file; issue 14, row 1a).
+ */
+class StatxFields {
+  readonly buffer = Buffer.alloc(STATX_BUFFER_BYTES);
+  // A buffer of its own (never Node's pool) starts at offset 0 of its ArrayBuffer: aligned for both views.
+  readonly #u32 = new Uint32Array(this.buffer.buffer, this.buffer.byteOffset, STATX_BUFFER_BYTES / 4);
+  readonly #i32 = new Int32Array(this.buffer.buffer, this.buffer.byteOffset, STATX_BUFFER_BYTES / 4);
+
+  decode(): StatxEntry {
+    const u32 = this.#u32;
+    const i32 = this.#i32;
+    return new StatxEntry(
+      makeDev(u32[0x88 / 4] as number, u32[0x8c / 4] as number),
+      (u32[0x20 / 4] as number) + (u32[0x24 / 4] as number) * 2 ** 32,
+      (u32[0x28 / 4] as number) + (u32[0x2c / 4] as number) * 2 ** 32,
+      // stx_mode is the 16 bits at 0x1c: the low half of that word.
+      (u32[0x1c / 4] as number) & 0xffff,
+      // Node's own formula (ms = sec × 1e3 + nsec / 1e6), so both sides of a comparison agree.
+      ((u32[0x70 / 4] as number) + (i32[0x74 / 4] as number) * 2 ** 32) * 1e3 +
+        (u32[0x78 / 4] as number) / 1e6,
+      ((u32[0x60 / 4] as number) + (i32[0x64 / 4] as number) * 2 ** 32) * 1e3 +
+        (u32[0x68 / 4] as number) / 1e6,
+    );
+  }
 }
 
 /**
