@@ -92,6 +92,8 @@ export class CheckedSurfaceEntries {
     contentTruncated: unknown,
     /** The UTF-8 length of `content`, when the caller has proven it (see acceptSurfaceEntryFields). */
     contentUtf8Bytes?: number,
+    /** `sha256`, when a string, is known to be lowercase hex (see acceptSurfaceEntryFields). */
+    sha256IsHex?: boolean,
   ): void {
     if (this.#done) throw new TypeError('CheckedSurfaceEntries: add after list(): a bug');
     const entry =
@@ -103,6 +105,7 @@ export class CheckedSurfaceEntries {
         content,
         contentTruncated,
         contentUtf8Bytes,
+        sha256IsHex,
       ) ??
       parseRecord(
         SurfaceEntrySchema,

@@ -158,7 +158,9 @@ export function acceptSurfaceEntry(value: unknown): SurfaceEntry | undefined {
  * packed batches of local-file/packed-entries.ts): the same rule, the same fresh plain object, or
  * `undefined` when the schema must decide. `contentUtf8Bytes` is the UTF-8 length of `content` when the
  * caller has proven it (text decoded from bytes it checked are all ASCII: its length), so that 100,000
- * texts are not scanned again; without it the text is measured here.
+ * texts are not scanned again; without it the text is measured here. `sha256IsHex`: the caller has proven
+ * that `sha256`, if a string, holds only lowercase hex digits (a batch's digests checked in one pass), so
+ * only its length is checked here.
  */
 export function acceptSurfaceEntryFields(
   uri: unknown,
@@ -168,12 +170,19 @@ export function acceptSurfaceEntryFields(
   content: unknown,
   contentTruncated: unknown,
   contentUtf8Bytes?: number,
+  sha256IsHex?: boolean,
 ): SurfaceEntry | undefined {
   if (typeof uri !== 'string' || uri.length === 0 || uri.includes('\0') || !isWellFormed(uri)) {
     return undefined;
   }
   if (typeof sizeBytes !== 'number' || !Number.isSafeInteger(sizeBytes) || sizeBytes < 0) return undefined;
-  if (sha256 !== null && (typeof sha256 !== 'string' || !SHA256_PATTERN.test(sha256))) return undefined;
+  if (
+    sha256 !== null &&
+    (typeof sha256 !== 'string' ||
+      !(sha256IsHex === true ? sha256.length === 64 : SHA256_PATTERN.test(sha256)))
+  ) {
+    return undefined;
+  }
   if (typeof modifiedAt !== 'string' || !TIMESTAMP_PATTERN.test(modifiedAt)) return undefined;
   if (typeof contentTruncated !== 'boolean') return undefined;
   if (content === null) {

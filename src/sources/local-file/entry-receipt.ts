@@ -1,7 +1,12 @@
 import { isAscii as isAsciiBytes } from 'node:buffer';
 import { CheckedSurfaceEntries } from '../../models/checked-observation.js';
 import type { SurfaceEntry } from '../../models/observation.js';
-import { isPackedSurfaceEntries, type PackedSurfaceEntries } from './packed-entries.js';
+import {
+  isPackedSurfaceEntries,
+  type PackedSurfaceEntries,
+  SHA256_HEX_LENGTH,
+  TIMESTAMP_LENGTH,
+} from './packed-entries.js';
 
 /**
  * The caller's side of the packed batches (packed-entries.ts explains the wire form and why). Kept apart
@@ -32,8 +37,12 @@ export class SurfaceEntryReceipt {
     if (!isPackedSurfaceEntries(batch)) throw new TypeError('a glob entry batch arrived unpacked: a bug');
     const count = batch.uris.length;
     if (
-      batch.sha256s.length !== count ||
-      batch.modifiedAts.length !== count ||
+      typeof batch.sha256s !== 'string' ||
+      !(batch.digested instanceof Uint8Array) ||
+      batch.digested.length !== count ||
+      batch.sha256s.length !== SHA256_HEX_LENGTH * countOnes(batch.digested) ||
+      typeof batch.modifiedAts !== 'string' ||
+      batch.modifiedAts.length !== TIMESTAMP_LENGTH * count ||
       batch.sizes.length !== count ||
       batch.truncated.length !== count ||
       batch.textEnds.length !== count ||
@@ -107,9 +116,28 @@ function checkTextEnds(batch: PackedSurfaceEntries): void {
   }
 }
 
+function countOnes(flags: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i < flags.length; i++) if (flags[i] === 1) count++;
+  return count;
+}
+
+/**
+ * Lowercase hexadecimal only, checked in one pass over all of a batch's digests: decoded as hex (which
+ * stops at the first character that is not hex) and encoded again (which writes lowercase), the text must
+ * come back unchanged. ≈ 0.08 µs a digest, against ≈ 0.3 µs for a pattern test of each (measured).
+ */
+function isLowercaseHex(text: string): boolean {
+  return Buffer.from(text, 'hex').toString('hex') === text;
+}
+
 function unpack(batch: PackedSurfaceEntries, text: string, at: number, ascii: boolean): SurfaceEntry[] {
   const checked = new CheckedSurfaceEntries();
-  const { uris, sha256s, modifiedAts, sizes, truncated, textEnds, contents } = batch;
+  const { uris, sha256s, digested, modifiedAts, sizes, truncated, textEnds, contents } = batch;
+  // Proven here for every digest of the batch, so the entry rule need not test each one again; a batch
+  // that fails this leaves each digest to the entry rule, which refuses it naming the entry.
+  const hex = isLowercaseHex(sha256s);
+  let digestAt = 0;
   let start = at;
   for (let i = 0; i < uris.length; i++) {
     const end = textEnds[i] as number;
@@ -122,7 +150,13 @@ function unpack(batch: PackedSurfaceEntries, text: string, at: number, ascii: bo
       start = at + end;
       if (ascii) utf8Bytes = content.length;
     }
-    checked.add(uris[i], sizes[i], sha256s[i], modifiedAts[i], content, truncated[i] === 1, utf8Bytes);
+    let sha256: string | null = null;
+    if (digested[i] === 1) {
+      sha256 = sha256s.slice(digestAt, digestAt + SHA256_HEX_LENGTH);
+      digestAt += SHA256_HEX_LENGTH;
+    }
+    const modifiedAt = modifiedAts.slice(i * TIMESTAMP_LENGTH, (i + 1) * TIMESTAMP_LENGTH);
+    checked.add(uris[i], sizes[i], sha256, modifiedAt, content, truncated[i] === 1, utf8Bytes, hex);
   }
   return checked.list();
 }

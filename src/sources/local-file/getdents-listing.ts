@@ -111,10 +111,15 @@ class GetdentsListing implements DirectoryListing {
       }
       this.#position = at + length;
       const type = buffer[at + 18] as number;
-      const nameEnd = buffer.indexOf(0, at + 19);
-      const end = nameEnd < 0 || nameEnd > at + length ? at + length : nameEnd;
+      // The name ends at its NUL, or at the record's end. Scanned here rather than by Buffer#indexOf: a
+      // name is a few bytes, and a call into C++ per entry cost more than the scan (issue 14, row 1a).
+      const recordEnd = at + length;
+      let end = at + 19;
+      while (end < recordEnd && buffer[end] !== 0) end++;
       if (isDotOrDotDot(buffer, at + 19, end)) continue;
-      return new GetdentsEntry(Buffer.from(buffer.subarray(at + 19, end)), type);
+      const name = Buffer.allocUnsafe(end - at - 19);
+      buffer.copy(name, 0, at + 19, end);
+      return new GetdentsEntry(name, type);
     }
   }
 

@@ -11,7 +11,6 @@
 
 const EARLIEST_MS = Date.parse('0000-01-01T00:00:00.000Z');
 const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
-const DAY_MS = 86_400_000;
 
 const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
 const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
@@ -27,16 +26,30 @@ export function modifiedAtOf(mtimeMs: number): string {
   return isoTimestamp(clamped);
 }
 
+/** The last second formatted, and its timestamp up to the milliseconds ("2026-12-02T06:10:23."). */
+let lastSecond = Number.NaN;
+let lastPrefix = '';
+
 /**
  * `new Date(ms).toISOString()` for a time in years 0000–9999 (`ms` finite, within the clamps above): the
- * time is truncated towards zero to a whole millisecond, as the Date constructor does.
+ * time is truncated towards zero to a whole millisecond, as the Date constructor does. Files written
+ * together share their second (a checkout, a build, an agent's edits), so the part up to the
+ * milliseconds is kept for the last second formatted.
  */
 export function isoTimestamp(ms: number): string {
   const time = Math.trunc(ms);
-  const days = Math.floor(time / DAY_MS);
-  let rest = time - days * DAY_MS; // 0 ≤ rest < one day, also before 1970
-  const milliseconds = rest % 1000;
-  rest = (rest - milliseconds) / 1000;
+  const milliseconds = time - Math.floor(time / 1000) * 1000; // 0–999, also before 1970
+  const second = (time - milliseconds) / 1000;
+  if (second !== lastSecond) {
+    lastPrefix = secondPrefix(second);
+    lastSecond = second;
+  }
+  return `${lastPrefix}${THREE_DIGITS[milliseconds]}Z`;
+}
+
+function secondPrefix(second: number): string {
+  const days = Math.floor(second / 86_400);
+  let rest = second - days * 86_400; // 0 ≤ rest < one day, also before 1970
   const seconds = rest % 60;
   rest = (rest - seconds) / 60;
   const minutes = rest % 60;
@@ -61,6 +74,6 @@ export function isoTimestamp(ms: number): string {
   const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
   return (
     `${TWO_DIGITS[Math.floor(year / 100)]}${TWO_DIGITS[year % 100]}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}` +
-    `T${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[milliseconds]}Z`
+    `T${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.`
   );
 }

@@ -63,6 +63,19 @@ describe('modifiedAt timestamps', () => {
     assert.equal(checked, 2_000_000);
   });
 
+  it('equal toISOString through runs of times in the same second (the kept second) and across seconds', () => {
+    const starts = [-2_500, 0, Date.parse('2000-02-29T23:59:58.000Z'), LATEST - 2_500, EARLIEST];
+    for (const start of starts) {
+      for (let ms = start; ms <= Math.min(start + 2_500, LATEST); ms += 0.75) {
+        assert.equal(isoTimestamp(ms), new Date(ms).toISOString(), `at ${ms}`);
+      }
+    }
+    // Back to an earlier second after a later one, and the same millisecond twice.
+    for (const ms of [5_000, 1_000, 1_000, 5_000, -1_000, -1_000.5, 5_000.9]) {
+      assert.equal(isoTimestamp(ms), new Date(ms).toISOString(), `at ${ms}`);
+    }
+  });
+
   it('clamps what has no four-digit year, and maps what is not a number to the epoch', () => {
     assert.equal(modifiedAtOf(Date.parse('+010000-01-01T00:00:00Z')), '9999-12-31T23:59:59.999Z');
     assert.equal(modifiedAtOf(Number.MAX_VALUE), '9999-12-31T23:59:59.999Z');

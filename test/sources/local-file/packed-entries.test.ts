@@ -163,6 +163,40 @@ describe('packed surface entries (packed-entries.ts)', () => {
     );
   });
 
+  it('refuse a digest that is not lowercase hex, though the batch checks its digests in one pass', () => {
+    for (const forged of ['AB'.repeat(32), `${'a'.repeat(63)}g`, `${'a'.repeat(63)} `, 'é'.repeat(64)]) {
+      const packed = packSurfaceEntries([entry('/a', 'first'), entry('/b', 'second'), entry('/c', 'third')]);
+      // The middle entry's digest, in place: the other two stay valid.
+      const sha256s = `${packed.sha256s.slice(0, 64)}${forged}${packed.sha256s.slice(128)}`;
+      assert.throws(() => unpackSurfaceEntries({ ...packed, sha256s }), (error: unknown) => {
+        assert.ok(error instanceof InvalidRecordError);
+        assert.match(String(error.message), /sha256/);
+        return true;
+      });
+    }
+  });
+
+  it('give each entry its own digest and time, null digests skipped in the joined column', () => {
+    const entries = [
+      entry('/a', 'one', { modifiedAt: '2026-01-01T00:00:00.001Z' }),
+      entry('/b', 'cut', { sizeBytes: 9000, sha256: null, contentTruncated: true }),
+      entry('/c', 'three', { sha256: 'f'.repeat(64), modifiedAt: '0000-01-01T00:00:00.000Z' }),
+    ];
+    const packed = packSurfaceEntries(entries);
+    assert.deepEqual([...packed.digested], [1, 0, 1]);
+    assert.equal(packed.sha256s.length, 128);
+    assert.deepEqual(unpackSurfaceEntries(packed), checkSurfaceEntries(entries));
+    // A digest column one digest short (or long) is a bug of the sender, never realigned.
+    assert.throws(
+      () => unpackSurfaceEntries({ ...packed, sha256s: packed.sha256s.slice(64) }),
+      /columns of different lengths/,
+    );
+    assert.throws(
+      () => unpackSurfaceEntries({ ...packed, digested: Uint8Array.of(1, 1, 1) }),
+      /columns of different lengths/,
+    );
+  });
+
   it('give the public source the same evidence over a tree of several batches, text of every kind', async () => {
     const root = tempDir('packed-');
     try {
