@@ -81,7 +81,8 @@ export function packSurfaceEntries(entries: readonly SurfaceEntry[]): PackedSurf
     const entry = entries[i] as SurfaceEntry;
     uris[i] = entry.uri;
     if (entry.sha256 !== null) {
-      if (entry.sha256.length !== SHA256_HEX_LENGTH) throw new Error(`a digest of ${entry.sha256.length} characters: a bug`);
+      if (entry.sha256.length !== SHA256_HEX_LENGTH)
+        throw new Error(`a digest of ${entry.sha256.length} characters: a bug`);
       sha256s.push(entry.sha256);
       digested[i] = 1;
     }

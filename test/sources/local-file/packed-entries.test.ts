@@ -168,11 +168,14 @@ describe('packed surface entries (packed-entries.ts)', () => {
       const packed = packSurfaceEntries([entry('/a', 'first'), entry('/b', 'second'), entry('/c', 'third')]);
       // The middle entry's digest, in place: the other two stay valid.
       const sha256s = `${packed.sha256s.slice(0, 64)}${forged}${packed.sha256s.slice(128)}`;
-      assert.throws(() => unpackSurfaceEntries({ ...packed, sha256s }), (error: unknown) => {
-        assert.ok(error instanceof InvalidRecordError);
-        assert.match(String(error.message), /sha256/);
-        return true;
-      });
+      assert.throws(
+        () => unpackSurfaceEntries({ ...packed, sha256s }),
+        (error: unknown) => {
+          assert.ok(error instanceof InvalidRecordError);
+          assert.match(String(error.message), /sha256/);
+          return true;
+        },
+      );
     }
   });
 
