@@ -9,7 +9,7 @@ import { readCandidate } from './confined-read.js';
 import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
 import { recordManifestChild, STAT_AHEAD_CHUNK, statChildrenAhead } from './manifest-entry.js';
-import { childUri, decodeName, decodeNameLossy, escapeName } from './names.js';
+import { childUri, compareNames, decodeName, decodeNameLossy, escapeName } from './names.js';
 import type { StatAhead } from './stat-ahead.js';
 import type { EntryTypeTests } from './surface-fs.js';
 
@@ -102,7 +102,7 @@ function matchLiterals(segments: readonly GlobSegment[], dirUri: string, live: r
     if (p === segments.length - 1) child.candidate = true;
     else child.next.add(p + 1);
   }
-  return [...byName.values()].sort((a, b) => Buffer.compare(a.name, b.name));
+  return [...byName.values()].sort((a, b) => compareNames(a.name, b.name));
 }
 
 function matchListing(
@@ -255,7 +255,7 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
     dir.closeSync();
   }
   if (!isRoot && !directoryIsInside(state, dirFd, dirUri)) return [];
-  return listed.sort((a, b) => Buffer.compare(a.name, b.name));
+  return listed.sort((a, b) => compareNames(a.name, b.name));
 }
 
 function directoryIsInside(state: AcquisitionState, dirFd: number, dirUri: string): boolean {

@@ -29,6 +29,20 @@ export function escapeName(name: Buffer): string {
   return name.length > 200 ? `${out}…` : out;
 }
 
+/**
+ * Byte order of two names (negative, zero, positive, as Buffer.compare), compared here rather than by
+ * Buffer.compare: names are a few bytes, and a call into C++ per comparison made sorting a 100,000-file
+ * walk's listings ≈ 20 ms against ≈ 6 ms (issue 14, row 1a).
+ */
+export function compareNames(a: Uint8Array, b: Uint8Array): number {
+  const shorter = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < shorter; i++) {
+    const difference = (a[i] as number) - (b[i] as number);
+    if (difference !== 0) return difference;
+  }
+  return a.length - b.length;
+}
+
 /** Joins a directory uri and a child name: "/" + "a" → "/a", "/a" + "b" → "/a/b". */
 export function childUri(dirUri: string, name: string): string {
   return dirUri === '/' ? `/${name}` : `${dirUri}/${name}`;
