@@ -36,7 +36,7 @@ let lastPrefix = '';
  * together share their second (a checkout, a build, an agent's edits), so the part up to the
  * milliseconds is kept for the last second formatted.
  */
-export function isoTimestamp(ms: number): string {
+function isoTimestamp(ms: number): string {
   const time = Math.trunc(ms);
   const milliseconds = time - Math.floor(time / 1000) * 1000; // 0–999, also before 1970
   const second = (time - milliseconds) / 1000;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isoTimestamp, modifiedAtOf } from '../../../src/sources/local-file/modified-at.js';
+import { modifiedAtOf } from '../../../src/sources/local-file/modified-at.js';
 
 /** The hand-built timestamp must be `toISOString` of the same time, everywhere the clamps let it go. */
 
@@ -40,7 +40,7 @@ describe('modifiedAt timestamps', () => {
       const start = Date.parse(`${day}T00:00:00.000Z`);
       probes.push(start, start - 1, start + 86_399_999, start + 86_400_000);
     }
-    for (const ms of probes) assert.equal(isoTimestamp(ms), new Date(ms).toISOString(), `at ${ms}`);
+    for (const ms of probes) assert.equal(modifiedAtOf(ms), new Date(ms).toISOString(), `at ${ms}`);
   });
 
   it('equal toISOString on two million random times across years 0000–9999', () => {
@@ -55,7 +55,7 @@ describe('modifiedAt timestamps', () => {
     let checked = 0;
     for (let i = 0; i < 2_000_000; i++) {
       const ms = EARLIEST + next() * (LATEST - EARLIEST);
-      const ours = isoTimestamp(ms);
+      const ours = modifiedAtOf(ms);
       const theirs = new Date(ms).toISOString();
       if (ours !== theirs) assert.fail(`at ${ms}: ${ours} instead of ${theirs}`);
       checked++;
@@ -67,12 +67,12 @@ describe('modifiedAt timestamps', () => {
     const starts = [-2_500, 0, Date.parse('2000-02-29T23:59:58.000Z'), LATEST - 2_500, EARLIEST];
     for (const start of starts) {
       for (let ms = start; ms <= Math.min(start + 2_500, LATEST); ms += 0.75) {
-        assert.equal(isoTimestamp(ms), new Date(ms).toISOString(), `at ${ms}`);
+        assert.equal(modifiedAtOf(ms), new Date(ms).toISOString(), `at ${ms}`);
       }
     }
     // Back to an earlier second after a later one, and the same millisecond twice.
     for (const ms of [5_000, 1_000, 1_000, 5_000, -1_000, -1_000.5, 5_000.9]) {
-      assert.equal(isoTimestamp(ms), new Date(ms).toISOString(), `at ${ms}`);
+      assert.equal(modifiedAtOf(ms), new Date(ms).toISOString(), `at ${ms}`);
     }
   });
 

@@ -200,6 +200,20 @@ describe('packed surface entries (packed-entries.ts)', () => {
     );
   });
 
+  it('refuse a batch whose time or digest-flag column has the wrong length or type (a bug)', () => {
+    const packed = packSurfaceEntries(SHAPES);
+    for (const forged of [
+      { ...packed, modifiedAts: `${packed.modifiedAts}2026-12-01T22:00:00.000Z` },
+      { ...packed, modifiedAts: packed.modifiedAts.slice(0, -1) },
+      { ...packed, modifiedAts: packed.modifiedAts.match(/.{24}/g) },
+      { ...packed, digested: [...packed.digested] },
+      { ...packed, digested: Uint8ClampedArray.from(packed.digested) },
+      { ...packed, sha256s: [packed.sha256s] },
+    ]) {
+      assert.throws(() => unpackSurfaceEntries(forged), /columns of different lengths/);
+    }
+  });
+
   it('give the public source the same evidence over a tree of several batches, text of every kind', async () => {
     const root = tempDir('packed-');
     try {

@@ -10,6 +10,15 @@ import { removeDir, tempDir } from '../support/trees.js';
 
 const statxAt = loadStatx();
 
+/** A file whose modification time is `seconds` since the epoch (which the time's sign tests need). */
+function writeAt(file: string, seconds: number): void {
+  fs.writeFileSync(file, 'dated');
+  // A Date, not a number: Node takes a negative number of seconds for "now".
+  const when = new Date(seconds * 1000);
+  fs.utimesSync(file, when, when);
+  assert.equal(fs.statSync(file).mtimeMs, seconds * 1000, 'the file system keeps this time');
+}
+
 describe('statx relative to a directory handle', {
   skip: statxAt === undefined ? 'statx unavailable' : false,
 }, () => {
@@ -22,6 +31,9 @@ describe('statx relative to a directory handle', {
     fs.mkdirSync(path.join(root, 'dir'));
     fs.symlinkSync('/etc/passwd', path.join(root, 'link'));
     execFileSync('mkfifo', [path.join(root, 'fifo')]);
+    // Times before 1970 and past 2106: the high word of the seconds is signed, negative then above 0.
+    writeAt(path.join(root, 'before-1970.txt'), -0.5);
+    writeAt(path.join(root, 'after-2106.txt'), 2 ** 32 + 12.25);
     dirFd = fs.openSync(root, 'r');
   });
   after(() => {
@@ -29,7 +41,7 @@ describe('statx relative to a directory handle', {
     removeDir(root);
   });
 
-  for (const name of ['file.txt', 'dir', 'link', 'fifo']) {
+  for (const name of ['file.txt', 'dir', 'link', 'fifo', 'before-1970.txt', 'after-2106.txt']) {
     it(`agrees with lstat on ${name} (never following a link)`, () => {
       const ours = (statxAt as NonNullable<typeof statxAt>)(dirFd, Buffer.from(name));
       const node = fs.lstatSync(path.join(root, name));
@@ -67,6 +79,8 @@ describe('statx of a handle (fstat)', {
     fs.mkdirSync(path.join(root, 'dir'));
     fs.symlinkSync('file.txt', path.join(root, 'link'));
     execFileSync('mkfifo', [path.join(root, 'fifo')]);
+    writeAt(path.join(root, 'before-1970.txt'), -0.5);
+    writeAt(path.join(root, 'after-2106.txt'), 2 ** 32 + 12.25);
   });
   after(() => {
     for (const fd of held) fs.closeSync(fd);
@@ -85,6 +99,8 @@ describe('statx of a handle (fstat)', {
       () => fs.openSync(path.join(root, 'fifo'), O_PATH),
     ],
     ['/dev/null', () => fs.openSync('/dev/null', 'r')],
+    ['a file modified before 1970', () => fs.openSync(path.join(root, 'before-1970.txt'), 'r')],
+    ['a file modified after 2106', () => fs.openSync(path.join(root, 'after-2106.txt'), O_PATH)],
   ];
   for (const [what, openIt] of cases) {
     it(`agrees with fstat on ${what}`, () => {
