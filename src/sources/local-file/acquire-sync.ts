@@ -16,6 +16,7 @@ import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
 import { ManifestReadLanes } from './manifest-reads.js';
 import type { MountedIdentity } from './mount-identity.js';
+import type { PackedSurfaceEntries } from './packed-entries.js';
 import { type HelperLink, localLanes, sharedLanes } from './read-lanes.js';
 import { scratchChunk } from './reserved-read.js';
 import type { SurfaceFs } from './surface-fs.js';
@@ -73,11 +74,16 @@ export type AcquireOutcome = { kind: 'done'; result: AcquireResult } | { kind: '
 
 export interface AcquireSyncOptions {
   /**
-   * Receives entries in batches, in the order they were read, while the walk runs; the result then holds
-   * only the rest, and the receiver sorts the union by uri. Without it, the result holds every entry.
-   * In manifest mode the batches are manifest entries (the result then gives their order).
+   * A glob observation's entries, in packed batches (packed-entries.ts) in the order they were read,
+   * while the walk runs, the last one before this returns; the result then holds none, and the receiver
+   * sorts the union by uri. Without it (or for an exact locator) the result holds every entry.
    */
-  onEntries?: (batch: SurfaceEntry[] | ManifestEntry[]) => void;
+  onEntries?: (batch: PackedSurfaceEntries) => void;
+  /**
+   * A manifest's entries in batches while the walk runs (the result then gives their order); without it
+   * the result holds every entry.
+   */
+  onManifestEntries?: (batch: ManifestEntry[]) => void;
   /**
    * A second reader thread for this acquisition (read-lanes.ts), used by glob locators only (observations
    * and manifests: manifest-reads.ts): an exact locator reads one file.
@@ -170,13 +176,17 @@ function acquireGuarded(
     const named = rootNamedHere(fs, rootFd, rootPath, request.uri);
     if (named !== undefined) return { kind: 'done', result: { ...named, entries: [], stats: emptyStats } };
     const state = new AcquisitionState(fs, request.limits, rootPath, rootFd, cancelled, scratchChunk());
-    // A manifest's batches are manifest entries (DigestCarryWalk posts them); observation entries never.
-    state.entrySink = request.mode === 'manifest' ? undefined : options.onEntries;
+    // A glob observation's entries leave packed, in batches; an exact locator's one entry stays in the
+    // result (one message, not two: row 4a). A manifest's batches are manifest entries (DigestCarryWalk
+    // posts them).
+    if (request.mode !== 'manifest' && locator.match === 'glob' && options.onEntries !== undefined) {
+      state.packEntriesTo(options.onEntries);
+    }
     let reads: ManifestReadLanes | undefined;
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
-      state.digestCarry = new DigestCarryWalk(request.carry, state.manifest, options.onEntries);
+      state.digestCarry = new DigestCarryWalk(request.carry, state.manifest, options.onManifestEntries);
       reads = new ManifestReadLanes(state.digestCarry, () => state.checkCancelled());
       state.manifestReads = reads;
     }
@@ -199,6 +209,7 @@ function acquireGuarded(
       if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
       else walkGlob(state, locator);
       state.lanes.finish();
+      state.flushEntries();
       walked = true;
     } finally {
       // Cancelled or failed: the handles still queued are closed unread, and the helper is told to stop.

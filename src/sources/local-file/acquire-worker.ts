@@ -1,6 +1,5 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
-import type { SurfaceEntry } from '../../models/observation.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
 import { BellWatch, LINGER_MS } from './job-bell.js';
 import { checkProcFdDirectory } from './openat2-surface-fs.js';
@@ -9,7 +8,6 @@ import {
   type PackedManifestEntries,
   type PackedSurfaceEntries,
   packManifestEntries,
-  packSurfaceEntries,
 } from './packed-entries.js';
 import type { ToHelper } from './read-lanes.js';
 import { serveSecondReader } from './second-reader.js';
@@ -136,10 +134,8 @@ function acquire(job: RungJob | AcquireJob, cancelled: () => boolean): AcquireRe
       // Entries leave in batches while the walk runs, so their transfer and validation on the main
       // thread overlap the walk instead of following it (one clone of 100,000 entries took ~0.9 s).
       outcome: acquireSync(job.request, choice.fs, cancelled, {
-        onEntries:
-          job.request.mode === 'manifest'
-            ? (entries) => postManifestEntries(job.id, entries as ManifestEntry[])
-            : (entries) => postSurfaceEntries(job.id, entries as SurfaceEntry[]),
+        onEntries: (packed) => postSurfaceEntries(job.id, packed),
+        onManifestEntries: (entries) => postManifestEntries(job.id, entries),
         ...(helper === undefined
           ? {}
           : {
@@ -186,8 +182,7 @@ function help(job: HelpJob): void {
 }
 
 /** A batch of surface entries, packed (packed-entries.ts): its text bytes are transferred, not copied. */
-function postSurfaceEntries(id: number, entries: SurfaceEntry[]): void {
-  const packed = packSurfaceEntries(entries);
+function postSurfaceEntries(id: number, packed: PackedSurfaceEntries): void {
   port?.postMessage({ id, entries: packed } satisfies AcquireReply, [packed.text]);
 }
 

@@ -3,6 +3,7 @@ import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { DigestCarryWalk } from './digest-carry.js';
 import type { SourceLimits } from './limits.js';
 import type { ManifestReadLanes } from './manifest-reads.js';
+import { type PackedSurfaceEntries, SurfaceEntryPacker } from './packed-entries.js';
 import { type LocalReader, localLanes, type ReadLanes } from './read-lanes.js';
 import type { SurfaceFs } from './surface-fs.js';
 
@@ -70,10 +71,11 @@ export class AcquisitionState {
   };
 
   /**
-   * Where full batches of entries go while the walk runs (the worker posts them to the main thread, so
-   * their transfer and validation overlap the walk). Without a sink every entry stays in `entries`.
+   * Where full batches of entries go while the walk runs, packed (the worker posts them to the main
+   * thread, so their transfer and validation overlap the walk): see {@link packEntriesTo}. Without it
+   * every entry stays in `entries`.
    */
-  entrySink: ((batch: SurfaceEntry[]) => void) | undefined;
+  #packed: { packer: SurfaceEntryPacker; sink: (batch: PackedSurfaceEntries) => void } | undefined;
 
   /**
    * Set in manifest mode (SPEC §12): the walk records every entry it meets here — directories, symlinks
@@ -132,12 +134,34 @@ export class AcquisitionState {
     if (this.cancelled()) throw new AcquisitionCancelled();
   }
 
+  /**
+   * From now on entries are packed in batches of {@link ENTRY_BATCH} and handed to `sink` as each fills
+   * (the last one by {@link flushEntries}); a whole ASCII file's text goes into its batch as bytes.
+   */
+  packEntriesTo(sink: (batch: PackedSurfaceEntries) => void): void {
+    const packer = new SurfaceEntryPacker();
+    this.#packed = { packer, sink };
+    this.reader.sink.asciiEntry = (uri, sizeBytes, sha256, modifiedAt, text) => {
+      packer.addAscii(uri, sizeBytes, sha256, modifiedAt, text);
+      if (packer.count >= ENTRY_BATCH) sink(packer.take());
+    };
+  }
+
   /** Records a read entry; hands a full batch to the sink, if there is one. */
   addEntry(entry: SurfaceEntry): void {
-    this.entries.push(entry);
-    if (this.entrySink !== undefined && this.entries.length >= ENTRY_BATCH) {
-      this.entrySink(this.entries.splice(0));
+    const packed = this.#packed;
+    if (packed === undefined) {
+      this.entries.push(entry);
+      return;
     }
+    packed.packer.add(entry);
+    if (packed.packer.count >= ENTRY_BATCH) packed.sink(packed.packer.take());
+  }
+
+  /** Hands the last, partial batch to the sink (nothing without one, or when it is empty). */
+  flushEntries(): void {
+    const packed = this.#packed;
+    if (packed !== undefined && packed.packer.count > 0) packed.sink(packed.packer.take());
   }
 
   /**

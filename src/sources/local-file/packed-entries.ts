@@ -9,13 +9,14 @@ import { MANIFEST_ENTRY_TYPES, type ManifestEntryType } from '../../models/vocab
  * and marked them again at every cycle while the heap grew: ≈ 1 s of the process's CPU per acquisition, on
  * threads that compete with the readers for two cores.
  *
- * So a batch is posted packed: the uris, digests and times as arrays, the sizes and flags as typed arrays,
- * and the text of every file that is ASCII (nearly every file of a source tree) and at most 8 KiB as raw
- * bytes back to back in one buffer that is transferred, not copied. The caller (entry-receipt.ts, kept
+ * So a batch is posted packed: the uris as an array, the digests and the times each as one string, the
+ * sizes and flags as typed arrays, and the text of every file that is ASCII (nearly every file of a source
+ * tree) and at most 8 KiB as raw bytes back to back in one buffer that is transferred, not copied (a
+ * reading thread puts such a file's bytes there straight from its read: {@link SurfaceEntryPacker}). The caller (entry-receipt.ts, kept
  * apart so that a pool thread never loads the entry rule and its schemas) gathers those bytes until about
  * 512 KiB wait, turns them into one string (large enough that V8 puts it in its large-object space, where
  * the collector never copies it) and gives each entry a slice of it. Other text travels as a string of its
- * own, as before; a null content stays null. Measured in docs/perf/s19-walk.md.
+ * own, as before; a null content stays null. Measured in docs/perf/s19-walk.md and s22-walk.md.
  *
  * What the caller gets is what it got before: each entry a fresh frozen plain object, checked on arrival by
  * the entry rule (checked-observation.ts), whose `content` is a string equal to the file's text. A slice
@@ -60,69 +61,128 @@ export const TIMESTAMP_LENGTH = 24;
  * (100 × 8 KiB), so an arena of the receiver (entry-receipt.ts) stays below the size at which Node would
  * keep its string outside the heap, and a kept slice pins at most about 1 MB.
  */
-const ARENA_TEXT_MAX = 8 * 1024;
+export const PACKED_TEXT_MAX = 8 * 1024;
 
 /** ASCII text: its UTF-8 length is its length (any other code unit takes two bytes or more). */
 const isAscii = (text: string): boolean => Buffer.byteLength(text, 'utf8') === text.length;
 
+/**
+ * A pool thread's batch in the making. An entry arrives either as an entry ({@link add}) or, for a whole
+ * file read at once whose bytes are all ASCII (nearly every file of a source tree), as those bytes
+ * ({@link addAscii}): they are copied straight into the batch, so no string of the text is ever made on
+ * the pool thread (decoding, measuring and writing it back cost ≈ 1.5 % of a 100,000-file acquisition's
+ * CPU; docs/perf/s22-walk.md). The caller's thread checks the batch's bytes are ASCII all the same.
+ */
+export class SurfaceEntryPacker {
+  #uris: string[] = [];
+  #sha256s: string[] = [];
+  #digested: number[] = [];
+  #modifiedAts: string[] = [];
+  #sizes: number[] = [];
+  #truncated: number[] = [];
+  #textEnds: number[] = [];
+  #contents: (string | null)[] = [];
+  /** The batch's ASCII texts so far, back to back; reused from batch to batch. */
+  #text = Buffer.allocUnsafeSlow(64 * 1024);
+  #bytes = 0;
+
+  /** Entries in the batch so far. */
+  get count(): number {
+    return this.#uris.length;
+  }
+
+  add(entry: SurfaceEntry): void {
+    const content = entry.content;
+    this.#fields(entry.uri, entry.sizeBytes, entry.sha256, entry.modifiedAt, entry.contentTruncated);
+    if (content !== null && content.length <= PACKED_TEXT_MAX && isAscii(content)) {
+      this.#room(content.length);
+      this.#bytes += this.#text.write(content, this.#bytes, 'latin1');
+      this.#textEnds.push(this.#bytes);
+      this.#contents.push(null);
+    } else {
+      this.#textEnds.push(-1);
+      this.#contents.push(content);
+    }
+  }
+
+  /**
+   * The entry of a whole file whose `text` bytes are all ASCII and at most {@link PACKED_TEXT_MAX}: its
+   * content is those bytes (ASCII decodes to itself), copied here before this returns.
+   */
+  addAscii(uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Uint8Array): void {
+    if (text.length > PACKED_TEXT_MAX) throw new Error(`an ASCII text of ${text.length} bytes: a bug`);
+    this.#fields(uri, sizeBytes, sha256, modifiedAt, false);
+    this.#room(text.length);
+    this.#text.set(text, this.#bytes);
+    this.#bytes += text.length;
+    this.#textEnds.push(this.#bytes);
+    this.#contents.push(null);
+  }
+
+  /** The batch, packed for posting (`[packed.text]` is the transfer list); the packer starts afresh. */
+  take(): PackedSurfaceEntries {
+    // A buffer of its own (never Node's shared pool), so it can be transferred.
+    const text = Buffer.allocUnsafeSlow(this.#bytes);
+    this.#text.copy(text, 0, 0, this.#bytes);
+    const packed: PackedSurfaceEntries = {
+      packed: 'surface-entries',
+      uris: this.#uris,
+      sha256s: this.#sha256s.join(''),
+      digested: Uint8Array.from(this.#digested),
+      modifiedAts: this.#modifiedAts.join(''),
+      sizes: Float64Array.from(this.#sizes),
+      truncated: Uint8Array.from(this.#truncated),
+      textEnds: Int32Array.from(this.#textEnds),
+      contents: this.#contents,
+      text: text.buffer as ArrayBuffer,
+    };
+    this.#uris = [];
+    this.#sha256s = [];
+    this.#digested = [];
+    this.#modifiedAts = [];
+    this.#sizes = [];
+    this.#truncated = [];
+    this.#textEnds = [];
+    this.#contents = [];
+    this.#bytes = 0;
+    return packed;
+  }
+
+  #fields(
+    uri: string,
+    sizeBytes: number,
+    sha256: string | null,
+    modifiedAt: string,
+    contentTruncated: boolean,
+  ): void {
+    if (sha256 !== null && sha256.length !== SHA256_HEX_LENGTH) {
+      throw new Error(`a digest of ${sha256.length} characters: a bug`);
+    }
+    if (modifiedAt.length !== TIMESTAMP_LENGTH) {
+      throw new Error(`a timestamp of ${modifiedAt.length} characters: a bug`);
+    }
+    this.#uris.push(uri);
+    if (sha256 !== null) this.#sha256s.push(sha256);
+    this.#digested.push(sha256 === null ? 0 : 1);
+    this.#modifiedAts.push(modifiedAt);
+    this.#sizes.push(sizeBytes);
+    this.#truncated.push(contentTruncated ? 1 : 0);
+  }
+
+  /** Room for `bytes` more text (the buffer doubles; a batch's texts stay under 100 × 8 KiB). */
+  #room(bytes: number): void {
+    if (this.#bytes + bytes <= this.#text.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(2 * this.#text.length, this.#bytes + bytes));
+    this.#text.copy(grown, 0, 0, this.#bytes);
+    this.#text = grown;
+  }
+}
+
 /** Packs entries for posting; `[packed.text]` is the transfer list. */
 export function packSurfaceEntries(entries: readonly SurfaceEntry[]): PackedSurfaceEntries {
-  const count = entries.length;
-  const uris: string[] = new Array(count);
-  const sha256s: string[] = [];
-  const digested = new Uint8Array(count);
-  const modifiedAts: string[] = new Array(count);
-  const contents: (string | null)[] = new Array(count);
-  const sizes = new Float64Array(count);
-  const truncated = new Uint8Array(count);
-  const textEnds = new Int32Array(count);
-  let bytes = 0;
-  for (let i = 0; i < count; i++) {
-    const entry = entries[i] as SurfaceEntry;
-    uris[i] = entry.uri;
-    if (entry.sha256 !== null) {
-      if (entry.sha256.length !== SHA256_HEX_LENGTH)
-        throw new Error(`a digest of ${entry.sha256.length} characters: a bug`);
-      sha256s.push(entry.sha256);
-      digested[i] = 1;
-    }
-    if (entry.modifiedAt.length !== TIMESTAMP_LENGTH) {
-      throw new Error(`a timestamp of ${entry.modifiedAt.length} characters: a bug`);
-    }
-    modifiedAts[i] = entry.modifiedAt;
-    sizes[i] = entry.sizeBytes;
-    truncated[i] = entry.contentTruncated ? 1 : 0;
-    const content = entry.content;
-    if (content !== null && content.length <= ARENA_TEXT_MAX && isAscii(content)) {
-      bytes += content.length;
-      textEnds[i] = bytes;
-      contents[i] = null;
-    } else {
-      textEnds[i] = -1;
-      contents[i] = content;
-    }
-  }
-  // A buffer of its own (never Node's shared pool), so it can be transferred.
-  const text = Buffer.allocUnsafeSlow(bytes);
-  let at = 0;
-  for (let i = 0; i < count; i++) {
-    if (textEnds[i] === -1) continue;
-    const content = (entries[i] as SurfaceEntry).content as string;
-    at += text.write(content, at, 'latin1');
-  }
-  if (at !== bytes) throw new Error(`packSurfaceEntries wrote ${at} of ${bytes} text bytes: a bug`);
-  return {
-    packed: 'surface-entries',
-    uris,
-    sha256s: sha256s.join(''),
-    digested,
-    modifiedAts: modifiedAts.join(''),
-    sizes,
-    truncated,
-    textEnds,
-    contents,
-    text: text.buffer as ArrayBuffer,
-  };
+  const packer = new SurfaceEntryPacker();
+  for (const entry of entries) packer.add(entry);
+  return packer.take();
 }
 
 export function isPackedSurfaceEntries(value: unknown): value is PackedSurfaceEntries {

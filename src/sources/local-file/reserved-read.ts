@@ -1,7 +1,9 @@
+import { isAscii } from 'node:buffer';
 import crypto, { createHash, type Hash } from 'node:crypto';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { errorCode, rethrowCancelled } from './acquisition-state.js';
 import { modifiedAtOf } from './modified-at.js';
+import { PACKED_TEXT_MAX } from './packed-entries.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**
@@ -49,6 +51,13 @@ export interface ReadSink {
   /** A gap of the task with this `seq`. */
   gap(seq: number, gap: CoverageGap): void;
   entry(entry: SurfaceEntry): void;
+  /**
+   * Where a sink packs entries for posting (packed-entries.ts): a whole file read in one chunk, not cut,
+   * whose bytes are all ASCII and at most PACKED_TEXT_MAX comes here instead of {@link entry}, its text as
+   * those bytes (the same text: ASCII decodes to itself). The sink copies them before it returns: the
+   * chunk is reused by the next file.
+   */
+  asciiEntry?: (uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Buffer) => void;
   /** Bytes really read (the budget was spent by the reservation; this is the statistic). */
   bytesRead(count: number): void;
 }
@@ -215,6 +224,15 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
     // The whole file is in the chunk; the chunk is reused by the next file, so both the digest and the
     // text are taken from it now.
     sha256 = hashWhole(firstChunk);
+    if (
+      sink.asciiEntry !== undefined &&
+      firstChunk.length <= maxContentBytes &&
+      firstChunk.length <= PACKED_TEXT_MAX &&
+      isAscii(firstChunk)
+    ) {
+      sink.asciiEntry(uri, readBytes, sha256, modifiedAtOf(mtimeMs), firstChunk);
+      return 'read';
+    }
     partialText = firstChunk.length > maxContentBytes;
     content = partialText
       ? decodeText(firstChunk.subarray(0, maxContentBytes), true)

@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { AcquisitionCancelled } from './acquisition-state.js';
+import { type PackedSurfaceEntries, SurfaceEntryPacker } from './packed-entries.js';
 import { type FromHelper, LINK, type ManifestReads, type ToHelper, unpackTasks } from './read-lanes.js';
 import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
 import { StatRequest } from './stat-ahead.js';
@@ -32,8 +33,8 @@ export interface SecondReaderOptions {
    */
   fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close' | 'entryStatAt'>;
   maxContentBytes: number;
-  /** Streams entries to the caller's thread (same batches as the walking thread's). */
-  onEntries(entries: SurfaceEntry[]): void;
+  /** Streams entries to the caller's thread, packed (same batches as the walking thread's). */
+  onEntries(entries: PackedSurfaceEntries): void;
   /** Called once, after the walker said it sends nothing more and every batch was answered. */
   onEnd(readsDone: number): void;
   /**
@@ -53,7 +54,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   const { port, link, cancel } = options;
   const chunk = scratchChunk();
   const cancelled = () => Atomics.load(cancel, 0) !== 0;
-  let entries: SurfaceEntry[] = [];
+  const entries = new SurfaceEntryPacker();
   let gaps: [number, CoverageGap][] = [];
   let bytes = 0;
   let filesRead = 0;
@@ -94,12 +95,18 @@ export function serveSecondReader(options: SecondReaderOptions): void {
         made = entry;
         return;
       }
-      entries.push(entry);
-      if (entries.length >= ENTRY_BATCH) {
-        options.onEntries(entries);
-        entries = [];
-      }
+      entries.add(entry);
+      if (entries.count >= ENTRY_BATCH) options.onEntries(entries.take());
     },
+    // A manifest's reads keep no text (digestOnly): only an observation's entries are packed as bytes.
+    ...(manifest
+      ? {}
+      : {
+          asciiEntry: (uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Buffer) => {
+            entries.addAscii(uri, sizeBytes, sha256, modifiedAt, text);
+            if (entries.count >= ENTRY_BATCH) options.onEntries(entries.take());
+          },
+        }),
     bytesRead: (count) => {
       bytes += count;
     },
@@ -164,8 +171,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   const end = () => {
     if (finished) return;
     finished = true;
-    if (entries.length > 0) options.onEntries(entries);
-    entries = [];
+    if (entries.count > 0) options.onEntries(entries.take());
     port.close();
     options.onEnd(readsDone);
   };

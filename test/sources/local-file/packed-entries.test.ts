@@ -16,6 +16,7 @@ import {
   type PackedSurfaceEntries,
   packManifestEntries,
   packSurfaceEntries,
+  SurfaceEntryPacker,
 } from '../../../src/sources/local-file/packed-entries.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { removeDir, tempDir } from '../support/trees.js';
@@ -110,6 +111,45 @@ describe('packed surface entries (packed-entries.ts)', () => {
     assert.ok(earlyLists > 0, 'arenas were completed before the last batch');
     assert.deepEqual(out.flat(), checkSurfaceEntries(all));
     assert.deepEqual(receipt.finish(), [], 'nothing is left after finish');
+  });
+
+  it('pack a whole ASCII file given as bytes exactly as the same entry given with its text', async () => {
+    const packer = new SurfaceEntryPacker();
+    const asText = [entry('/a.txt', 'first file\n'), entry('/b.md', '# two\n'), entry('/c', '')];
+    packer.add(SHAPES[3] as SurfaceEntry); // not ASCII: travels as a string between the byte texts
+    for (const one of asText) {
+      packer.addAscii(
+        one.uri,
+        one.sizeBytes,
+        one.sha256 as string,
+        one.modifiedAt,
+        Buffer.from(one.content as string),
+      );
+    }
+    packer.add(SHAPES[5] as SurfaceEntry); // no text
+    const expected = [SHAPES[3] as SurfaceEntry, ...asText, SHAPES[5] as SurfaceEntry];
+    const packed = packer.take();
+    const firstText = Buffer.from(packed.text).toString('latin1');
+    assert.deepEqual(packed, packSurfaceEntries(expected));
+    assert.deepEqual(unpackSurfaceEntries(await throughPort(packed)), checkSurfaceEntries(expected));
+    // The packer starts afresh, its buffer reused: the next batch holds only its own text, and the first
+    // batch's bytes (already taken) are not overwritten.
+    packer.addAscii('/d', 4, sha(4), at, Buffer.from('next'));
+    const next = packer.take();
+    assert.equal(Buffer.from(next.text).toString('latin1'), 'next');
+    assert.equal(next.uris.length, 1);
+    assert.equal(firstText, 'first file\n# two\n');
+  });
+
+  it('refuse bytes past the packed-text bound, and bytes above 0x7f given as ASCII (caught on arrival)', () => {
+    const packer = new SurfaceEntryPacker();
+    assert.throws(
+      () => packer.addAscii('/big', 9000, sha(9000), at, Buffer.alloc(8 * 1024 + 1, 0x61)),
+      /an ASCII text of 8193 bytes: a bug/,
+    );
+    assert.equal(packer.count, 0, 'nothing of the refused entry was kept');
+    packer.addAscii('/lie', 4, sha(4), at, Buffer.from([0x61, 0xe9, 0x62, 0x63]));
+    assert.throws(() => unpackSurfaceEntries(packer.take()), /observation entry/);
   });
 
   it('refuse a glob batch that arrives unpacked (every pool thread packs), never guessing at its shape', () => {
