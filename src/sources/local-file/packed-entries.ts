@@ -121,10 +121,20 @@ export class SurfaceEntryPacker {
 
   /** The batch, packed for posting (`[packed.text]` is the transfer list); the packer starts afresh. */
   take(): PackedSurfaceEntries {
+    const packed = this.pack();
+    this.clear();
+    return packed;
+  }
+
+  /**
+   * The batch so far, packed for posting, the packer unchanged: a sink whose posting fails keeps its
+   * entries to post with the next batch (call {@link clear} once the batch has left).
+   */
+  pack(): PackedSurfaceEntries {
     // A buffer of its own (never Node's shared pool), so it can be transferred.
     const text = Buffer.allocUnsafeSlow(this.#bytes);
     this.#text.copy(text, 0, 0, this.#bytes);
-    const packed: PackedSurfaceEntries = {
+    return {
       packed: 'surface-entries',
       uris: this.#uris,
       sha256s: this.#sha256s.join(''),
@@ -136,6 +146,10 @@ export class SurfaceEntryPacker {
       contents: this.#contents,
       text: text.buffer as ArrayBuffer,
     };
+  }
+
+  /** Starts a new batch (the text buffer is kept for it). */
+  clear(): void {
     this.#uris = [];
     this.#sha256s = [];
     this.#digested = [];
@@ -145,7 +159,6 @@ export class SurfaceEntryPacker {
     this.#textEnds = [];
     this.#contents = [];
     this.#bytes = 0;
-    return packed;
   }
 
   #fields(

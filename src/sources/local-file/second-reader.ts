@@ -55,6 +55,14 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   const chunk = scratchChunk();
   const cancelled = () => Atomics.load(cancel, 0) !== 0;
   const entries = new SurfaceEntryPacker();
+  /**
+   * The batch so far goes to the caller's thread, and only then is it cleared: a posting that fails (the
+   * task being read gets a gap) leaves the batch's other entries to go with the next one, never a hole.
+   */
+  const postEntries = () => {
+    options.onEntries(entries.pack());
+    entries.clear();
+  };
   let gaps: [number, CoverageGap][] = [];
   let bytes = 0;
   let filesRead = 0;
@@ -96,7 +104,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
         return;
       }
       entries.add(entry);
-      if (entries.count >= ENTRY_BATCH) options.onEntries(entries.take());
+      if (entries.count >= ENTRY_BATCH) postEntries();
     },
     // A manifest's reads keep no text (digestOnly): only an observation's entries are packed as bytes.
     ...(manifest
@@ -104,7 +112,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
       : {
           asciiEntry: (uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Buffer) => {
             entries.addAscii(uri, sizeBytes, sha256, modifiedAt, text);
-            if (entries.count >= ENTRY_BATCH) options.onEntries(entries.take());
+            if (entries.count >= ENTRY_BATCH) postEntries();
           },
         }),
     bytesRead: (count) => {
@@ -171,7 +179,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   const end = () => {
     if (finished) return;
     finished = true;
-    if (entries.count > 0) options.onEntries(entries.take());
+    if (entries.count > 0) postEntries();
     port.close();
     options.onEnd(readsDone);
   };

@@ -129,16 +129,28 @@ describe('packed surface entries (packed-entries.ts)', () => {
     packer.add(SHAPES[5] as SurfaceEntry); // no text
     const expected = [SHAPES[3] as SurfaceEntry, ...asText, SHAPES[5] as SurfaceEntry];
     const packed = packer.take();
-    const firstText = Buffer.from(packed.text).toString('latin1');
+    const first = new Uint8Array(packed.text);
     assert.deepEqual(packed, packSurfaceEntries(expected));
-    assert.deepEqual(unpackSurfaceEntries(await throughPort(packed)), checkSurfaceEntries(expected));
-    // The packer starts afresh, its buffer reused: the next batch holds only its own text, and the first
-    // batch's bytes (already taken) are not overwritten.
-    packer.addAscii('/d', 4, sha(4), at, Buffer.from('next'));
+    // The packer starts afresh, its buffer reused: the next batch holds only its own text, and the bytes
+    // of the batch already taken are its own (a longer next batch does not write over them).
+    packer.addAscii('/d', 9, sha(9), at, Buffer.from('overwrite'));
+    packer.addAscii('/e', 9, sha(9), at, Buffer.from('every bit'));
     const next = packer.take();
-    assert.equal(Buffer.from(next.text).toString('latin1'), 'next');
-    assert.equal(next.uris.length, 1);
-    assert.equal(firstText, 'first file\n# two\n');
+    assert.equal(Buffer.from(next.text).toString('latin1'), 'overwriteevery bit');
+    assert.deepEqual(next.uris, ['/d', '/e']);
+    assert.equal(Buffer.from(first).toString('latin1'), 'first file\n# two\n');
+    assert.deepEqual(unpackSurfaceEntries(await throughPort(packed)), checkSurfaceEntries(expected));
+  });
+
+  it('pack the batch so far without clearing it (a failed post keeps its entries), then clear', () => {
+    const packer = new SurfaceEntryPacker();
+    packer.add(entry('/a', 'kept'));
+    const once = packer.pack();
+    assert.equal(packer.count, 1, 'pack() leaves the entries in the packer');
+    assert.deepEqual(packer.pack(), once);
+    packer.clear();
+    assert.equal(packer.count, 0);
+    assert.equal(packer.take().text.byteLength, 0, 'the cleared packer holds no text');
   });
 
   it('refuse bytes past the packed-text bound, and bytes above 0x7f given as ASCII (caught on arrival)', () => {

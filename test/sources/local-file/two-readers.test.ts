@@ -1,13 +1,22 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import type { SurfaceEntry } from '../../../src/models/observation.js';
 import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
 import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acquisition-pool.js';
 import { unpackSurfaceEntries } from '../../../src/sources/local-file/entry-receipt.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
+import { LINK_INTS, packTasks } from '../../../src/sources/local-file/read-lanes.js';
+import type { ReadTask } from '../../../src/sources/local-file/reserved-read.js';
+import { serveSecondReader } from '../../../src/sources/local-file/second-reader.js';
+import { nodeSurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
-import { buildReaderSplitTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
+import { acquireDirect, buildReaderSplitTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
+
+const O_PATH = 0o10000000;
 
 /**
  * Two reader threads share one glob walk (issue 14). The walk reserves each file's share of maxReadBytes
@@ -159,4 +168,119 @@ describe('two reader threads sharing one walk', () => {
       });
     });
   }
+});
+
+describe('entries packed on the reading threads (a whole ASCII file travels as its bytes)', () => {
+  let root: string;
+  before(() => {
+    root = tempDir('witness-packed-bytes-');
+    // Around every bound of the bytes path: empty, shorter and longer than a small maxContentBytes, 8 KiB
+    // exactly and one byte more (the packed-text bound), not ASCII, and more than one batch of files.
+    const files: [string, string][] = [
+      ['empty.txt', ''],
+      ['three.txt', 'abc'],
+      ['ten.txt', '0123456789'],
+      ['k8.txt', 'k'.repeat(8 * 1024)],
+      ['k8plus.txt', 'p'.repeat(8 * 1024 + 1)],
+      ['utf8.txt', 'naïve ☕'],
+    ];
+    for (let i = 0; i < 230; i++) files.push([`many/f${String(i).padStart(3, '0')}.txt`, `line ${i}\n`]);
+    for (const [name, text] of files) {
+      fs.mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+      fs.writeFileSync(path.join(root, name), text);
+    }
+  });
+  after(async () => {
+    await releaseAcquisitionThreads();
+    removeDir(root);
+  });
+
+  for (const variant of SURFACE_FS_VARIANTS) {
+    for (const [title, limits] of [
+      ['default budgets', {}],
+      ['maxContentBytes 4 (texts cut to a prefix)', { maxContentBytes: 4 }],
+      ['maxContentBytes 8192', { maxContentBytes: 8 * 1024 }],
+    ] as const) {
+      it(`give what the walk gives in process, entry for entry [${variant.name}]: ${title}`, {
+        skip: variant.skip,
+      }, async () => {
+        const direct = acquireDirect(root, '/**', 'glob', limits, variant.fs);
+        assert.equal(direct.entries.length, 236);
+        for (const readers of [1, 2] as const) {
+          const run = await acquireThroughPool(root, '/**', variant.name, limits, { readers });
+          assert.equal(run.result.entries.length, 0, 'every entry of a glob left in a packed batch');
+          assert.deepEqual(run.entries, direct.entries, `${readers} reader(s)`);
+          assert.deepEqual(run.result.gaps, direct.gaps);
+        }
+        const cut = direct.entries.find((entry) => entry.uri === '/ten.txt');
+        if ('maxContentBytes' in limits && limits.maxContentBytes === 4) {
+          assert.deepEqual([cut?.content, cut?.contentTruncated], ['0123', true]);
+        }
+      });
+    }
+  }
+});
+
+describe('the second reader when posting a batch fails', () => {
+  it('keeps the batch to post with the next one: a gap for the file being read, never a hole', async () => {
+    const root = tempDir('witness-post-fails-');
+    const tasks: ReadTask[] = [];
+    try {
+      for (let i = 0; i < 150; i++) {
+        const file = path.join(root, `f${String(i).padStart(3, '0')}`);
+        fs.writeFileSync(file, `text ${i}`);
+        const pathFd = fs.openSync(file, O_PATH);
+        const stat = fs.fstatSync(pathFd);
+        tasks.push({
+          seq: i,
+          pathFd,
+          uri: `/f${String(i).padStart(3, '0')}`,
+          size: stat.size,
+          dev: stat.dev,
+          ino: stat.ino,
+          reservation: stat.size,
+        });
+      }
+      const { port1, port2 } = new MessageChannel();
+      const delivered: SurfaceEntry[] = [];
+      let posts = 0;
+      await new Promise<void>((resolve) => {
+        serveSecondReader({
+          port: port2,
+          link: new Int32Array(new SharedArrayBuffer(LINK_INTS * 4)),
+          cancel: new Int32Array(new SharedArrayBuffer(4)),
+          fs: nodeSurfaceFs,
+          maxContentBytes: 1_000_000,
+          onEntries: (batch) => {
+            if (posts++ === 0) throw new RangeError('the first post fails');
+            delivered.push(...unpackSurfaceEntries(batch));
+          },
+          onEnd: () => resolve(),
+        });
+        port1.postMessage({ tasks: packTasks(tasks) });
+        port1.postMessage({ end: true });
+      });
+      const gaps: [number, { uri?: string; reason: string }][] = [];
+      for (;;) {
+        const message = receiveMessageOnPort(port1);
+        if (message === undefined) break;
+        gaps.push(...(message.message as { gaps: typeof gaps }).gaps);
+      }
+      port1.close();
+      assert.equal(posts, 3, 'the failed post, the full batch after it, the last one');
+      assert.deepEqual(
+        delivered.map((entry) => entry.uri),
+        tasks.map((task) => task.uri),
+        'every file read arrives, in order',
+      );
+      // The file whose entry completed the failed batch also has its gap: nothing silently lost.
+      assert.deepEqual(
+        gaps.map(([seq, gap]) => [seq, gap.reason, gap.uri]),
+        [[99, 'read_failed', '/f099']],
+      );
+    } finally {
+      for (const task of tasks) fs.closeSync(task.pathFd);
+      removeDir(root);
+    }
+  });
 });
