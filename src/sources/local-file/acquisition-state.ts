@@ -161,7 +161,9 @@ export class AcquisitionState {
   /** Hands the last, partial batch to the sink (nothing without one, or when it is empty). */
   flushEntries(): void {
     const packed = this.#packed;
-    if (packed !== undefined && packed.packer.count > 0) packed.sink(packed.packer.take());
+    if (packed === undefined) return;
+    if (packed.packer.count > 0) packed.sink(packed.packer.take());
+    packed.packer.release();
   }
 
   /**

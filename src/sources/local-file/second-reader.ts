@@ -180,6 +180,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     if (finished) return;
     finished = true;
     if (entries.count > 0) postEntries();
+    entries.release();
     port.close();
     options.onEnd(readsDone);
   };

@@ -153,6 +153,26 @@ describe('packed surface entries (packed-entries.ts)', () => {
     assert.equal(packer.take().text.byteLength, 0, 'the cleared packer holds no text');
   });
 
+  it('share a released text buffer with the next packer, never with one alive at the same time', () => {
+    const released = new SurfaceEntryPacker();
+    released.addAscii('/r', 8, sha(8), at, Buffer.from('released'));
+    released.take();
+    released.release();
+    // Two packers alive at once on this thread (one takes the spare buffer, the other its own), filled
+    // in turns: neither batch may hold the other's bytes.
+    const a = new SurfaceEntryPacker();
+    const b = new SurfaceEntryPacker();
+    for (let i = 0; i < 50; i++) {
+      a.addAscii(`/a${i}`, 3, sha(3), at, Buffer.from(`a${String(i).padStart(2, '0')}`));
+      b.addAscii(`/b${i}`, 400, sha(400), at, Buffer.alloc(400, 0x62));
+    }
+    const expectedA = Array.from({ length: 50 }, (_, i) => `a${String(i).padStart(2, '0')}`).join('');
+    assert.equal(Buffer.from(a.take().text).toString('latin1'), expectedA);
+    assert.equal(Buffer.from(b.take().text).toString('latin1'), 'b'.repeat(400 * 50));
+    a.release();
+    b.release();
+  });
+
   it('refuse bytes past the packed-text bound, and bytes above 0x7f given as ASCII (caught on arrival)', () => {
     const packer = new SurfaceEntryPacker();
     assert.throws(
