@@ -141,14 +141,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       log(describeSwept(workerId, swept));
     }
   }
-  const queue = await openQueueDb(options.url, { max: concurrency + 2 });
-  const memory = await openMemory(options.url);
-  const boss = await startBoss(options.url, {
-    supervise: true,
-    maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 30,
-  });
-  const wakeup = createJobWakeup(options.url, { reopenAfterMs: pollMs, enabled: options.listen !== false });
-  await wakeup.start();
+  const { queue, memory, boss, wakeup } = await openWorkerConnections(options, concurrency, pollMs);
   const summary: WorkerSummary = { workerId, done: 0, duplicates: 0, cancelled: 0, refused: 0, failed: 0 };
   const contexts = new Map<string, Promise<Settled>>();
   const directories: string[] = [];
@@ -323,6 +316,35 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     for (const dir of directories) await rm(dir, { recursive: true, force: true }).catch(() => {});
   }
   return summary;
+}
+
+/**
+ * The worker's queue, memory, pg-boss and wake-up connections, opened in turn. One that fails closes every
+ * one opened before it, then throws: a worker that cannot start must exit with its error. It once stayed
+ * alive instead (seen in CI: two workers starting together on a fresh database, one failing), holding a
+ * pool it would never use and never taking an attempt.
+ */
+async function openWorkerConnections(options: WorkerOptions, concurrency: number, pollMs: number) {
+  const queue = await openQueueDb(options.url, { max: concurrency + 2 });
+  let memory: Awaited<ReturnType<typeof openMemory>> | undefined;
+  let boss: Awaited<ReturnType<typeof startBoss>> | undefined;
+  let wakeup: ReturnType<typeof createJobWakeup> | undefined;
+  try {
+    memory = await openMemory(options.url);
+    boss = await startBoss(options.url, {
+      supervise: true,
+      maintenanceIntervalSeconds: options.maintenanceIntervalSeconds ?? 30,
+    });
+    wakeup = createJobWakeup(options.url, { reopenAfterMs: pollMs, enabled: options.listen !== false });
+    await wakeup.start();
+    return { queue, memory, boss, wakeup };
+  } catch (error) {
+    await wakeup?.close().catch(() => {});
+    await boss?.stop({ graceful: false, wait: true }).catch(() => {});
+    await memory?.close().catch(() => {});
+    await queue.close().catch(() => {});
+    throw error;
+  }
 }
 
 class RunCancelled extends Error {
