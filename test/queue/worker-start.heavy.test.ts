@@ -76,7 +76,7 @@ describe('witness worker start-up', { skip: PG_SKIP }, () => {
     started.push(second);
     const code = await exitWithin(second, 60_000);
     assert.notEqual(code, 'alive', `the worker is still running:\n${second.stderr()}`);
-    assert.notEqual(code, 0);
+    assert.equal(code, 1, 'an unexpected failure (exit-status.ts)');
     assert.match(second.stderr(), /already exists/);
     assert.ok(!second.stderr().includes('taking attempts from'));
   });
