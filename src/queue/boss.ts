@@ -1,14 +1,14 @@
 import PgBoss from 'pg-boss';
 import { ATTEMPT_QUEUE, BOSS_SCHEMA } from './queue-store.js';
 
+/** Tries at creating the attempt queue before a start fails (see startBoss). */
+const CREATE_QUEUE_TRIES = 5;
+
 /**
  * pg-boss in its own schema (`witness_boss`, created and migrated by pg-boss itself on start). Submitters
  * and `runs` commands do no maintenance; workers supervise, which is what expires the active job of a
  * killed worker (every `maintenanceIntervalSeconds`) and puts it back for another worker.
  */
-/** Tries at creating the attempt queue before a start fails (see startBoss). */
-const CREATE_QUEUE_TRIES = 5;
-
 export async function startBoss(
   url: string,
   options: { supervise: boolean; maintenanceIntervalSeconds?: number; retryLimit?: number },

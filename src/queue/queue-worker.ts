@@ -320,9 +320,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
 
 /**
  * The worker's queue, memory, pg-boss and wake-up connections, opened in turn. One that fails closes every
- * one opened before it, then throws: a worker that cannot start must exit with its error. It once stayed
- * alive instead (seen in CI: two workers starting together on a fresh database, one failing), holding a
- * pool it would never use and never taking an attempt.
+ * one opened before it, then throws: a worker that cannot start must exit with its error, not stay alive
+ * holding connections and timers while it never takes an attempt (seen in CI: three workers starting
+ * together on a fresh database, one failed by a deadlock in pg-boss's queue creation; boss.ts).
  */
 async function openWorkerConnections(options: WorkerOptions, concurrency: number, pollMs: number) {
   const queue = await openQueueDb(options.url, { max: concurrency + 2 });

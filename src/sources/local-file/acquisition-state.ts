@@ -40,14 +40,6 @@ export class EnumerationStopped extends Error {
   }
 }
 
-/**
- * Entries per batch handed to a sink (about 100 KB of small files' text per message). Entries wait in the
- * pool thread's young generation until their batch leaves, and every scavenge copies the waiting ones:
- * 1,000 a batch made garbage collection the largest single cost of a reader thread (s15-walk); 100 took
- * ≈ 11 % off the CPU of a 100,000-file acquisition, 250 ≈ 8 % (docs/perf/s16-walk.md).
- */
-const ENTRY_BATCH = 100;
-
 /** Everything one acquisition shares: the seam, budgets spent so far, what was found, the root. */
 export class AcquisitionState {
   readonly entries: SurfaceEntry[] = [];
@@ -75,7 +67,7 @@ export class AcquisitionState {
    * thread, so their transfer and validation overlap the walk): see {@link packEntriesTo}. Without it
    * every entry stays in `entries`.
    */
-  #packed: { packer: SurfaceEntryPacker; sink: (batch: PackedSurfaceEntries) => void } | undefined;
+  #packer: SurfaceEntryPacker | undefined;
 
   /**
    * Set in manifest mode (SPEC §12): the walk records every entry it meets here — directories, symlinks
@@ -135,35 +127,25 @@ export class AcquisitionState {
   }
 
   /**
-   * From now on entries are packed in batches of {@link ENTRY_BATCH} and handed to `sink` as each fills
-   * (the last one by {@link flushEntries}); a whole ASCII file's text goes into its batch as bytes.
+   * From now on entries are packed and handed to `sink` in batches as each fills (the last one by
+   * {@link flushEntries}); a whole ASCII file's text goes into its batch as bytes.
    */
   packEntriesTo(sink: (batch: PackedSurfaceEntries) => void): void {
-    const packer = new SurfaceEntryPacker();
-    this.#packed = { packer, sink };
-    this.reader.sink.asciiEntry = (uri, sizeBytes, sha256, modifiedAt, text) => {
+    const packer = new SurfaceEntryPacker(sink);
+    this.#packer = packer;
+    this.reader.sink.asciiEntry = (uri, sizeBytes, sha256, modifiedAt, text) =>
       packer.addAscii(uri, sizeBytes, sha256, modifiedAt, text);
-      if (packer.count >= ENTRY_BATCH) sink(packer.take());
-    };
   }
 
-  /** Records a read entry; hands a full batch to the sink, if there is one. */
+  /** Records a read entry: packed for the sink, if there is one, or kept in `entries`. */
   addEntry(entry: SurfaceEntry): void {
-    const packed = this.#packed;
-    if (packed === undefined) {
-      this.entries.push(entry);
-      return;
-    }
-    packed.packer.add(entry);
-    if (packed.packer.count >= ENTRY_BATCH) packed.sink(packed.packer.take());
+    if (this.#packer === undefined) this.entries.push(entry);
+    else this.#packer.add(entry);
   }
 
   /** Hands the last, partial batch to the sink (nothing without one, or when it is empty). */
   flushEntries(): void {
-    const packed = this.#packed;
-    if (packed === undefined) return;
-    if (packed.packer.count > 0) packed.sink(packed.packer.take());
-    packed.packer.release();
+    this.#packer?.flush();
   }
 
   /**

@@ -12,9 +12,9 @@ import { MANIFEST_ENTRY_TYPES, type ManifestEntryType } from '../../models/vocab
  * So a batch is posted packed: the uris as an array, the digests and the times each as one string, the
  * sizes and flags as typed arrays, and the text of every file that is ASCII (nearly every file of a source
  * tree) and at most 8 KiB as raw bytes back to back in one buffer that is transferred, not copied (a
- * reading thread puts such a file's bytes there straight from its read: {@link SurfaceEntryPacker}). The caller (entry-receipt.ts, kept
- * apart so that a pool thread never loads the entry rule and its schemas) gathers those bytes until about
- * 512 KiB wait, turns them into one string (large enough that V8 puts it in its large-object space, where
+ * reading thread puts such a file's bytes there straight from its read: {@link SurfaceEntryPacker}). The
+ * caller (entry-receipt.ts, kept apart so that a pool thread never loads the entry rule and its schemas)
+ * gathers those bytes until about 512 KiB wait, turns them into one string (large enough that V8 puts it in its large-object space, where
  * the collector never copies it) and gives each entry a slice of it. Other text travels as a string of its
  * own, as before; a null content stays null. Measured in docs/perf/s19-walk.md and s22-walk.md.
  *
@@ -66,6 +66,14 @@ export const PACKED_TEXT_MAX = 8 * 1024;
 /** ASCII text: its UTF-8 length is its length (any other code unit takes two bytes or more). */
 const isAscii = (text: string): boolean => Buffer.byteLength(text, 'utf8') === text.length;
 
+/**
+ * Entries per batch a reading thread posts (about 100 KB of small files' text per message). Entries wait in
+ * the pool thread's young generation until their batch leaves, and every scavenge copies the waiting ones:
+ * 1,000 a batch made garbage collection the largest single cost of a reader thread (s15-walk); 100 took
+ * ≈ 11 % off the CPU of a 100,000-file acquisition, 250 ≈ 8 % (docs/perf/s16-walk.md).
+ */
+export const ENTRY_BATCH = 100;
+
 /** The first text buffer a packer takes when its thread has none to spare. */
 const FIRST_TEXT_BYTES = 16 * 1024;
 
@@ -81,8 +89,15 @@ let spareText: Buffer | undefined;
  * ({@link addAscii}): they are copied straight into the batch, so no string of the text is ever made on
  * the pool thread (decoding, measuring and writing it back cost ≈ 1.5 % of a 100,000-file acquisition's
  * CPU; docs/perf/s22-walk.md). The caller's thread checks the batch's bytes are ASCII all the same.
+ *
+ * Given a `post`, the packer posts each batch of {@link ENTRY_BATCH} as it fills and the rest at
+ * {@link flush}; a batch is cleared only once posted, so a post that fails (the entry being added gets a
+ * gap from its reader) leaves the batch's other entries to go with the next one, never a hole. Without
+ * one, {@link take} gives the batch.
  */
 export class SurfaceEntryPacker {
+  constructor(private readonly post?: (batch: PackedSurfaceEntries) => void) {}
+
   #uris: string[] = [];
   #sha256s: string[] = [];
   #digested: number[] = [];
@@ -114,6 +129,7 @@ export class SurfaceEntryPacker {
       this.#textEnds.push(-1);
       this.#contents.push(content);
     }
+    this.#postIfFull();
   }
 
   /**
@@ -127,20 +143,32 @@ export class SurfaceEntryPacker {
     this.#bytes += text.length;
     this.#textEnds.push(this.#bytes);
     this.#contents.push(null);
+    this.#postIfFull();
+  }
+
+  /** Posts the last, partial batch (if any) and gives the text buffer back to this thread. */
+  flush(): void {
+    if (this.count > 0) this.#post();
+    this.release();
   }
 
   /** The batch, packed for posting (`[packed.text]` is the transfer list); the packer starts afresh. */
   take(): PackedSurfaceEntries {
-    const packed = this.pack();
-    this.clear();
+    const packed = this.#pack();
+    this.#clear();
     return packed;
   }
 
-  /**
-   * The batch so far, packed for posting, the packer unchanged: a sink whose posting fails keeps its
-   * entries to post with the next batch (call {@link clear} once the batch has left).
-   */
-  pack(): PackedSurfaceEntries {
+  #postIfFull(): void {
+    if (this.post !== undefined && this.count >= ENTRY_BATCH) this.#post();
+  }
+
+  #post(): void {
+    this.post?.(this.#pack());
+    this.#clear();
+  }
+
+  #pack(): PackedSurfaceEntries {
     // A buffer of its own (never Node's shared pool), so it can be transferred.
     const text = Buffer.allocUnsafeSlow(this.#bytes);
     this.#text?.copy(text, 0, 0, this.#bytes);
@@ -159,7 +187,7 @@ export class SurfaceEntryPacker {
   }
 
   /** Starts a new batch (the text buffer is kept for it). */
-  clear(): void {
+  #clear(): void {
     this.#uris = [];
     this.#sha256s = [];
     this.#digested = [];
@@ -200,7 +228,7 @@ export class SurfaceEntryPacker {
   release(): void {
     const text = this.#text;
     this.#text = undefined;
-    this.clear();
+    this.#clear();
     if (text !== undefined && (spareText === undefined || text.length > spareText.length)) spareText = text;
   }
 

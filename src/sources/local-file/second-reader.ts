@@ -47,22 +47,11 @@ export interface SecondReaderOptions {
   delayMs?: number;
 }
 
-/** Entries per batch posted to the caller's thread: as the walking thread's (acquisition-state.ts). */
-const ENTRY_BATCH = 100;
-
 export function serveSecondReader(options: SecondReaderOptions): void {
   const { port, link, cancel } = options;
   const chunk = scratchChunk();
   const cancelled = () => Atomics.load(cancel, 0) !== 0;
-  const entries = new SurfaceEntryPacker();
-  /**
-   * The batch so far goes to the caller's thread, and only then is it cleared: a posting that fails (the
-   * task being read gets a gap) leaves the batch's other entries to go with the next one, never a hole.
-   */
-  const postEntries = () => {
-    options.onEntries(entries.pack());
-    entries.clear();
-  };
+  const entries = new SurfaceEntryPacker((batch) => options.onEntries(batch));
   let gaps: [number, CoverageGap][] = [];
   let bytes = 0;
   let filesRead = 0;
@@ -104,16 +93,13 @@ export function serveSecondReader(options: SecondReaderOptions): void {
         return;
       }
       entries.add(entry);
-      if (entries.count >= ENTRY_BATCH) postEntries();
     },
     // A manifest's reads keep no text (digestOnly): only an observation's entries are packed as bytes.
     ...(manifest
       ? {}
       : {
-          asciiEntry: (uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Buffer) => {
-            entries.addAscii(uri, sizeBytes, sha256, modifiedAt, text);
-            if (entries.count >= ENTRY_BATCH) postEntries();
-          },
+          asciiEntry: (uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Buffer) =>
+            entries.addAscii(uri, sizeBytes, sha256, modifiedAt, text),
         }),
     bytesRead: (count) => {
       bytes += count;
@@ -179,8 +165,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   const end = () => {
     if (finished) return;
     finished = true;
-    if (entries.count > 0) postEntries();
-    entries.release();
+    entries.flush();
     port.close();
     options.onEnd(readsDone);
   };

@@ -11,6 +11,7 @@ import { surface } from '../../../src/models/scorable.js';
 import { SurfaceEntryReceipt, unpackSurfaceEntries } from '../../../src/sources/local-file/entry-receipt.js';
 import { receiveManifestEntries } from '../../../src/sources/local-file/manifest-receipt.js';
 import {
+  ENTRY_BATCH,
   manifestTransfer,
   type PackedManifestEntries,
   type PackedSurfaceEntries,
@@ -142,15 +143,35 @@ describe('packed surface entries (packed-entries.ts)', () => {
     assert.deepEqual(unpackSurfaceEntries(await throughPort(packed)), checkSurfaceEntries(expected));
   });
 
-  it('pack the batch so far without clearing it (a failed post keeps its entries), then clear', () => {
-    const packer = new SurfaceEntryPacker();
-    packer.add(entry('/a', 'kept'));
-    const once = packer.pack();
-    assert.equal(packer.count, 1, 'pack() leaves the entries in the packer');
-    assert.deepEqual(packer.pack(), once);
-    packer.clear();
+  it('post each batch as it fills and the rest at flush; a failed post keeps its batch for the next', () => {
+    const posted: string[][] = [];
+    let fail = true;
+    const packer = new SurfaceEntryPacker((batch) => {
+      if (fail) {
+        fail = false;
+        throw new RangeError('the first post fails');
+      }
+      posted.push(unpackSurfaceEntries(batch).map((one) => one.uri));
+    });
+    const uris = Array.from({ length: ENTRY_BATCH + 30 }, (_, i) => `/f${String(i).padStart(3, '0')}`);
+    const failures: string[] = [];
+    for (const [i, uri] of uris.entries()) {
+      try {
+        if (i % 2 === 0) packer.add(entry(uri, `text ${i}`));
+        else packer.addAscii(uri, 5, sha(5), at, Buffer.from(`t${String(i).padStart(3, '0')}x`.slice(0, 5)));
+      } catch {
+        failures.push(uri);
+      }
+    }
+    assert.deepEqual(failures, [uris[ENTRY_BATCH - 1]], 'the entry that filled the batch saw the failure');
+    assert.deepEqual(
+      posted.map((batch) => batch.length),
+      [ENTRY_BATCH + 1],
+      'the batch that failed went whole with the next entry',
+    );
+    packer.flush();
+    assert.deepEqual(posted.flat(), uris, 'every entry posted once, in order');
     assert.equal(packer.count, 0);
-    assert.equal(packer.take().text.byteLength, 0, 'the cleared packer holds no text');
   });
 
   it('share a released text buffer with the next packer, never with one alive at the same time', () => {
