@@ -29,7 +29,11 @@ interface State {
   next: number[];
 }
 
-type Node = { kind: 'test'; test: Test } | { kind: 'star' } | { kind: 'alt'; options: Node[][] };
+/** `literal`: the code point a literal character's test accepts (absent for `?` and classes). */
+type Node =
+  | { kind: 'test'; test: Test; literal?: number }
+  | { kind: 'star' }
+  | { kind: 'alt'; options: Node[][] };
 
 export interface SegmentMatcher {
   matches(name: string): boolean;
@@ -50,7 +54,63 @@ export function compileSegmentMatcher(segment: string, uri: string = segment): S
   const nodes = parseSequence(parser, 0);
   const states: State[] = [{ test: null, next: [] }]; // state 0 accepts
   const start = compileSequence(states, nodes, 0);
-  return { matches: (name) => simulate(states, start, name) };
+  const general = (name: string) => simulate(states, start, name);
+  const parts = isWellFormed(segment) ? starParts(nodes) : undefined;
+  return { matches: parts === undefined ? general : starMatcher(parts, general) };
+}
+
+/** `String.prototype.isWellFormed` (Node ≥ 20; not yet in the compiler's ES2023 lib). */
+const isWellFormed = (text: string): boolean =>
+  (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * The literal runs between the stars of a pattern made of literal characters and `*` only (`x*.md` →
+ * `x`, `.md`; `*` → two empty runs), or undefined for any other pattern.
+ */
+function starParts(nodes: readonly Node[]): string[] | undefined {
+  const parts: string[] = [''];
+  for (const node of nodes) {
+    if (node.kind === 'star') parts.push('');
+    else if (node.kind === 'test' && node.literal !== undefined) {
+      parts[parts.length - 1] += String.fromCodePoint(node.literal);
+    } else return undefined;
+  }
+  return parts;
+}
+
+/**
+ * The same answer as {@link simulate} for a pattern of literal runs joined by stars, found with string
+ * search: the first run must begin the name, the last end it, and each run between must occur, leftmost
+ * first, in order, between them (taking the leftmost occurrence never loses a match when only stars lie
+ * between runs). Each run is searched once from where the previous one ended: linear in the name times
+ * the pattern, like the simulation, at a fraction of its cost (issue 14, row 2a: the simulation was a
+ * fifth of a `/d1/**\/x*.md` walk's thread).
+ *
+ * Searching UTF-16 units finds exactly the code-point matches: the runs are well-formed (the segment
+ * was checked), so none begins with a low surrogate or ends with a high one, and no match can split a
+ * surrogate pair of the name. A name holding `/` goes to the simulation, where no star crosses it.
+ */
+function starMatcher(
+  parts: readonly string[],
+  general: (name: string) => boolean,
+): (name: string) => boolean {
+  const first = parts[0] as string;
+  if (parts.length === 1) return (name) => name === first;
+  const last = parts[parts.length - 1] as string;
+  const middle = parts.slice(1, -1).filter((part) => part.length > 0);
+  const fixed = first.length + last.length;
+  return (name) => {
+    if (name.includes('/')) return general(name);
+    if (name.length < fixed || !name.startsWith(first) || !name.endsWith(last)) return false;
+    const end = name.length - last.length;
+    let at = first.length;
+    for (const part of middle) {
+      const found = name.indexOf(part, at);
+      if (found < 0 || found + part.length > end) return false;
+      at = found + part.length;
+    }
+    return true;
+  };
 }
 
 function parseSequence(parser: Parser, depth: number): Node[] {
@@ -82,7 +142,7 @@ function parseSequence(parser: Parser, depth: number): Node[] {
     } else {
       if (ch === '(' && '@+!*?'.includes(chars[parser.i - 2] ?? '')) throw extendedGlobError(parser.uri);
       const codePoint = ch.codePointAt(0) as number;
-      nodes.push({ kind: 'test', test: (c) => c === codePoint });
+      nodes.push({ kind: 'test', test: (c) => c === codePoint, literal: codePoint });
     }
   }
   return nodes;

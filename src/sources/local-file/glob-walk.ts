@@ -115,7 +115,7 @@ function matchListing(
 ): Child[] {
   const listing = listDirectory(state, dirFd, dirUri, isRoot);
   const last = segments.length - 1;
-  const children: Child[] = [];
+  const kept: Kept[] = [];
   const nextSets = new NextSets();
   for (const { name, kind } of listing) {
     const text = decodeName(name);
@@ -141,13 +141,30 @@ function matchListing(
     // judged on a lossy decoding, so it is reported rather than ruled out.
     if (!candidate && (kind === 'file' || kind === 'other') && text !== null && state.manifest === undefined)
       continue;
+    kept.push({ name, kind, text, next: next ?? nextSets.none, candidate });
+  }
+  // Sorted once the names that lead nowhere are gone (they record nothing, so their order never shows):
+  // the same children and gaps in the same order as sorting the whole listing, without sorting the
+  // thousands of names a narrow pattern such as `x*.md` drops (issue 14, row 2a).
+  kept.sort((a, b) => compareNames(a.name, b.name));
+  const children: Child[] = [];
+  for (const { name, kind, text, next, candidate } of kept) {
     if (text === null) {
       state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
       continue;
     }
-    children.push({ name, uri: childUri(dirUri, text), kind, next: next ?? nextSets.none, candidate });
+    children.push({ name, uri: childUri(dirUri, text), kind, next, candidate });
   }
   return children;
+}
+
+/** A listed name that leads somewhere, before it is sorted and made a child (or an unrepresentable-name gap). */
+interface Kept {
+  name: Buffer;
+  kind: ChildKind;
+  text: string | null;
+  next: ReadonlySet<number>;
+  candidate: boolean;
 }
 
 /**
@@ -157,22 +174,36 @@ function matchListing(
  */
 class NextSets {
   readonly none: ReadonlySet<number> = new Set();
+  /** The set of one position, by position (nearly every child continues at exactly one). */
+  readonly #single: (ReadonlySet<number> | undefined)[] = [];
   readonly #byKey = new Map<string, ReadonlySet<number>>();
   readonly #positions: number[] = [];
+  /** Positions added since `start`: the first `#count` of `#positions` (never shrunk, so never regrown). */
+  #count = 0;
   start(): void {
-    this.#positions.length = 0;
+    this.#count = 0;
   }
   add(position: number): void {
-    if (!this.#positions.includes(position)) this.#positions.push(position);
+    for (let i = 0; i < this.#count; i++) if (this.#positions[i] === position) return;
+    this.#positions[this.#count++] = position;
   }
   /** The set of the positions added since `start`, or undefined when there were none. */
   finish(): ReadonlySet<number> | undefined {
-    const positions = this.#positions;
-    if (positions.length === 0) return undefined;
+    const count = this.#count;
+    if (count === 0) return undefined;
+    if (count === 1) {
+      const position = this.#positions[0] as number;
+      let set = this.#single[position];
+      if (set === undefined) {
+        set = new Set([position]);
+        this.#single[position] = set;
+      }
+      return set;
+    }
     // Positions are added in a fixed order for a given match (live order), so equal sets give equal keys
     // only when built alike; sorting makes the key the set's own.
-    const key =
-      positions.length === 1 ? String(positions[0]) : [...positions].sort((a, b) => a - b).join(',');
+    const positions = this.#positions.slice(0, count).sort((a, b) => a - b);
+    const key = positions.join(',');
     let set = this.#byKey.get(key);
     if (set === undefined) {
       set = new Set(positions);
@@ -255,7 +286,8 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
     dir.closeSync();
   }
   if (!isRoot && !directoryIsInside(state, dirFd, dirUri)) return [];
-  return listed.sort((a, b) => compareNames(a.name, b.name));
+  // Unsorted: matchListing sorts what it keeps.
+  return listed;
 }
 
 function directoryIsInside(state: AcquisitionState, dirFd: number, dirUri: string): boolean {

@@ -44,6 +44,13 @@ const kind = (entry: Omit<ListedEntry, 'name'>) =>
     entry.isBlockDevice(),
   ].join();
 
+it('is available wherever koffi and openat2 are (a listing that failed its probe is never silent here)', () => {
+  // The probe against Node's listing turns a wrong listing into the fs.Dir fallback: correct, but every test
+  // below would then be skipped. Where the openat2 seam loads, getdents64 must load too.
+  if (!loadOpenat2().available) return;
+  assert.notEqual(open, undefined, 'getdents64 failed its probe against Node');
+});
+
 describe('getdents64 listing of a directory handle', {
   skip: open === undefined ? 'getdents64 through koffi is unavailable here' : false,
 }, () => {
