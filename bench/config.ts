@@ -15,6 +15,8 @@ export interface BenchConfig {
   exactCalls: number;
   /** Row 4a: calls made (and timed apart) before the timed ones, while V8 compiles the hot path. */
   exactWarmupCalls: number;
+  /** Row 2: acquisitions made before the timed ones (the first is reported), while V8 compiles the walk. */
+  prefixWarmupCalls: number;
   /** `witness score` processes timed in row 4. */
   cliRuns: number;
   /** Entries per stored observation, and replays timed, in row 5. */
@@ -37,6 +39,7 @@ export const FULL_CONFIG: BenchConfig = {
   bigFileSizesMiB: [50, 100, 200],
   exactCalls: 10_000,
   exactWarmupCalls: 3_000,
+  prefixWarmupCalls: 30,
   cliRuns: 10,
   replay: { entries: 1_000, replays: 300 },
   entriesTree: { directories: 1_000, filesPerDirectory: 1_000 },
@@ -52,6 +55,7 @@ export const QUICK_CONFIG: BenchConfig = {
   bigFileSizesMiB: [4, 8, 16],
   exactCalls: 1_000,
   exactWarmupCalls: 300,
+  prefixWarmupCalls: 10,
   cliRuns: 3,
   replay: { entries: 500, replays: 50 },
   entriesTree: { directories: 40, filesPerDirectory: 500 },
