@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import type { BenchConfig } from './config.js';
 import { benchCampaignScale } from './rows/campaign-scale.js';
 import { benchChangeEvidence } from './rows/change-evidence.js';
@@ -31,13 +35,44 @@ export const BENCHMARKS = {
 export type BenchNumber = keyof typeof BENCHMARKS;
 export const BENCH_NUMBERS = Object.keys(BENCHMARKS).map(Number) as BenchNumber[];
 
-/** Runs the chosen rows one after another (never in parallel: they would measure each other). */
+const ROW_CHILD = fileURLToPath(new URL('./row-child.js', import.meta.url));
+
+/**
+ * Runs the chosen rows one after another (never in parallel: they would measure each other), each in a
+ * fresh process (bench/row-child.ts says why); a row's progress lines reach `context.log`.
+ */
 export async function runSuite(
   config: BenchConfig,
   context: BenchContext,
   only: readonly BenchNumber[] = BENCH_NUMBERS,
 ): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  for (const number of only) rows.push(...(await BENCHMARKS[number](config, context)));
+  for (const number of only) rows.push(...(await runRowChild(number, config, context)));
   return rows;
+}
+
+async function runRowChild(
+  number: BenchNumber,
+  config: BenchConfig,
+  context: BenchContext,
+): Promise<BenchRow[]> {
+  const request = JSON.stringify({ number, config, base: context.base });
+  const child = spawn(process.execPath, [ROW_CHILD, request], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  const lastLines: string[] = [];
+  readline.createInterface({ input: child.stderr }).on('line', (line) => {
+    context.log(line);
+    lastLines.push(line);
+    if (lastLines.length > 20) lastLines.shift();
+  });
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  if (code !== 0) {
+    throw new Error(
+      `bench row ${number} failed (${signal ?? `exit ${code}`}); its last lines:\n${lastLines.join('\n')}`,
+    );
+  }
+  return JSON.parse(stdout) as BenchRow[];
 }
