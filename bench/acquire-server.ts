@@ -26,6 +26,9 @@ export interface ServerReply {
   ms: number;
   acquisition: string;
   entries: number;
+  /** The seam the acquisition used and its statistics (the observation's metadata). */
+  surfaceFs: string;
+  stats: Record<string, number>;
 }
 
 async function main(): Promise<void> {
@@ -36,7 +39,13 @@ async function main(): Promise<void> {
     const started = performance.now();
     const observation = await source.acquire(scorable);
     const ms = performance.now() - started;
-    return { ms, acquisition: observation.acquisition, entries: observation.payload.entries.length };
+    return {
+      ms,
+      acquisition: observation.acquisition,
+      entries: observation.payload.entries.length,
+      surfaceFs: String(observation.metadata.surfaceFs),
+      stats: (observation.metadata.stats ?? {}) as Record<string, number>,
+    };
   };
   await acquire();
   const send = (message: unknown) => process.send?.(message);

@@ -57,7 +57,10 @@ async function runRowChild(
   context: BenchContext,
 ): Promise<BenchRow[]> {
   const request = JSON.stringify({ number, config, base: context.base });
-  const child = spawn(process.execPath, [ROW_CHILD, request], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The bench's own Node flags (e.g. --cpu-prof, --expose-gc) reach the row.
+  const child = spawn(process.execPath, [...process.execArgv, ROW_CHILD, request], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
@@ -74,5 +77,9 @@ async function runRowChild(
       `bench row ${number} failed (${signal ?? `exit ${code}`}); its last lines:\n${lastLines.join('\n')}`,
     );
   }
-  return JSON.parse(stdout) as BenchRow[];
+  try {
+    return JSON.parse(stdout) as BenchRow[];
+  } catch (error) {
+    throw new Error(`bench row ${number} printed something other than its rows' JSON: ${String(error)}`);
+  }
 }

@@ -28,7 +28,8 @@ const SERVER = fileURLToPath(new URL('../acquire-server.js', import.meta.url));
 async function startServer(
   request: ServerRequest,
 ): Promise<{ run(): Promise<ServerReply>; stop(): Promise<void> }> {
-  const child = fork(SERVER, [JSON.stringify(request)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // Its stdout is not inherited: this process's stdout is the row's JSON (bench/row-child.ts).
+  const child = fork(SERVER, [JSON.stringify(request)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`the acquire-server child exited (${code}) before it answered`);
   });
@@ -41,6 +42,8 @@ async function startServer(
       return reply<ServerReply>();
     },
     stop: async () => {
+      // A child that died already has told its error through `run` (sending to it would replace that error).
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const gone = once(child, 'exit');
       child.send({ stop: true });
       await gone;
@@ -92,7 +95,7 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
     server = await startServer({ root: tree.root, uri: '/**', match: 'glob', limits });
     const acquireThere = server.run;
     const problems: string[] = [];
-    const { used, stats } = await checkEvidence(source, procfs, tree, problems);
+    const used = await checkEvidence(source, procfs, tree, problems);
     const request = { root: tree.root, uri: '/**', match: 'glob' as const, limits };
     const poolRequest: AcquireRequest = { ...request, limits: { ...source.limits } };
     const helped: number[] = [];
@@ -104,7 +107,10 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
         if (readers === 2) helped.push(run.helped);
       });
     const find = ['-c', 'find "$1" -type f -print0 | xargs -0 -P2 sha256sum > /dev/null', 'sh', tree.root];
-    context.log(`row 1: ${config.runs} rounds over ${tree.root}`);
+    context.log(
+      `row 1: ${config.runs * TARGET_ROUNDS_PER_RUN} rounds of Witness (in its own process) and find, then ${config.runs} of the breakdown, over ${tree.root}`,
+    );
+    let timed: ServerReply | undefined;
     const timeFind = () => {
       const result = timeCommand('sh', find);
       if (result.status !== 0) problems.push(`find | xargs exited ${result.status}: ${result.stderr}`);
@@ -115,6 +121,7 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
     const target = await interleave(config.runs * TARGET_ROUNDS_PER_RUN, {
       witness: async () => {
         const reply = await acquireThere();
+        timed = reply;
         if (reply.acquisition !== 'complete' || reply.entries !== tree.files) {
           problems.push(
             `the acquire-server child's acquisition was ${reply.acquisition} with ${reply.entries} entries`,
@@ -155,7 +162,7 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
         verdict: error ? 'ERROR' : atMost(witness / find_, 1.5),
         note:
           error ??
-          `seam ${used}; per acquisition: ${stats?.directoriesListed} dirs listed, ${stats?.filesRead} files read, ${stats?.bytesRead} bytes; ${config.runs * TARGET_ROUNDS_PER_RUN} rounds, Witness in a child process of its own (bench/acquire-server.ts) as find | xargs runs in its own, nothing else between them`,
+          `seam ${timed?.surfaceFs}; per acquisition: ${timed?.stats.directoriesListed} dirs listed, ${timed?.stats.filesRead} files read, ${timed?.stats.bytesRead} bytes; ${config.runs * TARGET_ROUNDS_PER_RUN} rounds, Witness in a child process of its own started once (bench/acquire-server.ts), find | xargs started each round, nothing else between them`,
       },
       {
         id: '1b',
@@ -207,16 +214,19 @@ export async function benchGlobAll(config: BenchConfig, context: BenchContext): 
       },
     ];
   } finally {
-    await server?.stop();
-    await source.close();
-    await procfs.close();
+    try {
+      await server?.stop();
+    } finally {
+      await source.close();
+      await procfs.close();
+    }
   }
 }
 
 /**
  * The warm-up: starts the worker, fills the page cache, and checks the acquisition saw every file, that
  * the naive baseline hashed as many, and that both seams return the same evidence. Only what the table
- * needs is returned: the three results, held through the timed rounds, made each acquisition slower
+ * needs is returned (the seam's name): the three results, held through the timed rounds, made each acquisition slower
  * (their 300,000 entries were marked again at every major collection an acquisition started).
  */
 async function checkEvidence(
@@ -224,7 +234,7 @@ async function checkEvidence(
   procfs: LocalFileSurfaceSource,
   tree: { root: string; files: number },
   problems: string[],
-): Promise<{ used: string; stats: Record<string, number> | undefined }> {
+): Promise<string> {
   const first = await source.acquire(surface('/**', 'glob'));
   const naive = await naiveHashTree(tree.root);
   const viaProcfs = await procfs.acquire(surface('/**', 'glob'));
@@ -235,8 +245,5 @@ async function checkEvidence(
   if (JSON.stringify(viaProcfs.payload) !== JSON.stringify(first.payload)) {
     problems.push('the procfs and openat2 seams returned different evidence');
   }
-  return {
-    used: String(first.metadata.surfaceFs),
-    stats: first.metadata.stats as Record<string, number> | undefined,
-  };
+  return String(first.metadata.surfaceFs);
 }

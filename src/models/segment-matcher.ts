@@ -37,6 +37,8 @@ type Node =
 
 export interface SegmentMatcher {
   matches(name: string): boolean;
+  /** How it matches: by string search (a well-formed pattern of literals and stars) or by the NFA simulation. */
+  readonly method: 'search' | 'simulation';
 }
 
 interface Parser {
@@ -56,7 +58,9 @@ export function compileSegmentMatcher(segment: string, uri: string = segment): S
   const start = compileSequence(states, nodes, 0);
   const general = (name: string) => simulate(states, start, name);
   const parts = isWellFormed(segment) ? starParts(nodes) : undefined;
-  return { matches: parts === undefined ? general : starMatcher(parts, general) };
+  return parts === undefined
+    ? { matches: general, method: 'simulation' }
+    : { matches: starMatcher(parts, general), method: 'search' };
 }
 
 /** `String.prototype.isWellFormed` (Node ≥ 20; not yet in the compiler's ES2023 lib). */

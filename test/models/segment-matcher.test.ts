@@ -79,6 +79,15 @@ describe('segment matcher: a star-only pattern searched agrees with the simulati
     assert.ok(matched > compared / 50, `${matched} of ${compared} matched`);
   });
 
+  it('searches exactly the well-formed patterns of literals and stars, and simulates the rest', () => {
+    for (const pattern of ['x*.md', '*', '*.txt', 'a*b*c', 'plain', '😀*é']) {
+      assert.equal(compileSegmentMatcher(pattern).method, 'search', pattern);
+    }
+    for (const pattern of ['x?.md', '[ab]*', '{a,b}*', 'x*.m[d]', '*\ude00', '\ud83d*']) {
+      assert.equal(compileSegmentMatcher(pattern).method, 'simulation', pattern);
+    }
+  });
+
   it('answers the cases a greedy search gets wrong when written carelessly', () => {
     const cases: [string, string, boolean][] = [
       ['a*a', 'a', false], // the first and last runs must not overlap
@@ -94,6 +103,10 @@ describe('segment matcher: a star-only pattern searched agrees with the simulati
       ['*😀', '\ude00', false], // a run of the pattern never matches half a pair
       ['*\u00e9', 'e\u0301', false], // code points, not normalised text
       ['b*', 'ab', false],
+      // A pattern holding half a pair is simulated: searched, its half would match inside the name's pair.
+      ['*\ude00', '😀', false],
+      ['\ud83d*', '😀', false],
+      ['*\ude00', '\ude00', true],
     ];
     for (const [pattern, name, expected] of cases) {
       assert.equal(

@@ -116,6 +116,45 @@ describeEachSurfaceFs('glob semantics', (variant) => {
   });
 });
 
+describeEachSurfaceFs('a listing is sorted once its dropped names are gone', (variant) => {
+  let root: string;
+  before(() => {
+    root = tempDir();
+    fs.mkdirSync(path.join(root, 'mixed'));
+    // Names that are not UTF-8 but could match x*.md read leniently (each an unrepresentable_name gap),
+    // among files x*.md drops and files it reads: the gaps and the entries come out in byte order whatever
+    // order the directory lists them in.
+    const odd = [0xff, 0xc0, 0xfe, 0xe9, 0xf8, 0xc1, 0xfa, 0xed];
+    for (const byte of odd) {
+      fs.writeFileSync(
+        Buffer.concat([Buffer.from(`${root}/mixed/x`), Buffer.from([byte]), Buffer.from('.md')]),
+        'o',
+      );
+    }
+    for (let i = 0; i < 40; i++) fs.writeFileSync(path.join(root, 'mixed', `drop-${i}.txt`), 'd');
+    for (const name of ['x9.md', 'x1.md', 'xz.md', 'x5.md'])
+      fs.writeFileSync(path.join(root, 'mixed', name), name);
+  });
+  after(() => removeDir(root));
+
+  it('gaps and entries in byte order, the dropped names nowhere', () => {
+    const result = acquireDirect(root, '/mixed/x*.md', 'glob', {}, variant.fs);
+    assert.deepEqual(
+      result.entries.map((entry) => entry.uri),
+      ['/mixed/x1.md', '/mixed/x5.md', '/mixed/x9.md', '/mixed/xz.md'],
+    );
+    const sorted = [0xc0, 0xc1, 0xe9, 0xed, 0xf8, 0xfa, 0xfe, 0xff];
+    assert.deepEqual(
+      result.gaps.map((gap) => [gap.reason, gap.uri, gap.detail]),
+      sorted.map((byte) => [
+        'unrepresentable_name',
+        '/mixed',
+        `a name in this directory is not UTF-8: x\\x${byte.toString(16)}.md`,
+      ]),
+    );
+  });
+});
+
 describeEachSurfaceFs('each directory is listed once (SPEC §5 listing test)', (variant) => {
   let root: string;
   before(() => {
