@@ -39,8 +39,11 @@ const ENTRIES_TREE_VERSION = 1;
 const TOP_DIRECTORIES = 10;
 const BRANCHING = 6;
 
-/** A small seeded PRNG (mulberry32): the same seed gives the same tree on every machine. */
-function prng(seed: number): () => number {
+/**
+ * A small seeded PRNG (mulberry32): the same seed gives the same tree on every machine (and the same
+ * generated cases to the tests that use it).
+ */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { prng } from '../../bench/trees.js';
 import { compileSegmentMatcher } from '../../src/models/segment-matcher.js';
 import { globSegmentRegex } from '../support/glob-regex-oracle.js';
 
@@ -9,18 +10,6 @@ import { globSegmentRegex } from '../support/glob-regex-oracle.js';
  * simulation. The same pattern with one literal `c` written as the class `[c]` means the same thing but
  * goes through the simulation, so the two are compared name by name, and both against the RegExp oracle.
  */
-
-/** A small random generator with a fixed seed: the same cases on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** Pattern characters: literals (an astral one and a two-byte one among them) and the star. */
 const PATTERN_CHARS = ['a', 'b', '.', 'é', '😀', '*'];
@@ -44,7 +33,7 @@ function viaClass(pattern: string): string | undefined {
 
 describe('segment matcher: a star-only pattern searched agrees with the simulation', () => {
   it('agrees on 4,000 generated patterns, each against 60 generated names and the edge names', () => {
-    const next = random(20261202);
+    const next = prng(20261202);
     let compared = 0;
     let matched = 0;
     for (let p = 0; p < 4000; p++) {
