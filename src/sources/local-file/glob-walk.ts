@@ -115,7 +115,8 @@ function matchListing(
 ): Child[] {
   const listing = listDirectory(state, dirFd, dirUri, isRoot);
   const last = segments.length - 1;
-  const kept: Kept[] = [];
+  const children: Child[] = [];
+  const unrepresentable: Buffer[] = [];
   const nextSets = new NextSets();
   for (const { name, kind } of listing) {
     const text = decodeName(name);
@@ -141,30 +142,18 @@ function matchListing(
     // judged on a lossy decoding, so it is reported rather than ruled out.
     if (!candidate && (kind === 'file' || kind === 'other') && text !== null && state.manifest === undefined)
       continue;
-    kept.push({ name, kind, text, next: next ?? nextSets.none, candidate });
+    if (text === null) unrepresentable.push(name);
+    else children.push({ name, uri: childUri(dirUri, text), kind, next: next ?? nextSets.none, candidate });
   }
   // Sorted once the names that lead nowhere are gone (they record nothing, so their order never shows):
-  // the same children and gaps in the same order as sorting the whole listing, without sorting the
-  // thousands of names a narrow pattern such as `x*.md` drops (issue 14, row 2a).
-  kept.sort((a, b) => compareNames(a.name, b.name));
-  const children: Child[] = [];
-  for (const { name, kind, text, next, candidate } of kept) {
-    if (text === null) {
-      state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
-      continue;
-    }
-    children.push({ name, uri: childUri(dirUri, text), kind, next, candidate });
+  // the same gaps, recorded before any child is visited, and the same children, each in byte order, as
+  // sorting the whole listing first — without sorting the thousands of names a narrow pattern such as
+  // `x*.md` drops (issue 14, row 2a).
+  unrepresentable.sort(compareNames);
+  for (const name of unrepresentable) {
+    state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
   }
-  return children;
-}
-
-/** A listed name that leads somewhere, before it is sorted and made a child (or an unrepresentable-name gap). */
-interface Kept {
-  name: Buffer;
-  kind: ChildKind;
-  text: string | null;
-  next: ReadonlySet<number>;
-  candidate: boolean;
+  return children.sort((a, b) => compareNames(a.name, b.name));
 }
 
 /**
