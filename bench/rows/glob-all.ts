@@ -17,9 +17,10 @@ import { ensureMainTree } from '../trees.js';
 /**
  * Row 1: `/**` over the small-file tree, every file read and hashed, budgets raised to fit. Witness is
  * timed through the public source (worker, transfer, schema validation) with the seam it chooses
- * (openat2 where available), through the same source forced onto the procfs seam (1d: the gain of
- * openat2, same run), and, for the breakdown, as the bare synchronous walk on this thread. Row 1e runs
- * the same job on the pool with one reader thread and with two sharing the walk (does the second pay?).
+ * (openat2 where available). For 1a it runs in a child process of its own, alternated with `find | xargs`
+ * and nothing else. The breakdown then runs in this process: the same source again (1f, and against the
+ * naive baseline in 1b), the source forced onto the procfs seam (1d), the bare synchronous walk on this
+ * thread (1c), and the job on the pool with one reader thread and with two sharing the walk (1e).
  */
 
 const SERVER = fileURLToPath(new URL('../acquire-server.js', import.meta.url));
@@ -51,8 +52,11 @@ async function startServer(
   };
 }
 
-/** Row 1a alternates only Witness and find, over four times the runs (each round is about a second): its rounds
- * spread from 575 to 730 ms with the major collections an acquisition starts, and a median of ten moved by ±7 %. */
+/**
+ * Row 1a alternates only Witness and find, over four times the runs (each round is about a second): its
+ * rounds spread from 575 to 730 ms with the major collections an acquisition starts, and a median of ten
+ * moved by ±7 %.
+ */
 const TARGET_ROUNDS_PER_RUN = 4;
 
 /** One job on the shared pool, entries counted as they stream; resolves with files read and batches. */

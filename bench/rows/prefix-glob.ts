@@ -5,14 +5,14 @@ import { interleave, median, timeAsync, timeCommand } from '../measure.js';
 import { atMost, type BenchContext, type BenchRow, formatMs } from '../table.js';
 import { ensureMainTree } from '../trees.js';
 
+/** Row 2's acquisitions take milliseconds: more rounds than the other rows' runs steady the medians. */
+const PREFIX_ROUNDS_PER_RUN = 4;
+
 /**
  * Row 2: a deep glob behind a static prefix (`/d1/**\/x*.md`) against `find ROOT/d1 -name 'x*.md'`. Witness
  * also reads and hashes each match, which `find` does not. The walk must list only what is under the prefix:
  * the acquisition's own count of directories listed is checked against the tree's manifest.
  */
-/** Row 2's acquisitions take milliseconds: more rounds than the other rows' runs steady the medians. */
-const PREFIX_ROUNDS_PER_RUN = 4;
-
 export async function benchPrefixGlob(config: BenchConfig, context: BenchContext): Promise<BenchRow[]> {
   const tree = ensureMainTree(context.base, config.mainTree.files, config.mainTree.directories);
   const uri = tree.prefix.uri;
@@ -38,9 +38,9 @@ export async function benchPrefixGlob(config: BenchConfig, context: BenchContext
     if (found.status !== 0 || foundLines !== tree.prefix.matches) {
       problems.push(`find exited ${found.status} and printed ${foundLines} paths`);
     }
-    // V8 compiles the walk's code as it runs: the first acquisitions of a fresh pool thread take two to five
-    // times as long as the rest (measured: 53, 23, 26, 27, 23, then 10–15 ms). Row 2 times the walk compiled,
-    // as row 4a does; the first acquisition is reported apart.
+    // V8 compiles the walk's code as it runs: the first acquisitions of a fresh pool thread take two to
+    // five times as long as the rest (measured: 53, 23, 26, 27, 23, then 10–15 ms). Row 2 times the walk
+    // compiled, as row 4a does; the first acquisition is reported apart.
     for (let i = 0; i < config.prefixWarmupCalls; i++) await source.acquire(surface(uri, 'glob'));
     context.log(`row 2: ${config.runs * PREFIX_ROUNDS_PER_RUN} rounds of ${uri}`);
     const times = await interleave(config.runs * PREFIX_ROUNDS_PER_RUN, {

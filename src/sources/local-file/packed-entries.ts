@@ -14,9 +14,10 @@ import { MANIFEST_ENTRY_TYPES, type ManifestEntryType } from '../../models/vocab
  * tree) and at most 8 KiB as raw bytes back to back in one buffer that is transferred, not copied (a
  * reading thread puts such a file's bytes there straight from its read: {@link SurfaceEntryPacker}). The
  * caller (entry-receipt.ts, kept apart so that a pool thread never loads the entry rule and its schemas)
- * gathers those bytes until about 512 KiB wait, turns them into one string (large enough that V8 puts it in its large-object space, where
- * the collector never copies it) and gives each entry a slice of it. Other text travels as a string of its
- * own, as before; a null content stays null. Measured in docs/perf/s19-walk.md and s22-walk.md.
+ * gathers those bytes until about 512 KiB wait, turns them into one string (large enough that V8 puts it
+ * in its large-object space, where the collector never copies it) and gives each entry a slice of it.
+ * Other text travels as a string of its own, as before; a null content stays null. Measured in
+ * docs/perf/s19-walk.md and s22-walk.md.
  *
  * What the caller gets is what it got before: each entry a fresh frozen plain object, checked on arrival by
  * the entry rule (checked-observation.ts), whose `content` is a string equal to the file's text. A slice
@@ -248,11 +249,13 @@ export class SurfaceEntryPacker {
   }
 }
 
-/** Packs entries for posting; `[packed.text]` is the transfer list. */
+/** Packs entries for posting (`[packed.text]` is the transfer list); gives the text buffer back. */
 export function packSurfaceEntries(entries: readonly SurfaceEntry[]): PackedSurfaceEntries {
   const packer = new SurfaceEntryPacker();
   for (const entry of entries) packer.add(entry);
-  return packer.take();
+  const packed = packer.take();
+  packer.release();
+  return packed;
 }
 
 export function isPackedSurfaceEntries(value: unknown): value is PackedSurfaceEntries {
