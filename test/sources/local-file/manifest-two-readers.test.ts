@@ -10,6 +10,7 @@ import { CLEAN_MARGIN_MS, type DigestCarryRequest } from '../../../src/sources/l
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
 import { receiveManifestEntries } from '../../../src/sources/local-file/manifest-receipt.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
+import { untilSecondReaderRead } from '../support/second-reader-runs.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
 import { buildReaderSplitTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
 
@@ -169,19 +170,11 @@ describe('a manifest read by two reader threads', () => {
           runs.push(run);
         }
         if (!skipNoHelper && helperReads) {
-          // The comparison means something only if the second reader really read files. A short walk
-          // (maxFiles) can end before the second thread takes a batch on a loaded machine (seen in CI,
-          // four runs out of four): more runs, each compared all the same, until one did (bounded).
-          for (
-            let more = 0;
-            more < 20 && runs.every((run) => (run.result.helperBatches ?? 0) === 0);
-            more++
-          ) {
+          const batches = await untilSecondReaderRead(runs, async (attempt) => {
             const run = await manifestThroughPool(root, seam, limits, { readers: 2, ...withCarry });
-            assert.deepStrictEqual(evidence(run), reference, `a further run (${more + 1})`);
-            runs.push(run);
-          }
-          const batches = runs.map((run) => run.result.helperBatches ?? 0);
+            assert.deepStrictEqual(evidence(run), reference, `a further run (${attempt})`);
+            return run;
+          });
           assert.ok(
             batches.some((count) => count > 0),
             `a second reader read at least one batch: ${batches}`,
