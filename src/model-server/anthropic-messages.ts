@@ -1,5 +1,15 @@
+import {
+  type ApiFormat,
+  asObject,
+  estimateTokens,
+  isObject,
+  pathEndsWith,
+  pieces,
+  type ReplyMeta,
+  turnTokens,
+  WireFormatError,
+} from './api-format.js';
 import type { Conversation, ConversationItem, ModelTurn, OfferedTool } from './conversation.js';
-import { asObject, estimateTokens, isObject, pieces, turnTokens, WireFormatError } from './openai-chat.js';
 
 /**
  * The Anthropic Messages wire format (`POST /v1/messages`), as one JSON message or as the named SSE
@@ -7,13 +17,42 @@ import { asObject, estimateTokens, isObject, pieces, turnTokens, WireFormatError
  * `tool_result` blocks are understood; thinking and image blocks are ignored.
  */
 
-export interface ParsedMessagesRequest {
+export const anthropicMessagesFormat: ApiFormat = {
+  id: 'anthropic-messages',
+  name: 'Anthropic Messages',
+  paths: ['/v1/messages', '/v1/messages/count_tokens'],
+  endpointFor(path) {
+    if (pathEndsWith(path, 'messages/count_tokens'))
+      return { kind: 'count_tokens', method: 'POST', count: renderTokenCount };
+    if (!pathEndsWith(path, 'messages')) return undefined;
+    return {
+      kind: 'generate',
+      method: 'POST',
+      parse(body) {
+        const request = parseMessagesRequest(body);
+        const meta = (reply: ReplyMeta): MessageMeta => ({
+          id: `msg_witness_${reply.serial}`,
+          model: request.model,
+          inputTokens: reply.inputTokens,
+        });
+        return {
+          ...request,
+          render: (turn, reply) => renderMessage(turn, meta(reply)),
+          renderStream: (turn, reply) => renderMessageEvents(turn, meta(reply)),
+        };
+      },
+    };
+  },
+  renderError: (_status, message, type) => ({ type: 'error', error: { type, message } }),
+};
+
+interface ParsedMessagesRequest {
   model: string;
   stream: boolean;
   conversation: Conversation;
 }
 
-export function parseMessagesRequest(body: unknown): ParsedMessagesRequest {
+function parseMessagesRequest(body: unknown): ParsedMessagesRequest {
   const request = asObject(body, 'the request body');
   if (!Array.isArray(request.messages)) throw new WireFormatError('messages must be an array');
   const items: ConversationItem[] = [];
@@ -77,7 +116,7 @@ export function parseMessagesRequest(body: unknown): ParsedMessagesRequest {
   };
 }
 
-export interface MessageMeta {
+interface MessageMeta {
   id: string;
   model: string;
   inputTokens: number;
@@ -89,7 +128,7 @@ function contentBlock(turn: ModelTurn): Record<string, unknown> {
     : { type: 'tool_use', id: turn.call.id, name: turn.call.name, input: turn.call.arguments };
 }
 
-export function renderMessage(turn: ModelTurn, meta: MessageMeta): Record<string, unknown> {
+function renderMessage(turn: ModelTurn, meta: MessageMeta): Record<string, unknown> {
   return {
     id: meta.id,
     type: 'message',
@@ -103,10 +142,7 @@ export function renderMessage(turn: ModelTurn, meta: MessageMeta): Record<string
 }
 
 /** The SSE events of a streamed message, in order: `{ event, data }` pairs. */
-export function renderMessageEvents(
-  turn: ModelTurn,
-  meta: MessageMeta,
-): Array<{ event: string; data: string }> {
+function renderMessageEvents(turn: ModelTurn, meta: MessageMeta): Array<{ event: string; data: string }> {
   const events: Array<{ event: string; data: string }> = [];
   const emit = (event: string, data: Record<string, unknown>) =>
     events.push({ event, data: JSON.stringify({ type: event, ...data }) });
@@ -144,12 +180,8 @@ export function renderMessageEvents(
   return events;
 }
 
-export function renderTokenCount(body: unknown): Record<string, unknown> {
+function renderTokenCount(body: unknown): Record<string, unknown> {
   return { input_tokens: estimateTokens(JSON.stringify(body)) };
-}
-
-export function renderAnthropicError(message: string, type: string): Record<string, unknown> {
-  return { type: 'error', error: { type, message } };
 }
 
 function blockText(content: unknown): string {

@@ -1,5 +1,12 @@
+import {
+  type ApiFormat,
+  asObject,
+  estimateTokens,
+  isObject,
+  turnTokens,
+  WireFormatError,
+} from './api-format.js';
 import type { Conversation, ConversationItem, ModelTurn, OfferedTool } from './conversation.js';
-import { asObject, estimateTokens, isObject, turnTokens, WireFormatError } from './openai-chat.js';
 
 /**
  * The Gemini API wire format (`POST /v1beta/models/<model>:generateContent`, `:streamGenerateContent`
@@ -7,11 +14,43 @@ import { asObject, estimateTokens, isObject, turnTokens, WireFormatError } from 
  * n-th `functionResponse` answers the n-th `functionCall`, and ids are assigned by position.
  */
 
-export interface ParsedGenerateRequest {
-  conversation: Conversation;
-}
+export const geminiFormat: ApiFormat = {
+  id: 'gemini',
+  name: 'Gemini',
+  paths: [
+    '/v1beta/models/<model>:generateContent',
+    '/v1beta/models/<model>:streamGenerateContent',
+    '/v1beta/models/<model>:countTokens',
+  ],
+  endpointFor(path) {
+    const match = /(?:^|\/)models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/.exec(path);
+    if (match === null) return undefined;
+    const model = decodeURIComponent(match[1] as string);
+    const method = match[2] as string;
+    if (method === 'countTokens') return { kind: 'count_tokens', method: 'POST', count: renderCountTokens };
+    return {
+      kind: 'generate',
+      method: 'POST',
+      parse(body) {
+        return {
+          model,
+          // The stream method streams whatever the body says; the answer is one SSE frame of the response.
+          stream: method === 'streamGenerateContent',
+          conversation: parseGenerateRequest(body),
+          render: (turn, reply) => renderGenerateResponse(turn, model, reply.inputTokens),
+          renderStream: (turn, reply) => [
+            { data: JSON.stringify(renderGenerateResponse(turn, model, reply.inputTokens)), lineEnd: '\r\n' },
+          ],
+        };
+      },
+    };
+  },
+  renderError: (status, message) => ({
+    error: { code: status, message, status: status === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT' },
+  }),
+};
 
-export function parseGenerateRequest(body: unknown): ParsedGenerateRequest {
+function parseGenerateRequest(body: unknown): Conversation {
   const request = asObject(body, 'the request body');
   if (!Array.isArray(request.contents)) throw new WireFormatError('contents must be an array');
   const items: ConversationItem[] = [];
@@ -77,10 +116,10 @@ export function parseGenerateRequest(body: unknown): ParsedGenerateRequest {
           .flatMap((part) => (isObject(part) && typeof part.text === 'string' ? [part.text] : []))
           .join('\n')
       : '';
-  return { conversation: { system, items, tools } };
+  return { system, items, tools };
 }
 
-export function renderGenerateResponse(
+function renderGenerateResponse(
   turn: ModelTurn,
   model: string,
   promptTokens: number,
@@ -101,12 +140,8 @@ export function renderGenerateResponse(
   };
 }
 
-export function renderCountTokens(body: unknown): Record<string, unknown> {
+function renderCountTokens(body: unknown): Record<string, unknown> {
   return { totalTokens: estimateTokens(JSON.stringify(body)) };
-}
-
-export function renderGeminiError(status: number, message: string): Record<string, unknown> {
-  return { error: { code: status, message, status: status === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT' } };
 }
 
 /** Gemini schemas may spell types in upper case (`STRING`, `ARRAY`); the tool mapping reads lower case. */

@@ -4,37 +4,20 @@ import { InvalidOptionError } from '../errors.js';
 import { readBoundedBody } from '../net/read-bounded-body.js';
 import type { MockMode } from '../targets/mock-planner.js';
 import {
-  parseMessagesRequest,
-  renderAnthropicError,
-  renderMessage,
-  renderMessageEvents,
-  renderTokenCount,
-} from './anthropic-messages.js';
-import {
-  parseGenerateRequest,
-  renderCountTokens,
-  renderGeminiError,
-  renderGenerateResponse,
-} from './gemini-generate.js';
-import {
+  type ApiFormat,
   estimateTokens,
-  parseChatRequest,
-  renderChatCompletion,
-  renderChatCompletionChunks,
-  renderModelList,
-  renderOpenAiError,
+  frameEvent,
+  type GenerateRequest,
   WireFormatError,
-} from './openai-chat.js';
-import { parseResponsesRequest, renderResponse, renderResponseEvents } from './openai-responses.js';
+} from './api-format.js';
+import { API_FORMATS, routeRequest } from './api-formats.js';
 import { nextTurn } from './scripted-model.js';
 
 /**
- * `witness model serve`: the scripted model (scripted-model.ts) on loopback HTTP, speaking the OpenAI
- * Chat Completions API (`/v1/chat/completions`, `/v1/models`), the Anthropic Messages API
- * (`/v1/messages`, `/v1/messages/count_tokens`), the OpenAI Responses API (`/v1/responses`, for Codex)
- * and the Gemini API (`/v1beta/models/<m>:generateContent|streamGenerateContent|countTokens`, for
- * Gemini CLI), JSON or SSE. A path prefix before `/v1` is accepted, so
- * `baseUrl` may be `http://127.0.0.1:PORT` or `http://127.0.0.1:PORT/v1`.
+ * `witness model serve`: the scripted model (scripted-model.ts) on loopback HTTP, speaking every API
+ * format of the registry (api-formats.ts: OpenAI Chat Completions and Responses, Anthropic Messages,
+ * Gemini), JSON or SSE. A path prefix before `/v1` is accepted, so `baseUrl` may be
+ * `http://127.0.0.1:PORT` or `http://127.0.0.1:PORT/v1`.
  *
  * ```ts
  * const server = await startModelServer({ port: 0 });
@@ -89,7 +72,9 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, renderOpenAiError((error as Error).message, 'server_error'));
+      const format = API_FORMATS[0] as ApiFormat;
+      if (!res.headersSent)
+        sendJson(res, 500, format.renderError(500, (error as Error).message, 'server_error'));
       else res.destroy();
     });
   });
@@ -101,27 +86,14 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       return;
     }
     const path = new URL(req.url ?? '/', 'http://loopback').pathname.replace(/\/+$/, '');
-    const route = routeOf(path);
-    const anthropic = route === 'messages' || route === 'count_tokens';
-    const gemini = route === 'gemini_generate' || route === 'gemini_stream' || route === 'gemini_count';
+    const route = routeRequest(path);
+    const format: ApiFormat = route?.format ?? (API_FORMATS[0] as ApiFormat);
     const fail = (status: number, message: string, type: string) =>
-      sendJson(
-        res,
-        status,
-        anthropic
-          ? renderAnthropicError(message, type)
-          : gemini
-            ? renderGeminiError(status, message)
-            : renderOpenAiError(message, type),
-      );
-
-    if (route === 'models' || route === 'model') {
-      if (req.method !== 'GET') return fail(405, 'use GET', 'invalid_request_error');
-      const list = renderModelList([SCRIPTED_MODEL_NAME]);
-      return sendJson(res, 200, route === 'models' ? list : (list.data as unknown[])[0]);
-    }
+      sendJson(res, status, format.renderError(status, message, type));
     if (route === undefined) return fail(404, `no such endpoint: ${path}`, 'not_found_error');
-    if (req.method !== 'POST') return fail(405, 'use POST', 'invalid_request_error');
+    const { endpoint } = route;
+    if (req.method !== endpoint.method) return fail(405, `use ${endpoint.method}`, 'invalid_request_error');
+    if (endpoint.kind === 'models') return sendJson(res, 200, endpoint.list([SCRIPTED_MODEL_NAME]));
 
     const raw = (await readBoundedBody(req, maxBodyBytes))?.toString('utf8');
     if (raw === undefined)
@@ -132,64 +104,21 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     } catch {
       return fail(400, 'the request body is not JSON', 'invalid_request_error');
     }
+    served++;
+    if (endpoint.kind === 'count_tokens') return sendJson(res, 200, endpoint.count(body));
+    let request: GenerateRequest;
     try {
-      served++;
-      if (route === 'count_tokens') return sendJson(res, 200, renderTokenCount(body));
-      if (route === 'chat') {
-        const request = parseChatRequest(body);
-        const turn = nextTurn(request.conversation, { mode: options.mode });
-        const meta = {
-          id: `chatcmpl-witness-${served}`,
-          model: request.model,
-          createdSeconds: nowSeconds(),
-          promptTokens: estimateTokens(raw),
-        };
-        if (!request.stream) return sendJson(res, 200, renderChatCompletion(turn, meta));
-        startStream(res);
-        for (const data of renderChatCompletionChunks(turn, meta, request.includeUsage))
-          res.write(`data: ${data}\n\n`);
-        res.end();
-        return;
-      }
-      if (route === 'gemini_count') return sendJson(res, 200, renderCountTokens(body));
-      if (route === 'gemini_generate' || route === 'gemini_stream') {
-        const model = /models\/([^/:]+):/.exec(path)?.[1] ?? SCRIPTED_MODEL_NAME;
-        const turn = nextTurn(parseGenerateRequest(body).conversation, { mode: options.mode });
-        const response = renderGenerateResponse(turn, decodeURIComponent(model), estimateTokens(raw));
-        if (route === 'gemini_generate') return sendJson(res, 200, response);
-        startStream(res);
-        res.write(`data: ${JSON.stringify(response)}\r\n\r\n`);
-        res.end();
-        return;
-      }
-      if (route === 'responses') {
-        const request = parseResponsesRequest(body);
-        const turn = nextTurn(request.conversation, { mode: options.mode });
-        const meta = {
-          id: `resp_witness_${served}`,
-          model: request.model,
-          createdSeconds: nowSeconds(),
-          inputTokens: estimateTokens(raw),
-        };
-        if (!request.stream) return sendJson(res, 200, renderResponse(turn, meta));
-        startStream(res);
-        for (const { event, data } of renderResponseEvents(turn, meta))
-          res.write(`event: ${event}\ndata: ${data}\n\n`);
-        res.end();
-        return;
-      }
-      const request = parseMessagesRequest(body);
-      const turn = nextTurn(request.conversation, { mode: options.mode });
-      const meta = { id: `msg_witness_${served}`, model: request.model, inputTokens: estimateTokens(raw) };
-      if (!request.stream) return sendJson(res, 200, renderMessage(turn, meta));
-      startStream(res);
-      for (const { event, data } of renderMessageEvents(turn, meta))
-        res.write(`event: ${event}\ndata: ${data}\n\n`);
-      res.end();
+      request = endpoint.parse(body);
     } catch (error) {
       if (error instanceof WireFormatError) return fail(400, error.message, 'invalid_request_error');
       throw error;
     }
+    const turn = nextTurn(request.conversation, { mode: options.mode });
+    const meta = { serial: served, createdSeconds: nowSeconds(), inputTokens: estimateTokens(raw) };
+    if (!request.stream) return sendJson(res, 200, request.render(turn, meta));
+    startStream(res);
+    for (const event of request.renderStream(turn, meta)) res.write(frameEvent(event));
+    res.end();
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -210,30 +139,6 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         server.close(() => resolve());
       }),
   };
-}
-
-type Route =
-  | 'chat'
-  | 'messages'
-  | 'count_tokens'
-  | 'responses'
-  | 'models'
-  | 'model'
-  | 'gemini_generate'
-  | 'gemini_stream'
-  | 'gemini_count';
-
-function routeOf(path: string): Route | undefined {
-  if (/\/models\/[^/]+:generateContent$/.test(path)) return 'gemini_generate';
-  if (/\/models\/[^/]+:streamGenerateContent$/.test(path)) return 'gemini_stream';
-  if (/\/models\/[^/]+:countTokens$/.test(path)) return 'gemini_count';
-  if (/(^|\/)responses$/.test(path)) return 'responses';
-  if (/(^|\/)chat\/completions$/.test(path)) return 'chat';
-  if (/(^|\/)messages\/count_tokens$/.test(path)) return 'count_tokens';
-  if (/(^|\/)messages$/.test(path)) return 'messages';
-  if (/(^|\/)models$/.test(path)) return 'models';
-  if (/(^|\/)models\/[^/]+$/.test(path)) return 'model';
-  return undefined;
 }
 
 function isLoopbackPeer(address: string | undefined): boolean {

@@ -1,10 +1,60 @@
+import {
+  type ApiFormat,
+  asObject,
+  isObject,
+  pathEndsWith,
+  pieces,
+  type ReplyMeta,
+  turnTokens,
+  WireFormatError,
+} from './api-format.js';
 import type { Conversation, ConversationItem, ModelTurn, OfferedTool } from './conversation.js';
 
 /**
  * The OpenAI Chat Completions wire format (`POST /v1/chat/completions`), both as one JSON object and as
- * a server-sent event stream (`stream: true`, ending in `data: [DONE]`). Only what a coding agent needs:
- * text and function tool calls; images and audio are ignored.
+ * a server-sent event stream (`stream: true`, ending in `data: [DONE]`), and the model list
+ * (`GET /v1/models`, `/v1/models/<id>`). Only what a coding agent needs: text and function tool calls;
+ * images and audio are ignored.
  */
+
+export const openAiChatFormat: ApiFormat = {
+  id: 'openai-chat',
+  name: 'OpenAI Chat Completions',
+  paths: ['/v1/chat/completions', '/v1/models'],
+  endpointFor(path) {
+    if (pathEndsWith(path, 'chat/completions')) {
+      return {
+        kind: 'generate',
+        method: 'POST',
+        parse(body) {
+          const request = parseChatRequest(body);
+          const meta = (reply: ReplyMeta): ResponseMeta => ({
+            id: `chatcmpl-witness-${reply.serial}`,
+            model: request.model,
+            createdSeconds: reply.createdSeconds,
+            promptTokens: reply.inputTokens,
+          });
+          return {
+            model: request.model,
+            stream: request.stream,
+            conversation: request.conversation,
+            render: (turn, reply) => renderChatCompletion(turn, meta(reply)),
+            renderStream: (turn, reply) =>
+              renderChatCompletionChunks(turn, meta(reply), request.includeUsage).map((data) => ({ data })),
+          };
+        },
+      };
+    }
+    if (pathEndsWith(path, 'models')) return { kind: 'models', method: 'GET', list: renderModelList };
+    const one = /(?:^|\/)models\/([^/:]+)$/.exec(path);
+    if (one !== null) {
+      const id = decodeURIComponent(one[1] as string);
+      return { kind: 'models', method: 'GET', list: () => modelEntry(id) };
+    }
+    return undefined;
+  },
+  renderError: (_status, message, type) => renderOpenAiError(message, type),
+};
 
 export interface ParsedChatRequest {
   model: string;
@@ -13,14 +63,7 @@ export interface ParsedChatRequest {
   conversation: Conversation;
 }
 
-export class WireFormatError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WireFormatError';
-  }
-}
-
-export function parseChatRequest(body: unknown): ParsedChatRequest {
+function parseChatRequest(body: unknown): ParsedChatRequest {
   const request = asObject(body, 'the request body');
   if (!Array.isArray(request.messages)) throw new WireFormatError('messages must be an array');
   const system: string[] = [];
@@ -82,14 +125,14 @@ export function parseChatRequest(body: unknown): ParsedChatRequest {
   };
 }
 
-export interface ResponseMeta {
+interface ResponseMeta {
   id: string;
   model: string;
   createdSeconds: number;
   promptTokens: number;
 }
 
-export function renderChatCompletion(turn: ModelTurn, meta: ResponseMeta): Record<string, unknown> {
+function renderChatCompletion(turn: ModelTurn, meta: ResponseMeta): Record<string, unknown> {
   const completionTokens = turnTokens(turn);
   const message =
     turn.kind === 'text'
@@ -119,11 +162,7 @@ export function renderChatCompletion(turn: ModelTurn, meta: ResponseMeta): Recor
 }
 
 /** The SSE `data:` payloads of a streamed completion, in order, `[DONE]` last. */
-export function renderChatCompletionChunks(
-  turn: ModelTurn,
-  meta: ResponseMeta,
-  includeUsage: boolean,
-): string[] {
+function renderChatCompletionChunks(turn: ModelTurn, meta: ResponseMeta, includeUsage: boolean): string[] {
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     JSON.stringify({
       id: meta.id,
@@ -173,31 +212,16 @@ export function renderChatCompletionChunks(
   return frames;
 }
 
-export function renderModelList(models: readonly string[]): Record<string, unknown> {
-  return {
-    object: 'list',
-    data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'witness' })),
-  };
+function renderModelList(models: readonly string[]): Record<string, unknown> {
+  return { object: 'list', data: models.map(modelEntry) };
 }
 
-export function renderOpenAiError(message: string, type: string): Record<string, unknown> {
+function modelEntry(id: string): Record<string, unknown> {
+  return { id, object: 'model', created: 0, owned_by: 'witness' };
+}
+
+function renderOpenAiError(message: string, type: string): Record<string, unknown> {
   return { error: { message, type, param: null, code: null } };
-}
-
-/** A rough token count (four characters a token): enough for clients that budget their context. */
-export function estimateTokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / 4));
-}
-
-export function turnTokens(turn: ModelTurn): number {
-  return estimateTokens(turn.kind === 'text' ? turn.text : JSON.stringify(turn.call.arguments));
-}
-
-/** Splits streamed text into pieces of at most 24 characters, so clients must reassemble deltas. */
-export function pieces(text: string): string[] {
-  const out: string[] = [];
-  for (let index = 0; index < text.length; index += 24) out.push(text.slice(index, index + 24));
-  return out.length === 0 ? [''] : out;
 }
 
 function usage(prompt: number, completion: number) {
@@ -223,13 +247,4 @@ function parseArguments(raw: unknown): Record<string, unknown> {
   } catch {
     return {};
   }
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function asObject(value: unknown, what: string): Record<string, unknown> {
-  if (!isObject(value)) throw new WireFormatError(`${what} must be a JSON object`);
-  return value;
 }

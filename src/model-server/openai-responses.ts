@@ -1,3 +1,13 @@
+import {
+  type ApiFormat,
+  asObject,
+  isObject,
+  pathEndsWith,
+  pieces,
+  type ReplyMeta,
+  turnTokens,
+  WireFormatError,
+} from './api-format.js';
 import type {
   Conversation,
   ConversationItem,
@@ -5,7 +15,6 @@ import type {
   OfferedTool,
   ToolCallRequest,
 } from './conversation.js';
-import { asObject, isObject, pieces, turnTokens, WireFormatError } from './openai-chat.js';
 
 /**
  * The OpenAI Responses wire format (`POST /v1/responses`), which Codex speaks: input items in, output
@@ -14,13 +23,41 @@ import { asObject, isObject, pieces, turnTokens, WireFormatError } from './opena
  * to the scripted model.
  */
 
-export interface ParsedResponsesRequest {
+export const openAiResponsesFormat: ApiFormat = {
+  id: 'openai-responses',
+  name: 'OpenAI Responses',
+  paths: ['/v1/responses'],
+  endpointFor(path) {
+    if (!pathEndsWith(path, 'responses')) return undefined;
+    return {
+      kind: 'generate',
+      method: 'POST',
+      parse(body) {
+        const request = parseResponsesRequest(body);
+        const meta = (reply: ReplyMeta): ResponsesMeta => ({
+          id: `resp_witness_${reply.serial}`,
+          model: request.model,
+          createdSeconds: reply.createdSeconds,
+          inputTokens: reply.inputTokens,
+        });
+        return {
+          ...request,
+          render: (turn, reply) => renderResponse(turn, meta(reply)),
+          renderStream: (turn, reply) => renderResponseEvents(turn, meta(reply)),
+        };
+      },
+    };
+  },
+  renderError: (_status, message, type) => ({ error: { message, type, param: null, code: null } }),
+};
+
+interface ParsedResponsesRequest {
   model: string;
   stream: boolean;
   conversation: Conversation;
 }
 
-export function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
+function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
   const request = asObject(body, 'the request body');
   const system: string[] = typeof request.instructions === 'string' ? [request.instructions] : [];
   const items: ConversationItem[] = [];
@@ -70,7 +107,7 @@ export function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
   };
 }
 
-export interface ResponsesMeta {
+interface ResponsesMeta {
   id: string;
   model: string;
   createdSeconds: number;
@@ -96,11 +133,7 @@ function outputItem(turn: ModelTurn, meta: ResponsesMeta, status: string): Recor
       };
 }
 
-export function renderResponse(
-  turn: ModelTurn,
-  meta: ResponsesMeta,
-  status = 'completed',
-): Record<string, unknown> {
+function renderResponse(turn: ModelTurn, meta: ResponsesMeta, status = 'completed'): Record<string, unknown> {
   const outputTokens = turnTokens(turn);
   return {
     id: meta.id,
@@ -126,10 +159,7 @@ export function renderResponse(
 }
 
 /** The typed SSE events of a streamed response, in order. */
-export function renderResponseEvents(
-  turn: ModelTurn,
-  meta: ResponsesMeta,
-): Array<{ event: string; data: string }> {
+function renderResponseEvents(turn: ModelTurn, meta: ResponsesMeta): Array<{ event: string; data: string }> {
   const events: Array<{ event: string; data: string }> = [];
   const emit = (type: string, data: Record<string, unknown>) =>
     events.push({ event: type, data: JSON.stringify({ type, sequence_number: events.length, ...data }) });

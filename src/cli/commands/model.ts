@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import { API_FORMATS } from '../../model-server/api-formats.js';
 import { LOOPBACK_HOSTS, SCRIPTED_MODEL_NAME, startModelServer } from '../../model-server/model-server.js';
 import { MOCK_MODES, type MockMode } from '../../targets/mock-planner.js';
 import type { CliIo } from '../io.js';
@@ -10,7 +11,7 @@ export function registerModel(program: Command, io: CliIo): void {
   model
     .command('serve')
     .description(
-      'serve a deterministic, prompt-injectable model on loopback (OpenAI Chat Completions and Anthropic Messages APIs); no keys, no network',
+      `serve a deterministic, prompt-injectable model on loopback (${listApis()} APIs); no keys, no network`,
     )
     .option('--port <port>', 'port to listen on (0 picks a free one)', '8719')
     .addOption(
@@ -45,4 +46,10 @@ export function registerModel(program: Command, io: CliIo): void {
         await server.close();
       }
     });
+}
+
+/** "A, B, C and D": the names of the API formats the server speaks, from its registry. */
+function listApis(): string {
+  const names = API_FORMATS.map((format) => format.name);
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`;
 }
