@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Observation } from '../models/observation.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
 import type { AcquireOptions, SurfaceSource } from '../sources/surface-source.js';
-import type { SecretRedactor } from './secret-redactor.js';
+import type { SecretRedactor } from '../text/secret-redactor.js';
 
 /**
  * The source an attempt is judged through: the workspace's own source, with three guarantees added.

@@ -1,8 +1,8 @@
 import { isAbsolute, resolve } from 'node:path';
 import { resolveSandboxSettings, type SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { agentParts, isPresetAgent, type TargetConfig } from '../targets/target-config.js';
+import { SecretRedactor, secretsFromEnvironment } from '../text/secret-redactor.js';
 import type { Campaign } from './campaign.js';
-import { SecretRedactor, secretsFromEnvironment } from './secret-redactor.js';
 
 /**
  * What a campaign run needs for containment, resolved before any attempt (SPEC §11): the sandbox settings

@@ -13,6 +13,7 @@ import type { ScorerMemory } from '../scorers/scorer.js';
 import type { RemovalReport } from '../sources/local-file/confined-removal.js';
 import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
+import type { SecretRedactor } from '../text/secret-redactor.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
 import { attemptSource, redactingScorerMemory } from './attempt-source.js';
 import type { Attack, Campaign } from './campaign.js';
@@ -24,7 +25,6 @@ import {
   takeChanges,
 } from './change-evidence.js';
 import { attemptOutcome } from './outcome.js';
-import type { SecretRedactor } from './secret-redactor.js';
 import { createWorkspace, type RunDirectory, type Workspace } from './workspace.js';
 
 /**

@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { InvalidOptionError } from '../errors.js';
 import type { Target } from '../targets/target.js';
+import type { SecretRedactor } from '../text/secret-redactor.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
 import { type Attack, attackExpectation, type Campaign } from './campaign.js';
+import { newCampaignRun } from './campaign-run.js';
 import { type OutcomeTotals, type TalliedAttempt, tallyAttempts } from './outcome.js';
 import { refusePlantedProof } from './planted-proof.js';
 import { type AttemptRecorder, runAttempt } from './run-attempt.js';
-import type { SecretRedactor } from './secret-redactor.js';
 import { createRunDirectory } from './workspace.js';
 
 /**
@@ -27,6 +27,8 @@ export interface RunCampaignOptions {
   workspaceParent?: string | undefined;
   /** Replaces the campaign's secret values in everything stored or printed (SPEC §11). */
   redactor?: SecretRedactor | undefined;
+  /** The run's record (a campaign session's `newRun()`); built from the campaign and target otherwise. */
+  run?: CampaignRun | undefined;
   onProgress?: ((event: ProgressEvent) => void) | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -83,24 +85,11 @@ export async function runCampaignStreamed(options: StreamedCampaignOptions): Pro
   if (!Number.isSafeInteger(concurrency) || concurrency <= 0) {
     throw new InvalidOptionError(`concurrency must be a positive integer, got ${String(concurrency)}`);
   }
-  const run: CampaignRun = {
-    schemaVersion: 1,
-    runId: `${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}Z-${randomUUID().slice(0, 8)}`,
-    campaign: campaign.name,
-    description: campaign.description ?? null,
-    target: target.identifier(),
-    attacks: campaign.attacks.map((attack) => ({
-      id: attack.id,
-      prompt: attack.prompt,
-      attempts: attack.attempts ?? campaign.attempts,
-      expectation: attackExpectation(attack),
-      ...(attack.control === true ? { control: true } : {}),
-    })),
-    startedAt: new Date().toISOString(),
-  };
+  const run =
+    options.run ?? newCampaignRun({ campaign, target: target.identifier(), redactor: options.redactor });
   // Bait is not proof: a campaign whose expectation already holds before any agent ran is refused.
   await refusePlantedProof(campaign, { workspaceParent: options.workspaceParent, signal });
-  await recorder?.startRun(options.redactor?.redactValue(run) ?? run);
+  await recorder?.startRun(run);
   // One private (0700) run directory holds every attempt's workspace and home; it is hidden from agents.
   const runDirectory = await createRunDirectory(options.workspaceParent);
 

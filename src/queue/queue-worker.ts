@@ -3,18 +3,16 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { type Attack, attackExpectation, type Campaign } from '../attacks/campaign.js';
-import { prepareCampaignContainment } from '../attacks/campaign-containment.js';
-import { loadCampaignFile } from '../attacks/campaign-file.js';
+import { openCampaignSession } from '../attacks/campaign-session.js';
 import { MemoryAttemptRecorder, withAttackResultSaver } from '../attacks/memory-recorder.js';
 import { runAttempt } from '../attacks/run-attempt.js';
-import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { createRunDirectory, type RunDirectory } from '../attacks/workspace.js';
 import { BundleMismatchError, InvalidOptionError } from '../errors.js';
 import { openMemory } from '../memory/open-memory.js';
 import type { AttackResult } from '../models/attack-result.js';
 import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
-import { createTarget } from '../targets/create-target.js';
 import type { Target } from '../targets/target.js';
+import type { SecretRedactor } from '../text/secret-redactor.js';
 import type { AttemptJob } from './attempt-job.js';
 import {
   completeWithResult,
@@ -390,13 +388,11 @@ async function loadRunContext(
   );
   directories.push(dir);
   const campaignFile = join(dir, row.campaign_file);
-  const campaign = await loadCampaignFile(campaignFile);
-  const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
+  // The same session a local run opens: campaign, containment and target (with the redactor).
+  const { campaign, target, redactor } = await openCampaignSession(campaignFile, {
     hostEnv: where.env,
     memoryLocation: where.url,
-    campaignFile,
   });
-  const target = createTarget(campaign.target, { env: where.env, sandbox });
   const runDirectory = await createRunDirectory(where.workDirectory, where.ownerPid);
   runDirectories.push(runDirectory);
   const cancelled = async () => {

@@ -1,14 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { basename, dirname, resolve } from 'node:path';
 import { sql } from 'kysely';
 import type PgBoss from 'pg-boss';
-import { attackExpectation, type Campaign } from '../attacks/campaign.js';
+import type { Campaign } from '../attacks/campaign.js';
+import { newCampaignRun } from '../attacks/campaign-run.js';
 import { refusePlantedProof } from '../attacks/planted-proof.js';
-import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError } from '../errors.js';
 import type { Memory } from '../memory/memory.js';
 import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
+import type { SecretRedactor } from '../text/secret-redactor.js';
 import { attemptJobId, attemptKey, expireSecondsFor } from './attempt-job.js';
 import { startBoss } from './boss.js';
 import { collectCampaignFiles, storeCampaignFiles } from './campaign-bundle.js';
@@ -73,10 +73,6 @@ async function retryFailedAttempts(db: QueueDb, boss: PgBoss, runId: string): Pr
   return retried;
 }
 
-export function newRunId(now = new Date()): string {
-  return `${now.toISOString().replace(/[-:.]/g, '').slice(0, 15)}Z-${randomUUID().slice(0, 8)}`;
-}
-
 export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun> {
   const { campaign } = options;
   const grace = options.graceSeconds ?? DEFAULT_GRACE_SECONDS;
@@ -86,22 +82,12 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
   // Bait is not proof (SPEC §12): a campaign a local run refuses is refused here, before anything is stored.
   await refusePlantedProof(campaign);
   const files = await collectCampaignFiles(dirname(resolve(options.campaignFile)));
-  const fresh: CampaignRun = {
-    schemaVersion: 1,
-    runId: options.runId ?? newRunId(),
-    campaign: campaign.name,
-    description: campaign.description ?? null,
+  const candidate = newCampaignRun({
+    campaign,
     target: options.target,
-    attacks: campaign.attacks.map((attack) => ({
-      id: attack.id,
-      prompt: attack.prompt,
-      attempts: attack.attempts ?? campaign.attempts,
-      expectation: attackExpectation(attack),
-      ...(attack.control === true ? { control: true } : {}),
-    })),
-    startedAt: new Date().toISOString(),
-  };
-  const candidate = options.redactor?.redactValue(fresh) ?? fresh;
+    runId: options.runId,
+    redactor: options.redactor,
+  });
   const queue = await openQueueDb(options.url);
   const boss = await startBoss(options.url, { supervise: false, retryLimit: options.retryLimit });
   try {

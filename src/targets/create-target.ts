@@ -1,6 +1,6 @@
-import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError } from '../errors.js';
 import type { SandboxSettings } from '../sandbox/sandbox-settings.js';
+import type { SecretRedactor } from '../text/secret-redactor.js';
 import { AgentTarget } from './agent-target.js';
 import { ChatPlanner } from './chat-planner.js';
 import { CommandTarget } from './command-target.js';

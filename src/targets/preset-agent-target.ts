@@ -2,12 +2,12 @@ import { closeSync, constants, mkdtempSync, openSync, realpathSync } from 'node:
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Containment } from '../models/vocabulary.js';
 import type { AttemptDirectories, SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { removeTree } from '../sources/local-file/confined-removal.js';
+import { SecretRedactor } from '../text/secret-redactor.js';
 import { CommandTarget } from './command-target.js';
 import type { AgentPresetName } from './presets/agent-preset.js';
 import { AGENT_PRESET_MODULES } from './presets/preset-registry.js';

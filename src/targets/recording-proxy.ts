@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { SecretRedactor } from '../attacks/secret-redactor.js';
 import { InvalidOptionError } from '../errors.js';
 import type { JsonValue } from '../models/record.js';
 import { readBoundedBody } from '../net/read-bounded-body.js';
+import type { SecretRedactor } from '../text/secret-redactor.js';
 import type { HttpExchangeEvent } from './transcript.js';
 
 /**

@@ -14,7 +14,6 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { SecretRedactor } from '../../src/attacks/secret-redactor.js';
 import { TargetError } from '../../src/errors.js';
 import { type RunningModelServer, startModelServer } from '../../src/model-server/model-server.js';
 import {
@@ -25,6 +24,7 @@ import {
 import { createTarget } from '../../src/targets/create-target.js';
 import { PresetAgentTarget } from '../../src/targets/preset-agent-target.js';
 import { TargetConfigSchema } from '../../src/targets/target-config.js';
+import { SecretRedactor } from '../../src/text/secret-redactor.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**

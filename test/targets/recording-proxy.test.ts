@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { SecretRedactor } from '../../src/attacks/secret-redactor.js';
 import { type RunningModelServer, startModelServer } from '../../src/model-server/model-server.js';
 import { toolCallsFromExchanges } from '../../src/targets/recorded-tool-calls.js';
 import { startRecordingProxy } from '../../src/targets/recording-proxy.js';
+import { SecretRedactor } from '../../src/text/secret-redactor.js';
 
 const KEY = 'sk-canary-proxy-5521';
 const tools = [

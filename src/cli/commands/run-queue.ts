@@ -38,20 +38,12 @@ export async function submitQueuedRun(
   const db = resolveDb(options, io.env);
   const { requirePostgres } = await import('../../queue/queue-store.js');
   requirePostgres(db);
-  const [{ loadCampaignFile }, { prepareCampaignContainment }, { createTarget }, { submitRun }] =
-    await Promise.all([
-      import('../../attacks/campaign-file.js'),
-      import('../../attacks/campaign-containment.js'),
-      import('../../targets/create-target.js'),
-      import('../../queue/submit-run.js'),
-    ]);
-  const campaign = await loadCampaignFile(file);
-  const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
-    hostEnv: io.env,
-    memoryLocation: db,
-    campaignFile: file,
-  });
-  const target = createTarget(campaign.target, { env: io.env, sandbox });
+  const [{ openCampaignSession }, { submitRun }] = await Promise.all([
+    import('../../attacks/campaign-session.js'),
+    import('../../queue/submit-run.js'),
+  ]);
+  const session = await openCampaignSession(file, { hostEnv: io.env, memoryLocation: db });
+  const { campaign } = session;
   const graceSeconds =
     options.jobGrace === undefined ? undefined : readWhole('--job-grace', options.jobGrace);
   const submitted = await withMemory(db, (memory) =>
@@ -60,8 +52,8 @@ export async function submitQueuedRun(
       memory,
       campaignFile: file,
       campaign,
-      target: target.identifier(),
-      redactor,
+      target: session.target.identifier(),
+      redactor: session.redactor,
       runId: typeof options.runId === 'string' ? options.runId : undefined,
       graceSeconds,
     }),

@@ -60,41 +60,30 @@ export function registerRun(program: Command, io: CliIo): void {
       }
       // Loaded when the command runs, not when the CLI starts: targets pull in the MCP SDK and friends.
       const [
-        { loadCampaignFile },
+        { openCampaignSession },
         { renderJunitXml },
         { MemoryAttemptRecorder },
         { renderReportHtml },
         { runCampaignStreamed },
         table,
-        targets,
-        { prepareCampaignContainment },
         { AttemptSpool },
       ] = await Promise.all([
-        import('../../attacks/campaign-file.js'),
+        import('../../attacks/campaign-session.js'),
         import('../../attacks/junit-report.js'),
         import('../../attacks/memory-recorder.js'),
         import('../../attacks/report-html.js'),
         import('../../attacks/run-campaign.js'),
         import('../../attacks/summary-table.js'),
-        import('../../targets/create-target.js'),
-        import('../../attacks/campaign-containment.js'),
         import('../../attacks/attempt-spool.js'),
       ]);
       // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).
       tuneHeapForCampaign(process.execArgv);
       tuneAcquisitionThreadsForCampaign();
       const { renderTableLines, renderTotals, tableLineOf } = table;
-      const { createTarget } = targets;
       const failOn = readFailOn(options.failOn);
-      const campaign = await loadCampaignFile(file);
       const db = resolveDb(options, io.env);
-      // Refuses (exit 2, naming the fix) an out-of-process target when no sandbox can be had.
-      const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
-        hostEnv: io.env,
-        memoryLocation: db,
-        campaignFile: file,
-      });
-      const target = createTarget(campaign.target, { env: io.env, sandbox, redactor });
+      const session = await openCampaignSession(file, { hostEnv: io.env, memoryLocation: db });
+      const { campaign, target, redactor } = session;
       const concurrency =
         options.concurrency === undefined ? undefined : readPositiveInt('--concurrency', options.concurrency);
       const progress = progressReporter(io, campaign.name);
@@ -111,6 +100,7 @@ export function registerRun(program: Command, io: CliIo): void {
           runCampaignStreamed({
             campaign,
             target,
+            run: session.newRun(),
             recorder: new MemoryAttemptRecorder(memory),
             concurrency,
             keepWorkspaces: options.keepWorkspaces === true,
