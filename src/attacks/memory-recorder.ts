@@ -4,7 +4,6 @@ import type { AttackResult } from '../models/attack-result.js';
 import type { AttemptRecord } from '../models/attempt-record.js';
 import type { CampaignRun } from '../models/campaign-run.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
-import type { ReportRun } from './report-html.js';
 import type { AttemptRecorder } from './run-attempt.js';
 
 /**
@@ -120,14 +119,20 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
   }
 }
 
+/** A stored run and its attempts. */
+export interface StoredRun {
+  run: CampaignRun;
+  attempts: AttemptRecord[];
+}
+
 /** Reads stored runs back (oldest run first, newest last), optionally only one campaign's or one run's. */
 export async function loadReportRuns(
   memory: CampaignMemory,
   filter: { campaign?: string | undefined; runId?: string | undefined } = {},
-): Promise<ReportRun[]> {
+): Promise<StoredRun[]> {
   const runs = await memory.listRuns({ campaign: filter.campaign });
   const wanted = filter.runId === undefined ? runs : runs.filter((run) => run.runId === filter.runId);
-  const report: ReportRun[] = [];
+  const report: StoredRun[] = [];
   for (const run of wanted) report.push({ run, attempts: await memory.listAttempts(run.runId) });
   return report;
 }

@@ -49,8 +49,6 @@ export {
   tallyAttempts,
   tallyOutcomes,
 } from '../attacks/outcome.js';
-export type { RenderReportOptions, ReportRun } from '../attacks/report-html.js';
-export { renderReportHtml } from '../attacks/report-html.js';
 export type { AttemptRecorder } from '../attacks/run-attempt.js';
 export type {
   CampaignResult,
@@ -60,6 +58,8 @@ export type {
   StreamedCampaignResult,
 } from '../attacks/run-campaign.js';
 export { runCampaign, runCampaignStreamed } from '../attacks/run-campaign.js';
-export { renderAttemptTable, renderTotals } from '../attacks/summary-table.js';
 export type { PlantedFile, Workspace, WorkspaceSpec } from '../attacks/workspace.js';
 export { createWorkspace } from '../attacks/workspace.js';
+export type { RenderReportOptions, ReportRun } from '../render/report-html.js';
+export { renderReportHtml } from '../render/report-html.js';
+export { renderAttemptTable, renderTotals } from '../render/summary-table.js';

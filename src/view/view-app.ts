@@ -1,7 +1,7 @@
 import { type Context, Hono } from 'hono';
+import { html, renderPage, type SafeHtml, text, urlPart } from '../render/html.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { parseAttemptQuery } from './attempt-filter.js';
-import { html, renderPage, type SafeHtml, text, urlPart } from './html.js';
 import { renderAttemptBody } from './pages/attempt-page.js';
 import { renderCompareForm, renderComparison } from './pages/compare-page.js';
 import { renderRunBody } from './pages/run-page.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { AttemptRecord } from '../../src/attacks/attempt-record.js';
 import type { OutcomeTotals } from '../../src/attacks/outcome.js';
-import { renderAttemptTable, renderTotals } from '../../src/attacks/summary-table.js';
+import { renderAttemptTable, renderTotals } from '../../src/render/summary-table.js';
 import { CLI_PATH } from '../support/cli.js';
 import { witness } from '../support/in-process-cli.js';
 import { makeWorkspace } from '../support/workspace.js';

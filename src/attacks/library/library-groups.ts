@@ -16,7 +16,7 @@ import {
  * An attempt is a library attempt when its attack id is `<objective>.<carrier>.<strategy>` with all
  * three in the library's vocabularies — the ids expansion gives, and what a stored run keeps.
  *
- * This is the one implementation of the grouping: the HTML report (report-html.ts) and the viewer's run
+ * This is the one implementation of the grouping: the HTML report (src/render/report-html.ts) and the viewer's run
  * page (src/view/pages/run-page.ts) both render what it returns, so they cannot disagree on a number.
  * Control attempts are left out, as they are left out of every success rate.
  */

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { ReportRun } from '../../attacks/report-html.js';
-import type { TableRow } from '../../attacks/summary-table.js';
+import type { ReportRun } from '../../render/report-html.js';
+import type { TableRow } from '../../render/summary-table.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
@@ -28,9 +28,9 @@ export function registerDemo(program: Command, io: CliIo): void {
       ] = await Promise.all([
         import('../../attacks/demo-campaign.js'),
         import('../../attacks/memory-recorder.js'),
-        import('../../attacks/report-html.js'),
+        import('../../render/report-html.js'),
         import('../../attacks/run-campaign.js'),
-        import('../../attacks/summary-table.js'),
+        import('../../render/summary-table.js'),
         import('../../targets/mock-agent-target.js'),
         import('../../targets/mock-planner.js'),
       ]);

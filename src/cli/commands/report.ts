@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { loadReportRuns } from '../../attacks/memory-recorder.js';
-import { type ReportRun, renderReportHtml } from '../../attacks/report-html.js';
+import { type ReportRun, renderReportHtml } from '../../render/report-html.js';
 import type { CliIo } from '../io.js';
 import { dbOption, READ_ONLY, resolveDb, withMemory } from '../memory-option.js';
 import { excerpt } from '../render.js';

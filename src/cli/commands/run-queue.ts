@@ -101,7 +101,7 @@ async function waitForRun(
     await queue.close();
   }
   const [{ renderAttemptTable, renderTotals }, { tallyOutcomes }] = await Promise.all([
-    import('../../attacks/summary-table.js'),
+    import('../../render/summary-table.js'),
     import('../../attacks/outcome.js'),
   ]);
   const attempts = await withMemory(db, (memory) => memory.listAttempts(runId));

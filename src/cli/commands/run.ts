@@ -9,8 +9,8 @@ import {
   type FailOnOutcome,
   gateFailures,
 } from '../../attacks/outcome.js';
-import type { TableLine } from '../../attacks/summary-table.js';
 import { FailOnMatchedError } from '../../errors.js';
+import type { TableLine } from '../../render/summary-table.js';
 import { tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
@@ -69,11 +69,11 @@ export function registerRun(program: Command, io: CliIo): void {
         { AttemptSpool },
       ] = await Promise.all([
         import('../../attacks/campaign-session.js'),
-        import('../../attacks/junit-report.js'),
+        import('../../render/junit-report.js'),
         import('../../attacks/memory-recorder.js'),
-        import('../../attacks/report-html.js'),
+        import('../../render/report-html.js'),
         import('../../attacks/run-campaign.js'),
-        import('../../attacks/summary-table.js'),
+        import('../../render/summary-table.js'),
         import('../../attacks/attempt-spool.js'),
       ]);
       // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).

@@ -1,7 +1,7 @@
 import type { Observation } from '../../models/observation.js';
 import { GAP_EXPLANATIONS, type GapReason } from '../../models/vocabulary.js';
+import { html, type SafeHtml, text } from '../../render/html.js';
 import type { TranscriptEvent } from '../../targets/transcript.js';
-import { html, type SafeHtml, text } from '../html.js';
 import type { AttemptView, ChangeSetView, RunView } from '../read-model.js';
 import { attemptUrl, badge, describeCriterion, describeTarget, runUrl, when } from './fragments.js';
 

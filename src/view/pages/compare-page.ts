@@ -1,5 +1,5 @@
 import type { OutcomeTotals } from '../../attacks/outcome.js';
-import { html, type SafeHtml, text } from '../html.js';
+import { html, type SafeHtml, text } from '../../render/html.js';
 import type { RunView } from '../read-model.js';
 import { compareRuns } from '../run-comparison.js';
 import {

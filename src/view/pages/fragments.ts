@@ -3,7 +3,7 @@ import { formatSuccessRate, type OutcomeTotals } from '../../attacks/outcome.js'
 import type { Condition } from '../../models/condition.js';
 import type { ComponentIdentifier } from '../../models/identifier.js';
 import { ATTACK_OUTCOMES, type AttackOutcome } from '../../models/vocabulary.js';
-import { html, type SafeHtml, urlPart } from '../html.js';
+import { html, type SafeHtml, urlPart } from '../../render/html.js';
 
 /** Pieces several pages share: links, outcome badges and counts, the criterion in words. */
 

@@ -1,8 +1,8 @@
 import { groupByLibrary, LIBRARY_AXES, type LibraryGroup } from '../../attacks/library/library-groups.js';
 import { tallyOutcomes } from '../../attacks/outcome.js';
 import { ATTACK_OUTCOMES, GAP_REASONS } from '../../models/vocabulary.js';
+import { html, type SafeHtml, text, urlPart } from '../../render/html.js';
 import { type ATTEMPT_SORT_KEYS, type AttemptQuery, filterAttempts } from '../attempt-filter.js';
-import { html, type SafeHtml, text, urlPart } from '../html.js';
 import type { AttemptView, RunView } from '../read-model.js';
 import {
   attemptUrl,

@@ -1,4 +1,4 @@
-import { html, type SafeHtml, text } from '../html.js';
+import { html, type SafeHtml, text } from '../../render/html.js';
 import type { RunView } from '../read-model.js';
 import {
   describeTarget,

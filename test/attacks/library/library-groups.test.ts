@@ -7,8 +7,8 @@ import { CampaignSchema } from '../../../src/attacks/campaign.js';
 import { groupByLibrary, libraryRefOf } from '../../../src/attacks/library/library-groups.js';
 import { expandMatrix } from '../../../src/attacks/library/matrix.js';
 import { tallyOutcomes } from '../../../src/attacks/outcome.js';
-import { renderReportHtml } from '../../../src/attacks/report-html.js';
 import { runCampaign } from '../../../src/attacks/run-campaign.js';
+import { renderReportHtml } from '../../../src/render/report-html.js';
 import { MockAgentTarget } from '../../../src/targets/mock-agent-target.js';
 
 describe('grouping by objective, carrier and strategy', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { CampaignSchema } from '../../src/attacks/campaign.js';
-import { escapeHtml, type ReportRun, renderReportHtml, truncate } from '../../src/attacks/report-html.js';
 import { runCampaign } from '../../src/attacks/run-campaign.js';
+import { escapeHtml, type ReportRun, renderReportHtml, truncate } from '../../src/render/report-html.js';
 import { CommandTarget } from '../../src/targets/command-target.js';
 import { hostileReportRuns } from './support/report-runs.js';
 

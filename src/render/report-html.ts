@@ -1,3 +1,13 @@
+import type { AttemptRecord, CampaignRun } from '../attacks/attempt-record.js';
+import { groupByLibrary, LIBRARY_AXES } from '../attacks/library/library-groups.js';
+import type { StoredRun } from '../attacks/memory-recorder.js';
+import {
+  type AttemptOutcome,
+  attemptLabel,
+  formatControls,
+  formatSuccessRate,
+  tallyAttempts,
+} from '../attacks/outcome.js';
 import type { SurfaceChanges } from '../models/change-set.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { matchesLocator, parseLocator } from '../models/locator.js';
@@ -5,15 +15,6 @@ import type { Observation } from '../models/observation.js';
 import { GAP_EXPLANATIONS } from '../models/vocabulary.js';
 import { neutralizeText } from '../text/quote-text.js';
 import { describeCondition } from '../verdicts/describe-criterion.js';
-import type { AttemptRecord, CampaignRun } from './attempt-record.js';
-import { groupByLibrary, LIBRARY_AXES } from './library/library-groups.js';
-import {
-  type AttemptOutcome,
-  attemptLabel,
-  formatControls,
-  formatSuccessRate,
-  tallyAttempts,
-} from './outcome.js';
 
 /**
  * Renders campaign runs as one self-contained HTML file: inline CSS, no scripts, no external resources,
@@ -22,10 +23,8 @@ import {
  * escaped and truncated (`maxTextChars`), so a payload is shown, never executed or allowed to flood the page.
  */
 
-export interface ReportRun {
-  run: CampaignRun;
-  attempts: AttemptRecord[];
-}
+/** A run and its attempts, as `loadReportRuns` reads them back. */
+export type ReportRun = StoredRun;
 
 export interface RenderReportOptions {
   generatedAt?: string | undefined;

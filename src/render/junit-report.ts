@@ -1,5 +1,5 @@
-import type { AttemptRecord, CampaignRun } from './attempt-record.js';
-import { attemptLabel, type FailOnOutcome, failOnOutcomeOf } from './outcome.js';
+import type { AttemptRecord, CampaignRun } from '../attacks/attempt-record.js';
+import { attemptLabel, type FailOnOutcome, failOnOutcomeOf } from '../attacks/outcome.js';
 
 /**
  * JUnit XML for CI dashboards (`witness run --junit FILE`): one test suite per run, one test case per

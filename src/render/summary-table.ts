@@ -1,7 +1,7 @@
+import type { AttemptRecord } from '../attacks/attempt-record.js';
+import { attemptLabel, formatControls, formatSuccessRate, type OutcomeTotals } from '../attacks/outcome.js';
 import { countChanges } from '../models/change-set.js';
 import { neutralizeText } from '../text/quote-text.js';
-import type { AttemptRecord } from './attempt-record.js';
-import { attemptLabel, formatControls, formatSuccessRate, type OutcomeTotals } from './outcome.js';
 
 /**
  * The plain-text table `witness run` and `witness demo` print: one row per attempt, the agent's claim

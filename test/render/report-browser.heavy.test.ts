@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext } from 'playwright-core';
-import { type ReportRun, renderReportHtml } from '../../src/attacks/report-html.js';
+import { type ReportRun, renderReportHtml } from '../../src/render/report-html.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
 import { failingReportRuns, hostileReportRuns } from './support/report-runs.js';
 

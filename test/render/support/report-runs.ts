@@ -1,7 +1,7 @@
 import { CampaignSchema } from '../../../src/attacks/campaign.js';
 import { demoCampaign } from '../../../src/attacks/demo-campaign.js';
-import type { ReportRun } from '../../../src/attacks/report-html.js';
 import { runCampaign } from '../../../src/attacks/run-campaign.js';
+import type { ReportRun } from '../../../src/render/report-html.js';
 import { CommandTarget } from '../../../src/targets/command-target.js';
 import { MockAgentTarget } from '../../../src/targets/mock-agent-target.js';
 import { HOSTILE } from '../../support/hostile-text.js';

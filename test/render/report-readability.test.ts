@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { type ReportRun, renderReportHtml } from '../../src/attacks/report-html.js';
+import { type ReportRun, renderReportHtml } from '../../src/render/report-html.js';
 import { firstUnsafe } from '../support/hostile-text.js';
 import { failingReportRuns } from './support/report-runs.js';
 
