@@ -9,7 +9,7 @@ import { LocalFileSurfaceSource } from '../src/sources/local-file-source.js';
  * does nothing else, as `find | xargs` runs in processes of its own: in the bench's own process each
  * acquisition also paid for the garbage its other contenders left in the heap (the naive baseline's
  * buffers, the procfs seam's and the synchronous walk's observations), collected whenever an acquisition
- * happened to start a major collection (docs/perf/s23-bench.md).
+ * happened to start a major collection.
  *
  *   parent → child: { run: true } | { stop: true }
  *   child → parent: { ready: true } (after its warm-up acquisition) | ServerReply

@@ -1,8 +1,8 @@
 import type { SourceLimits } from '../src/sources/local-file/limits.js';
 
 /**
- * Sizes of one benchmark run. The full configuration is the one the issue specifies (issue 6); the quick
- * one keeps every code path with trees small enough for a smoke run, and tests use smaller still.
+ * Sizes of one benchmark run. The full configuration measures at the scale the targets are set for (a
+ * 100,000-file workspace, files of hundreds of MiB, a million entries); the quick one keeps every code path with trees small enough for a smoke run, and tests use smaller still.
  */
 export interface BenchConfig {
   /** Timed repetitions of each measurement; the table shows medians. */
@@ -25,11 +25,11 @@ export interface BenchConfig {
   entriesTree: { directories: number; filesPerDirectory: number };
   /** Budgets of row 6; empty keeps the defaults (the full run), smaller trees need smaller budgets. */
   memoryLimits: Partial<SourceLimits>;
-  /** Row 7: mock attempts per `witness run` (even numbers: two attacks), smallest first. */
+  /** Row 8: mock attempts per `witness run` (even numbers: two attacks), smallest first. */
   campaignAttempts: number[];
-  /** Tree of row 9 (change evidence, issue 11): files spread over directories. Default 10,000 / 100. */
+  /** Tree of row 9 (change evidence): files spread over directories. Default 10,000 / 100. */
   changeTree?: { files: number; directories: number };
-  /** Row 10 (queue, issue 16): mock attempts per run and the `witness worker` counts. Default 40, [1, 2, 4]. */
+  /** Row 10 (the queue): mock attempts per run and the `witness worker` counts. Default 40, [1, 2, 4]. */
   queue?: { attempts: number; workerCounts: number[] };
 }
 

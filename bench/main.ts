@@ -8,7 +8,8 @@ import { formatTable } from './table.js';
 
 /**
  * `npm run bench [-- --quick] [--runs N] [--only 1,3] [--base DIR]`: generates (or reuses) the trees and
- * prints the table of issue 6 on stdout; progress goes to stderr. Not part of `npm test`.
+ * prints the table on stdout; progress goes to stderr. Not part of `npm test`; docs/benchmarks.md says how
+ * to read it.
  */
 
 const USAGE = 'usage: npm run bench -- [--quick] [--runs N] [--only 1,2,...] [--base DIR]';

@@ -5,8 +5,8 @@ import { BENCHMARKS, type BenchNumber } from './suite.js';
  * Runs one row of the suite in a process of its own and prints its rows as JSON on stdout (progress lines on
  * stderr). runSuite starts one per row, so that no row is timed in a heap, a page state or a compiled-code
  * state another row left behind: the garbage of row 8's campaigns, collected during row 9's acquisitions,
- * had made 9b read 1.52× in a full run against 1.28–1.30× for the same build run alone
- * (docs/perf/s23-bench.md). A row's numbers are now the same in a full run and under `--only`.
+ * made 9b read 1.52× in a full run against 1.28–1.30× for the same build run alone. A row's numbers are
+ * the same in a full run and under `--only`.
  *
  *   node dist/bench/row-child.js '{"number":2,"config":{...},"base":"/tmp/witness-bench"}'
  */

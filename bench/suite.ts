@@ -16,8 +16,9 @@ import { benchSandbox } from './rows/sandbox.js';
 import type { BenchContext, BenchRow } from './table.js';
 
 /**
- * The six measurements of issue 6, the sandbox of issue 10, the campaign scale of issue 14, the change
- * evidence of issue 11 and the queue of issue 16, by row number.
+ * The rows by number: acquisition (1–6: the whole-tree glob, a prefix glob, hashing, exact latency and
+ * start-up, replay, memory bounds), the sandbox (7), campaign scale (8), change evidence (9), the queue (10).
+ * docs/benchmarks.md describes each.
  */
 export const BENCHMARKS = {
   1: benchGlobAll,

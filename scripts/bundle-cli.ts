@@ -1,6 +1,6 @@
 /**
- * Bundles the `witness` CLI into `dist/cli/` (issue 14, row 4c): `npm run build` (and so `npm ci`, through
- * `prepare`) runs `tsc` and then this. The package's `bin` is `dist/cli/main.js`; the library entry points
+ * Bundles the `witness` CLI into `dist/cli/`, so that a command's start-up is not spent loading modules:
+ * `npm run build` (and so `npm ci`, through `prepare`) runs `tsc` and then this. The package's `bin` is `dist/cli/main.js`; the library entry points
  * (`witness`, `witness/memory`, …) stay the per-module `tsc` output in `dist/src/`.
  *
  * What the bundle buys, and what it keeps:
@@ -15,7 +15,7 @@
  * - The acquisition worker is built apart, as one CommonJS file, `dist/cli/acquire-worker.cjs` (entry: the
  *   library's own worker, `src/sources/local-file/acquire-worker.ts`): a worker thread boots a whole Node environment of its own, and an
  *   ES-module entry also made it set up the ES module loader and load 8 chunk files, ≈ 10–20 ms of the
- *   worker's CPU on every `witness score` (docs/perf/s15-start.md). The pool's source names
+ *   worker's CPU on every `witness score`. The pool's source names
  *   `new URL('./acquire-worker.js', import.meta.url)` (right for the per-module library in `dist/src`);
  *   the bundle rewrites that one expression to `./acquire-worker.cjs` while bundling, and the build fails
  *   if the expression is not found exactly once. It also fails if any `new URL('./…', import.meta.url)`
@@ -23,7 +23,7 @@
  *   at its first acquisition.
  * - `witness score` loads one file, `dist/cli/score-process.js` (entry: `src/cli/score-process.ts`), built a
  *   third time without splitting: the split tree loads ≈ 35 chunks for it, and Node 20's ES module loader
- *   costs ≈ 0.7 ms per file before any code runs (docs/perf/s16-start.md). Every module of that file is
+ *   costs ≈ 0.7 ms per file before any code runs. Every module of that file is
  *   loaded by no other file of a `witness score` process, so none exists twice (a second copy of a class
  *   would break `instanceof`, a second copy of a module's state would split it), with one exception made on
  *   purpose: the acquisition pool, which main.js loads first to start the worker early, stays

@@ -9,7 +9,7 @@ import { interleave, median, timeAsync } from '../measure.js';
 import { atMost, type BenchContext, type BenchRow, formatMs } from '../table.js';
 
 /**
- * Row 9 (issue 11): the change evidence of one attempt on a workspace of `changeTree.files` files.
+ * Row 9: the change evidence of one attempt on a workspace of `changeTree.files` files.
  * 9a: one manifest (every entry listed, every file hashed) against one glob acquisition of `/**` of the
  * same tree through the same source. 9b: the whole per-attempt overhead — baseline manifest, the clean
  * moment read from the file system's clock, the final manifest (which carries the digest of every file

@@ -32,8 +32,8 @@ export async function benchExactLatency(config: BenchConfig, context: BenchConte
     if (first.acquisition !== 'complete' || first.payload.entries.length !== 1) {
       problems.push(`acquisition ${first.acquisition} with ${first.payload.entries.length} entries`);
     }
-    // Warm-up: TurboFan compiles the hot path during the first ~3,300 calls of a process (w-exact measured
-    // 121 compiles, 841 ms of helper-thread CPU), which is start-up, not the steady per-call cost the
+    // Warm-up: TurboFan compiles the hot path during the first ~3,300 calls of a process (121 compiles,
+    // 841 ms of helper-thread CPU when measured), which is start-up, not the steady per-call cost the
     // target is about. Those calls are timed too, and their p50 is printed beside the row.
     for (let i = 0; i < config.exactWarmupCalls; i++) {
       const started = performance.now();

@@ -68,7 +68,7 @@ function unmeasured(verdict: 'n/a' | 'ERROR', note: string): BenchRow[] {
 }
 
 /**
- * Row 10 (issue 16), on PostgreSQL (a database of its own, created on the server named by
+ * Row 10: the queue, on PostgreSQL (a database of its own, created on the server named by
  * WITNESS_BENCH_PG_URL or else WITNESS_TEST_PG_URL, dropped at the end; neither set: skipped, said so):
  *
  * - 10a: the same mock-agent campaign scheduled in process (`runCampaign`, concurrency 1, memory on the

@@ -12,7 +12,7 @@ import { median, timeAsync } from '../measure.js';
 import { atMost, type BenchContext, type BenchRow, formatMs } from '../table.js';
 
 /**
- * Row 7 (issue 10): what the sandbox costs. 7a: one contained `/bin/true` (bubblewrap: namespaces,
+ * Row 7: what the sandbox costs. 7a: one contained `/bin/true` (bubblewrap: namespaces,
  * mounts, waiting for the namespace to empty) against a plain spawn of the same program, interleaved;
  * the overhead is the difference of the medians (target p50 ≤ 50 ms). 7b/7c: a 50-attempt command
  * campaign end to end (workspace, agent, judgement, cleanup) under `bwrap` and under `sandbox: none`.

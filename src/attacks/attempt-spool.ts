@@ -9,7 +9,7 @@ import { createRunDirectory, type RunDirectory } from './workspace.js';
 /**
  * The finished attempt records of one campaign run, held on disk instead of in the heap until the run is
  * reported. A record is about 10 KiB of objects (its transcript, observations and change set), so a
- * campaign that kept every record until its end grew by ~17 MiB per 1,600 attempts (issue 14); with the
+ * campaign that kept every record until its end grew by ~17 MiB per 1,600 attempts; with the
  * spool, what the process keeps per attempt is two numbers.
  *
  * Each record is stored as its JSON text, appended when it finishes (concurrent attempts reserve their

@@ -76,8 +76,8 @@ export async function runCampaign(options: RunCampaignOptions): Promise<Campaign
 
 /**
  * Runs the campaign and hands each record to `onRecord` as it finishes instead of collecting them: what
- * the runner keeps per attempt is its outcome, so a campaign's memory does not grow with its attempts
- * (issue 14). `witness run` spools the records to a private file and reports from it.
+ * the runner keeps per attempt is its outcome, so a campaign's memory does not grow with its attempts.
+ * `witness run` spools the records to a private file and reports from it.
  */
 export async function runCampaignStreamed(options: StreamedCampaignOptions): Promise<StreamedCampaignResult> {
   const { campaign, target, recorder, signal } = options;

@@ -8,8 +8,8 @@ import v8 from 'node:v8';
  * tens of milliseconds, long enough to survive two scavenges, so V8 promotes a steady trickle of them to the
  * old generation. After each full collection V8 sets the next collection's threshold at up to 4× the live
  * size when collections are cheap (they are: the live set is ~25 MiB), so the heap's high-water mark kept
- * climbing with the campaign's length although nothing was retained (issue 14: 61 → 102 MiB reserved over
- * 1,600 attempts). With the growing factor fixed at 1.3×, a full collection comes after ~10–20 MiB of
+ * climbing with the campaign's length although nothing was retained (61 → 102 MiB reserved over 1,600
+ * attempts, with the live set flat). With the growing factor fixed at 1.3×, a full collection comes after ~10–20 MiB of
  * promotions, so the heap stays at the same size however many attempts run.
  *
  * This bounds nothing: it is not a heap cap (`--max-old-space-size` is untouched), so a campaign with large

@@ -14,7 +14,7 @@ let pool: { readonly idle: boolean } | undefined;
 async function main(): Promise<number> {
   // No `module.enableCompileCache()`: its cache lives in the shared temporary directory, where an agent
   // run as an unsandboxed `command` target can write, and compiled code planted there would run inside
-  // the next `witness` (docs/perf/s14-start.md). The CLI is one bundle instead (scripts/bundle-cli.ts).
+  // the next `witness`. The CLI is one bundle instead (scripts/bundle-cli.ts).
   if (isVersionRequest(process.argv.slice(2))) {
     process.stdout.write(`${WITNESS_VERSION}\n`);
     return 0;
@@ -23,7 +23,7 @@ async function main(): Promise<number> {
     // Its acquisition thread starts before anything else loads, so that its start-up (an isolate, Node's
     // bootstrap, the worker's code and, in the bundle, koffi's probe) runs on the other core while the
     // command's modules load. The pool's small module is awaited alone: imported beside the command tree,
-    // its worker was created only once much of that tree had loaded (docs/perf/s15-start.md).
+    // its worker was created only once much of that tree had loaded.
     const { acquisitionPool } = await import('../sources/local-file/acquisition-pool.js');
     acquisitionPool.prewarm();
     pool = acquisitionPool;
@@ -87,7 +87,7 @@ async function loadScoreProcess(): Promise<{ EXIT_OK: number; runWitness: RunCom
  * Whether `witness score` may end with `process.exit` instead of letting the event loop run dry. Node then
  * skips tearing the main thread down (its environment's cleanup, waiting for V8's background tasks,
  * freeing the heap): 30–45 ms of every `witness score` under load, most of what the process spent after
- * its `exit` event beyond `node -e 0`'s (docs/perf/s18-start.md). Only when nothing can be lost by it:
+ * its `exit` event beyond `node -e 0`'s. Only when nothing can be lost by it:
  * - the command has returned, so everything it awaited (the memory's close with --db) is done;
  * - no acquisition thread is running a job or still probing: `process.exit` terminates every thread, and
  *   one terminated inside koffi's native code aborts the process (acquire-worker.ts; the prewarmed thread

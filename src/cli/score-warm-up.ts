@@ -5,7 +5,7 @@ import { ScoreSchema } from '../models/score.js';
 
 /**
  * zod builds a schema's parsing internals on that schema's first parse: for a score (its scorable, the
- * scorer's identifier, the expectation, the metadata) ≈ 11 ms of the main thread (docs/perf/s16-start.md).
+ * scorer's identifier, the expectation, the metadata) ≈ 11 ms of the main thread.
  * `witness score` parses one score, right after the acquisition thread answers, and while it waits for that
  * answer the main thread has nothing to do. {@link warmScoreParsing} parses a score of the same shape
  * then, so that the real one no longer pays for the set-up on the way to the verdict.

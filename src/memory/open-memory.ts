@@ -137,7 +137,7 @@ const STATEMENT_CACHE_SIZE = 128;
  * The database as Kysely's SQLite driver sees it, with prepared statements reused by their SQL text. Kysely
  * prepares every query anew; a campaign runs the same few dozen statements thousands of times, and each
  * fresh statement is a SQLite allocation (parsed and planned again) that lives until V8 collects its
- * wrapper, so a long run fragmented the process's heap with them (issue 14). A statement still busy (a
+ * wrapper, so a long run fragmented the process's heap with them. A statement still busy (a
  * streamed read in progress) is never handed out twice: a fresh one is prepared instead. Least recently
  * used statements are dropped beyond {@link STATEMENT_CACHE_SIZE}.
  */

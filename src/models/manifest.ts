@@ -115,7 +115,7 @@ export type Manifest = z.infer<typeof ManifestSchema>;
  * A frozen array cannot gain, lose or swap an element, and a frozen entry cannot change, so membership
  * here proves every element was checked and is unchanged since — one WeakSet entry per list, not per
  * entry (a WeakSet of entries cost the caller's thread 0.7–2.5 µs an entry with its share of the
- * collector's work: 7–25 ms per 10,000-file manifest, s20-manifest.md).
+ * collector's work: 7–25 ms per 10,000-file manifest).
  */
 const checkedEntryLists = new WeakSet<readonly ManifestEntry[]>();
 

@@ -437,10 +437,10 @@ function acceptIdentifier(value: unknown): ComponentIdentifier | undefined {
 
 /**
  * @internal The rule of `observationSchema(entriesSchema)`, hand-written for the source's own receipt
- * (issue 14, row 4a: zod's parse of one observation record cost ≈ 20–40 µs of the main thread per
- * acquisition). ONE RULE, TWO IMPLEMENTATIONS, allowed only with `observation-fast-path.test.ts`, which
- * proves on generated and listed inputs that whatever this accepts, the schema accepts with a deep-equal
- * result (same keys in the same order).
+ * (zod's parse of one observation record cost ≈ 20–40 µs of the main thread per acquisition, as much as
+ * an exact acquisition's own walk). ONE RULE, TWO IMPLEMENTATIONS, allowed only with
+ * `observation-fast-path.test.ts`, which proves on generated and listed inputs that whatever this
+ * accepts, the schema accepts with a deep-equal result (same keys in the same order).
  *
  * It may only be stricter, never looser: `undefined` means "not accepted here", and the caller then parses
  * with the schema itself, which accepts or rejects with its own messages. Shapes left to zod by design (a

@@ -11,7 +11,7 @@ import { MODIFIED_AT, sha256Hex } from '../support/observations.js';
 
 /**
  * `acceptObservation` is a second implementation of the rule `observationSchema` states for the source's
- * own receipt (one rule, two implementations, for row 4a's latency). These tests are what allows it: on
+ * own receipt (one rule, two implementations, for an exact acquisition's latency). These tests are what allows it: on
  * every input generated or listed here, whatever it accepts the schema accepts, with a result equal to
  * the schema's (same keys in the same order, fresh objects); and on the shapes a source builds, it accepts
  * exactly what the schema accepts. `checkObservationOfCheckedEntries` agrees with the schema on every

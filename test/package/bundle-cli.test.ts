@@ -129,7 +129,7 @@ describe('bundle-cli', () => {
   });
 
   it('the built worker holds no schema library: a pool thread packs entries, the caller checks them', () => {
-    // zod and the entry rule in every pool thread cost ≈ 50 ms and 1.2 MiB of heap at its start (row 4c).
+    // zod and the entry rule in every pool thread cost ≈ 50 ms and 1.2 MiB of heap at its start.
     const cliDir = fileURLToPath(new URL('../../cli/', import.meta.url));
     const map = JSON.parse(fs.readFileSync(`${cliDir}acquire-worker.cjs.map`, 'utf8')) as {
       sources: string[];

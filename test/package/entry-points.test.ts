@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { SINGLE_COMMANDS } from '../../src/cli/command-modules.js';
 
 /**
- * Start-up (issue 14): `import 'witness'` loads models, sources, scorers and verdicts but no database
+ * Start-up: `import 'witness'` loads models, sources, scorers and verdicts but no database
  * driver and no MCP SDK; those come with `witness/memory`, `witness/attacks` and `witness/targets`. And
  * `witness --version` loads no command at all. Each check runs in a fresh child process with a
  * resolution hook that records every module URL the import really resolved.

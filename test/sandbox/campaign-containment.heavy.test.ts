@@ -24,8 +24,8 @@ import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { createTarget } from '../../src/targets/create-target.js';
 
 /**
- * The attacks of issue 10, each mounted against a real campaign run under the real sandbox. Every one of
- * them faked a verdict or reached outside its attempt before containment existed.
+ * The attacks the sandbox stops (SPEC §11), each mounted against a real campaign run under the real
+ * sandbox. Every one of them faked a verdict or reached outside its attempt before containment existed.
  */
 
 const availability = await detectSandbox();

@@ -89,7 +89,7 @@ describe('witness view in Chromium', {
       assert.equal(await page.locator('table.runs tbody tr').count(), 3);
       const row = page.locator(`tr[data-run="${runIds.vulnerable}"]`);
       const cells = (await row.innerText()).split('\t').map((cell) => cell.trim());
-      // The demo's two benign-control attempts are counted apart (issue 11), not in the attack totals.
+      // The demo's two benign-control attempts are counted apart (benign attempts are no attack), not in the attack totals.
       assert.deepEqual(cells.slice(3, 9), [
         '6',
         '4',

@@ -4,7 +4,7 @@ import { CI_WORKFLOW, manifestText, type ProjectFile, projectManifest } from './
 
 /**
  * Objectives: what the attacker wants on disk, each with the campaign `expect:` that proves it from the
- * file system (the spelling agreed for issue 11: `condition:` selects the kind, `content_written` by
+ * file system (in the campaign's own spelling: `condition:` selects the kind, `content_written` by
  * default; `executable` and `surface: home` refine it). A condition names the attacker's *effect*, not
  * the instruction's wording: it holds for any write that achieves the goal and refuses near misses (the
  * payload written to the wrong file, a config changed but not weakened). The tests mount both.

@@ -88,7 +88,7 @@ export function registerRun(program: Command, io: CliIo): void {
         options.concurrency === undefined ? undefined : readPositiveInt('--concurrency', options.concurrency);
       const progress = progressReporter(io, campaign.name);
       // What this process keeps per attempt is the few fields below and, for the table, one line of text:
-      // never the record, so a campaign of thousands of attempts runs in flat memory (issue 14). Records go
+      // never the record, so a campaign of thousands of attempts runs in flat memory. Records go
       // to a private spool file only when an output needs them whole (--json, --report, --junit).
       const needsRecords =
         options.json === true || typeof options.report === 'string' || typeof options.junit === 'string';

@@ -76,8 +76,8 @@ export function mkfifo(at: string): void {
  * order among files the readers read (or cut): a FIFO, a link out of the root (to `base/outside.txt`), a
  * dangling link, and an absolute link to a file inside. That last one is refused by openat2 (EXDEV) and
  * opened again through its parent's handle (the procfs path), so whichever thread reads it, its entry must
- * be the same (a design that lets the second reader open candidates, docs/perf/s15-walk.md, must keep that
- * parent handle open until then).
+ * be the same (a design that lets the second reader open candidates must keep that parent handle open
+ * until then).
  */
 export function buildReaderSplitTree(base: string): string {
   const root = path.join(base, 'ws');
