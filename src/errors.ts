@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   'sandbox_unavailable',
   'bundle_mismatch',
   'fail_on_matched',
+  'program_not_found',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -221,5 +222,24 @@ export class FailOnMatchedError extends WitnessError {
   constructor(message: string) {
     super('fail_on_matched', message);
     this.name = 'FailOnMatchedError';
+  }
+}
+
+/**
+ * The program a command target, an agent preset or an MCP server names does not exist or is not an
+ * executable file. The message names the program and where it was looked for (the PATH searched for a bare
+ * name; the path itself for a path).
+ */
+export class ProgramNotFoundError extends WitnessError {
+  readonly program: string;
+  constructor(program: string, searchPath: string) {
+    super(
+      'program_not_found',
+      program.includes('/')
+        ? `${program}: no such executable program (check the path, or make the file executable: chmod +x)`
+        : `${program}: no such executable program (searched PATH: ${searchPath}; install it, or give its path)`,
+    );
+    this.name = 'ProgramNotFoundError';
+    this.program = program;
   }
 }

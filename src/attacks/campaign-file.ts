@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { isNode, LineCounter, parseDocument } from 'yaml';
 import { InvalidCampaignError } from '../errors.js';
 import { describeIssues } from '../models/record.js';
+import { fillPlaceholders } from '../text/placeholders.js';
 import { type Campaign, CampaignSchema } from './campaign.js';
 import { expandCampaignMatrix } from './library/matrix.js';
 
@@ -74,7 +75,8 @@ function resolvePaths(campaign: Campaign, base: string): Campaign {
   const asPath = (command: string) => (command.includes('/') ? local(command) : command);
   const out = structuredClone(campaign);
   if (out.workspace.template !== undefined) out.workspace.template = local(out.workspace.template);
-  const args = (list: string[] | undefined) => list?.map((arg) => arg.split('{campaignDir}').join(base));
+  const args = (list: string[] | undefined) =>
+    list?.map((arg) => fillPlaceholders(arg, { campaignDir: base }));
   if (out.target.kind === 'command') {
     out.target.command = asPath(out.target.command);
     out.target.args = args(out.target.args);

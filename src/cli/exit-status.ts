@@ -35,6 +35,7 @@ const EXIT_BY_CODE: Readonly<Record<WitnessErrorCode, number>> = {
   invalid_campaign: EXIT_USAGE,
   memory_unavailable: EXIT_USAGE,
   sandbox_unavailable: EXIT_USAGE,
+  program_not_found: EXIT_USAGE,
   undetermined_score: EXIT_FAILURE,
   target_failed: EXIT_FAILURE,
   bundle_mismatch: EXIT_FAILURE,

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { MemoryUnavailableError } from '../errors.js';
 import type { Backend } from './migrations.js';
 import { translateSqlError } from './sql-errors.js';
 import type { Tables } from './tables.js';
@@ -42,7 +43,7 @@ export class SqlContext {
   }
 
   assertOpen(): void {
-    if (this.#closed) throw new Error('the memory is closed');
+    if (this.#closed) throw new MemoryUnavailableError('the memory is closed: open it again with openMemory');
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { JsonValueSchema } from './record.js';
+import { MESSAGE_ROLES } from './vocabulary.js';
 
 /**
  * What a target did during one attempt, in order: messages, tool calls and their results, raw HTTP
@@ -7,7 +8,8 @@ import { JsonValueSchema } from './record.js';
  * asked for*; the verdict still comes from the file system, never from the transcript.
  */
 
-export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
+/** The roles are the vocabulary's (models/vocabulary.ts), re-exported for the transcript's readers. */
+export { MESSAGE_ROLES };
 
 export const TranscriptMessageSchema = z.strictObject({
   kind: z.literal('message'),

@@ -7,7 +7,7 @@ import { openCampaignSession } from '../attacks/campaign-session.js';
 import { MemoryAttemptRecorder, withAttackResultSaver } from '../attacks/memory-recorder.js';
 import { runAttempt } from '../attacks/run-attempt.js';
 import { createRunDirectory, type RunDirectory } from '../attacks/workspace.js';
-import { BundleMismatchError, InvalidOptionError } from '../errors.js';
+import { BundleMismatchError, InvalidOptionError, NotFoundError } from '../errors.js';
 import { openMemory } from '../memory/open-memory.js';
 import type { AttackResult } from '../models/attack-result.js';
 import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
@@ -378,7 +378,8 @@ async function loadRunContext(
     queue.db,
   );
   const row = rows[0];
-  if (row === undefined) throw new Error(`run ${runId} is not queued`);
+  if (row === undefined)
+    throw new NotFoundError(`run ${runId} is not queued (submit it with witness run --queue)`);
   const run = CampaignRunSchema.parse(row.run_json);
   const dir = await materializeCampaignFiles(
     queue.db,

@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { ProgramNotFoundError } from '../errors.js';
 import { removeTree } from '../sources/local-file/confined-removal.js';
 import { agentEnvironment } from './agent-environment.js';
 import type { NetworkMode } from './bwrap-arguments.js';
@@ -161,7 +162,7 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
   const searchPath =
     request.env?.PATH ?? settings.env.PATH ?? settings.hostEnv.PATH ?? '/usr/local/bin:/usr/bin:/bin';
   if (findProgram(request.command, searchPath) === undefined) {
-    throw new Error(`${request.command}: no such executable program (searched PATH: ${searchPath})`);
+    throw new ProgramNotFoundError(request.command, searchPath);
   }
   const owned: number[] = [];
   let ownHome: string | undefined;

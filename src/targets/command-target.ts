@@ -3,6 +3,7 @@ import type { ComponentIdentifier } from '../models/identifier.js';
 import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
 import { launchInAttempt, type SandboxSettings } from '../sandbox/sandbox-settings.js';
+import { fillPlaceholders } from '../text/placeholders.js';
 import type { Target, TargetRequest, TargetResponse } from './target.js';
 import { TargetContainment } from './target-containment.js';
 import { positiveInteger as positive, TARGET_DEFAULTS } from './target-defaults.js';
@@ -72,7 +73,8 @@ export class CommandTarget implements Target {
 
   async send(request: TargetRequest): Promise<TargetResponse> {
     request.signal?.throwIfAborted();
-    const fill = (template: string) => substitutePlaceholders(template, request);
+    const fill = (template: string) =>
+      fillPlaceholders(template, { prompt: request.prompt, workspace: request.workspace });
     const args = (this.#options.args ?? []).map(fill);
     const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: request.prompt }];
     const settings = await this.#containment.settings();
@@ -204,21 +206,6 @@ export class CommandTarget implements Target {
       },
     };
   }
-}
-
-const PLACEHOLDER = /\{(prompt|workspace)\}/g;
-
-/**
- * Replaces `{prompt}` and `{workspace}` in one pass over the template, so substituted text is never
- * scanned again: a prompt that mentions `{workspace}` reaches the agent as written.
- */
-export function substitutePlaceholders(
-  template: string,
-  values: { prompt: string; workspace: string },
-): string {
-  return template.replace(PLACEHOLDER, (_match, name: string) =>
-    name === 'prompt' ? values.prompt : values.workspace,
-  );
 }
 
 function keptStderr(head: readonly Buffer[], end: Buffer, total: number): string {

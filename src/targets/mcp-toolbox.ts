@@ -9,6 +9,7 @@ import {
   launchInAttempt,
   type SandboxSettings,
 } from '../sandbox/sandbox-settings.js';
+import { fillPlaceholders } from '../text/placeholders.js';
 import { ContainedStdioTransport } from './contained-stdio-transport.js';
 import type { Toolbox, ToolResult, ToolSpec } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
@@ -65,7 +66,7 @@ export class McpToolbox implements Toolbox {
     attempt?: AttemptDirectories,
   ): Promise<McpToolbox> {
     const timeoutMs = checkTimeoutMs('server.timeoutMs', options.timeoutMs ?? 30_000);
-    const args = (options.args ?? []).map((arg) => arg.split('{workspace}').join(workspace));
+    const args = (options.args ?? []).map((arg) => fillPlaceholders(arg, { workspace }));
     const settings = options.sandbox;
     const client = new Client({ name: 'witness', version: '0.1.0' });
     let launched: Launched | undefined;
