@@ -35,8 +35,8 @@ export {
   AttemptWorkspaceSchema,
   outcomeOf,
 } from './models/attack-result.js';
-export type { AttemptRecord } from './models/attempt-record.js';
-export { AttemptRecordSchema } from './models/attempt-record.js';
+export type { AttemptRecord, TargetFailure } from './models/attempt-record.js';
+export { AttemptRecordSchema, TargetFailureSchema } from './models/attempt-record.js';
 export type { CampaignRun } from './models/campaign-run.js';
 export { CampaignRunSchema } from './models/campaign-run.js';
 export type { Change, ChangeSet, SurfaceChanges } from './models/change-set.js';
@@ -134,6 +134,7 @@ export type {
   MatchKind,
   MessageRole,
   ScoreStatus,
+  TargetFailureKind,
 } from './models/vocabulary.js';
 export {
   ACQUISITION_STATUSES,
@@ -145,6 +146,7 @@ export {
   MESSAGE_ROLES,
   SCHEMA_VERSION,
   SCORE_STATUSES,
+  TARGET_FAILURE_KINDS,
 } from './models/vocabulary.js';
 export type { JudgementOptions } from './scorers/file-write-judgement.js';
 export { judgeObservation } from './scorers/file-write-judgement.js';

@@ -107,6 +107,7 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
       workspace: record.workspace,
       reply: record.reply,
       error: record.error,
+      ...(record.targetError === undefined ? {} : { targetError: record.targetError }),
       createdAt: record.finishedAt,
       runId: record.runId,
       startedAt: record.startedAt,

@@ -1,4 +1,6 @@
 import { TargetError } from '../errors.js';
+import type { TargetFailure } from '../models/attempt-record.js';
+import { boundJsonDepth } from '../models/bounded-json.js';
 import type { SurfaceChanges } from '../models/change-set.js';
 import { conditionSurface } from '../models/condition.js';
 import type { ScoringExpectation } from '../models/expectation.js';
@@ -25,6 +27,7 @@ import {
   takeChanges,
 } from './change-evidence.js';
 import { attemptOutcome } from './outcome.js';
+import { describeTargetFailure } from './target-failure.js';
 import { createWorkspace, type RunDirectory, type Workspace } from './workspace.js';
 
 /**
@@ -79,11 +82,15 @@ export interface AttemptContext {
   signal?: AbortSignal | undefined;
 }
 
-/** What the target did: its reply and transcript, or why it failed. */
+/**
+ * What the target did: its reply and transcript, and why it failed (`failure`, kept whatever the verdict);
+ * `error` is why the attempt could not go on to the target (the workspace) or the failure's message.
+ */
 export interface TargetStep {
   reply: string | null;
   transcript: TranscriptEvent[];
   error: string | null;
+  failure: TargetFailure | null;
 }
 
 /** What the file system showed and the verdict on it, or why it could not be judged. */
@@ -114,7 +121,7 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
   const start = startAttempt(context);
   const prepared = await prepareWorkspace(context);
   if (!prepared.ok) {
-    const sent: TargetStep = { reply: null, transcript: [], error: prepared.error };
+    const sent: TargetStep = { reply: null, transcript: [], error: prepared.error, failure: null };
     return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null, changes: [] });
   }
   const { workspace } = prepared;
@@ -213,16 +220,24 @@ async function sendUnredacted(context: AttemptContext, workspace: Workspace): Pr
       },
       signal: attemptSignal,
     });
-    return { reply: response.reply, transcript: response.transcript, error: null };
+    return {
+      reply: response.reply,
+      transcript: boundTranscript(response.transcript),
+      error: null,
+      failure: null,
+    };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    if (error instanceof TargetError) {
-      return { reply: null, transcript: validTranscript(error.transcript), error: error.message };
-    }
-    const reason = timeout.aborted
-      ? `the attempt timed out after ${campaign.attemptTimeoutMs} ms`
-      : `the target failed: ${(error as Error).message}`;
-    return { reply: null, transcript: [], error: reason };
+    const transcript = error instanceof TargetError ? boundTranscript(error.transcript) : [];
+    const message =
+      error instanceof TargetError
+        ? error.message
+        : timeout.aborted
+          ? `the attempt timed out after ${campaign.attemptTimeoutMs} ms`
+          : `the target failed: ${(error as Error).message}`;
+    const failure = describeTargetFailure({ message, transcript, attemptTimedOut: timeout.aborted });
+    // The reply is kept too: what the agent claimed before it failed.
+    return { reply: lastReply(transcript), transcript, error: failure.message, failure };
   }
 }
 
@@ -336,8 +351,10 @@ export interface AttemptEnd {
 const NOT_JUDGED: JudgeStep = { score: null, observations: [], conversationId: null, error: null };
 
 /**
- * The attempt's record: the outcome from the verdict, except that any error (the target's first, then the
- * judging's) makes it `error`; validated against the schema the recorder and the report read.
+ * The attempt's record: the outcome follows the evidence ({@link attemptOutcome}): a proven condition is a
+ * success whatever the target did, and the target's failure stays on the record (`targetError`); `error`
+ * (the target's first, then the judging's) is set when the outcome is `error`. Validated against the
+ * schema the recorder and the report read.
  */
 export function finishAttempt(
   start: AttemptStart,
@@ -345,11 +362,13 @@ export function finishAttempt(
   redactor?: SecretRedactor,
 ): AttemptRecord {
   const error = end.sent.error ?? end.judged.error;
+  const outcome = attemptOutcome(end.judged.score, error !== null);
   const record = {
     ...start,
-    outcome: attemptOutcome(end.judged.score, error !== null),
+    outcome,
     reply: end.sent.reply,
-    error,
+    error: outcome === 'error' ? (error ?? 'the attempt was not judged') : null,
+    ...(end.sent.failure === null ? {} : { targetError: end.sent.failure }),
     transcript: end.sent.transcript,
     score: end.judged.score,
     observations: end.judged.observations,
@@ -380,10 +399,33 @@ export function finishAttempt(
   return parseRecord(AttemptRecordSchema, redacted, 'attempt record');
 }
 
-/** Keeps only well-formed transcript events from a TargetError (its transcript is typed unknown[]). */
-function validTranscript(events: readonly unknown[]): TranscriptEvent[] {
-  return events.flatMap((event) => {
+/**
+ * A target's transcript as the record keeps it: agent-chosen JSON (tool-call arguments, request bodies)
+ * bounded in depth before anything validates it (a value nested a thousand deep would overflow the
+ * validator's stack and end the run), then each event checked; one that is not a transcript event is
+ * left out, and a note says so.
+ */
+function boundTranscript(events: readonly unknown[]): TranscriptEvent[] {
+  let dropped = 0;
+  const kept = boundJsonDepth(events).flatMap((event) => {
     const parsed = TranscriptEventSchema.safeParse(event);
+    if (!parsed.success) dropped++;
     return parsed.success ? [parsed.data] : [];
   });
+  if (dropped > 0) {
+    kept.push({
+      kind: 'note',
+      text: `${dropped} event(s) of the target's transcript were malformed and left out`,
+    });
+  }
+  return kept;
+}
+
+/** The agent's last reply in a transcript (what it claimed before failing), or null. */
+function lastReply(transcript: readonly TranscriptEvent[]): string | null {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const event = transcript[i];
+    if (event?.kind === 'message' && event.role === 'assistant') return event.text === '' ? null : event.text;
+  }
+  return null;
 }

@@ -80,6 +80,7 @@ export class SqlRuns {
         outcome: result.outcome,
         reply: result.reply,
         error: result.error,
+        ...(result.targetError === undefined ? {} : { targetError: result.targetError }),
         transcript: result.transcript ?? [],
         score,
         observations,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { AttemptCleanupSchema, ContainmentSchema } from './attempt-record.js';
+import { AttemptCleanupSchema, ContainmentSchema, TargetFailureSchema } from './attempt-record.js';
 import { SurfaceChangesSchema } from './change-set.js';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { JsonObjectSchema, TimestampSchema } from './record.js';
@@ -43,6 +43,8 @@ export const AttackResultSchema = z
     workspace: AttemptWorkspaceSchema.nullable(),
     reply: z.string().nullable(),
     error: z.string().nullable(),
+    /** How the target failed, whatever the outcome (SPEC §13); absent when it did not fail. */
+    targetError: TargetFailureSchema.optional(),
     createdAt: TimestampSchema,
     runId: z.string().min(1).optional(),
     startedAt: TimestampSchema.optional(),

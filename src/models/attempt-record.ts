@@ -6,7 +6,7 @@ import { ObservationSchema } from './observation.js';
 import { TimestampSchema } from './record.js';
 import { ScoreSchema } from './score.js';
 import { TranscriptEventSchema } from './transcript.js';
-import { ATTACK_OUTCOMES, CONTAINMENTS } from './vocabulary.js';
+import { ATTACK_OUTCOMES, CONTAINMENTS, TARGET_FAILURE_KINDS } from './vocabulary.js';
 
 /** What removing an attempt's directories left behind (SPEC §11: reported, never fatal). */
 export const AttemptCleanupSchema = z.strictObject({
@@ -18,6 +18,25 @@ export type AttemptCleanup = z.infer<typeof AttemptCleanupSchema>;
 
 /** How an attempt's agent was contained (SPEC §11). */
 export const ContainmentSchema = z.enum(CONTAINMENTS);
+
+/**
+ * How the attempt's target failed (SPEC §13), kept whatever the outcome: a proven condition is a success
+ * even when the agent then exited non-zero, timed out or was killed, and this says so beside the verdict.
+ * `message` is the whole account: first the cause in one line (from the transcript where it knows better
+ * than stderr: a refused connection to the model, an HTTP status, a timeout), then the target's own
+ * account with its stderr tail; `stderrTail` is the end of the agent's stderr alone.
+ */
+export const TargetFailureSchema = z.strictObject({
+  kind: z.enum(TARGET_FAILURE_KINDS),
+  message: z.string(),
+  /** The process's exit status (null when it was killed, never started, or there was no process). */
+  exitCode: z.number().int().nullable(),
+  /** The signal that ended the process (null when it exited or there was no process). */
+  signal: z.string().nullable(),
+  /** The last lines of its stderr (null when there was no process or it wrote nothing). */
+  stderrTail: z.string().nullable(),
+});
+export type TargetFailure = z.infer<typeof TargetFailureSchema>;
 
 /**
  * Everything about one attempt, as the runner hands it to a recorder and the report renders it: what was
@@ -36,7 +55,10 @@ export const AttemptRecordSchema = z.strictObject({
   target: ComponentIdentifierSchema,
   outcome: z.enum(ATTACK_OUTCOMES),
   reply: z.string().nullable(),
+  /** Why the attempt is `error` (set exactly then): the target's or the judgement's failure. */
   error: z.string().nullable(),
+  /** How the target failed, also when the outcome is not `error` (absent when it did not fail). */
+  targetError: TargetFailureSchema.optional(),
   transcript: z.array(TranscriptEventSchema),
   score: ScoreSchema.nullable(),
   observations: z.array(ObservationSchema),

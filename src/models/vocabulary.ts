@@ -85,6 +85,14 @@ export type AttackOutcome = (typeof ATTACK_OUTCOMES)[number];
 export const CONTAINMENTS = ['bwrap', 'none', 'in_process'] as const;
 export type Containment = (typeof CONTAINMENTS)[number];
 
+/**
+ * How an attempt's target failed (SPEC §13, `targetError.kind`): its process `exited` with a non-zero
+ * status, was `killed` by a signal, `timed_out` (the command's or the attempt's timeout), was `not_started`
+ * (no such program, no sandbox), or the target `failed` otherwise (an endpoint, a turn limit, a protocol).
+ */
+export const TARGET_FAILURE_KINDS = ['exited', 'killed', 'timed_out', 'not_started', 'failed'] as const;
+export type TargetFailureKind = (typeof TARGET_FAILURE_KINDS)[number];
+
 /** Where a condition is judged (SPEC §12): the attempt's workspace (default) or the attempt's own home. */
 export const SURFACES = ['workspace', 'home'] as const;
 export type Surface = (typeof SURFACES)[number];

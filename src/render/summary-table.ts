@@ -51,12 +51,26 @@ export function tableLineOf({ label, record }: TableRow): TableLine {
     },
     contained: record.containment !== undefined && record.containment !== 'in_process',
     // The table cuts an error to a few words; its cause (ECONNREFUSED host:port, the agent's stderr tail)
-    // is usually at the end, so each error is also printed in full (neutralized, bounded) below.
-    error:
-      record.error === null
-        ? null
-        : `error in ${label === undefined ? '' : `${neutralizeText(label, { maxChars: 40 })} `}${neutralizeText(record.attack, { maxChars: 60 })} #${record.attempt}: ${neutralizeText(record.error, { maxChars: ERROR_CHARS })}`,
+    // is usually at the end, so each error is also printed in full (neutralized, bounded) below. So is the
+    // failure of a target whose attempt is a success all the same (the outcome follows the evidence).
+    error: noteOf(label, record),
   };
+}
+
+/**
+ * The note printed below the table: the attempt's error, or, for an attempt that is not `error`, how its
+ * target failed after the verdict was earned. Line breaks in the message become indented lines.
+ */
+function noteOf(label: string | undefined, record: AttemptRecord): string | null {
+  const message = record.error ?? record.targetError?.message ?? null;
+  if (message === null) return null;
+  const who = `${label === undefined ? '' : `${neutralizeText(label, { maxChars: 40 })} `}${neutralizeText(record.attack, { maxChars: 60 })} #${record.attempt}`;
+  const head =
+    record.error !== null
+      ? `error in ${who}: `
+      : `${attemptLabel(record).toUpperCase()} of ${who} stands though its agent failed (${record.targetError?.kind ?? 'failed'}): `;
+  const text = neutralizeText(message, { maxChars: ERROR_CHARS, multiline: true });
+  return `${head}${text.replace(/\n/g, '\n  ')}`;
 }
 
 export function renderAttemptTable(rows: readonly TableRow[]): string {

@@ -12,12 +12,15 @@ import {
 } from '../../src/attacks/outcome.js';
 
 describe('outcomes', () => {
-  it('maps scores to outcomes; a target error wins over any verdict', () => {
+  it('maps scores to outcomes; a proven condition is a success even when the target failed, anything less is an error', () => {
     assert.equal(attemptOutcome({ status: 'complete', value: true }, false), 'success');
     assert.equal(attemptOutcome({ status: 'complete', value: false }, false), 'failure');
     assert.equal(attemptOutcome({ status: 'undetermined', value: null }, false), 'undetermined');
-    assert.equal(attemptOutcome({ status: 'complete', value: true }, true), 'error');
+    assert.equal(attemptOutcome({ status: 'complete', value: true }, true), 'success');
+    assert.equal(attemptOutcome({ status: 'complete', value: false }, true), 'error');
+    assert.equal(attemptOutcome({ status: 'undetermined', value: null }, true), 'error');
     assert.equal(attemptOutcome(null, false), 'error');
+    assert.equal(attemptOutcome(null, true), 'error');
   });
 
   it('never folds undetermined or error into the success rate, and shows the range undetermined spans', () => {

@@ -141,19 +141,39 @@ describe('runCampaign', () => {
     }
   });
 
-  it('records a failing target as an error and still judges the workspace', async () => {
+  it('judges the workspace of a failing target: a proven condition is a success with the failure kept beside it', async () => {
     const campaign = CampaignSchema.parse({
       name: 'crash',
       target: { kind: 'command', command: '/bin/sh' },
-      attacks: [{ id: 'crash-after-write', prompt: 'x', expect: { uri: '/out.txt', contains: 'written' } }],
+      attacks: [
+        { id: 'crash-after-write', prompt: 'x', expect: { uri: '/out.txt', contains: 'written' } },
+        { id: 'crash-without-write', prompt: 'x', expect: { uri: '/other.txt', contains: 'written' } },
+      ],
     });
-    const target = new CommandTarget({ command: '/bin/sh', args: ['-c', 'echo written > out.txt; exit 7'] });
+    const target = new CommandTarget({
+      command: '/bin/sh',
+      args: ['-c', 'echo written > out.txt; echo done; echo oops >&2; exit 7'],
+    });
     const result = await runCampaign({ campaign, target, workspaceParent: parent });
-    const [attempt] = result.attempts;
-    assert.equal(attempt?.outcome, 'error');
-    assert.equal(attempt?.error, 'the command exited with status 7');
-    assert.equal(attempt?.score?.value, true);
-    assert.equal(result.totals.successRate, null);
+    const [proven, unproven] = result.attempts;
+    const targetError = {
+      kind: 'exited',
+      message: 'the command exited with status 7; its stderr ends: oops',
+      exitCode: 7,
+      signal: null,
+      stderrTail: 'oops',
+    };
+    assert.equal(proven?.outcome, 'success');
+    assert.equal(proven?.error, null);
+    assert.deepEqual(proven?.targetError, targetError);
+    assert.equal(proven?.reply, 'done\n');
+    assert.equal(proven?.score?.value, true);
+    assert.equal(unproven?.outcome, 'error');
+    assert.equal(unproven?.error, targetError.message);
+    assert.deepEqual(unproven?.targetError, targetError);
+    assert.equal(unproven?.score?.value, false);
+    assert.equal(result.totals.success, 1);
+    assert.equal(result.totals.successRate, 1);
   });
 });
 
