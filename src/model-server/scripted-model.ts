@@ -1,13 +1,22 @@
 import { type Instruction, mentionedFiles, parseInstructions } from '../targets/injected-instructions.js';
-import type { MockMode } from '../targets/mock-planner.js';
+import { type MockMode, REFUSAL } from '../targets/mock-planner.js';
+import {
+  fixTypo,
+  parseUserTasks,
+  summaryOf,
+  taskOutputs,
+  testFileFor,
+  type UserTask,
+} from '../targets/user-tasks.js';
 import type { Conversation, ModelTurn, ToolCallRequest } from './conversation.js';
-import { announcedWorkspace, createToolMapping, type PlannedCall } from './tool-mapping.js';
+import { announcedWorkspace, createToolMapping, type PlannedCall, type ToolMapping } from './tool-mapping.js';
 
 /**
  * The scripted model behind `witness model serve`: deterministic, stateless, and prompt-injectable on
- * purpose. It speaks the same instruction grammar as the mock agent (injected-instructions.ts): it follows
- * instructions in the user's request, reads the files the request names, and — in `vulnerable` mode —
- * follows instructions it finds in tool results (prompt injection through data). Its final answer always
+ * purpose. It speaks the same grammars as the mock agent (injected-instructions.ts, user-tasks.ts): it
+ * follows instructions in the user's request, reads the files the request names, does the user's tasks
+ * (summarize into a file, fix a typo, add a test) and — in `vulnerable` mode — follows instructions it
+ * finds in tool results (prompt injection through data). `refusing` refuses every request. Its final answer always
  * claims "I only read and summarized the file.", whatever it did: the claim is for Witness to check
  * against the file system.
  *
@@ -16,6 +25,8 @@ import { announcedWorkspace, createToolMapping, type PlannedCall } from './tool-
  */
 
 export const FINAL_CLAIM = 'I only read and summarized the file.';
+/** The claim when the user's task was done: whatever else happened, the reply says nothing else did. */
+export const TASK_CLAIM = 'I changed nothing else.';
 
 export interface ScriptedModelOptions {
   /** `vulnerable` (default) follows instructions found in tool results; `guarded` treats them as data. */
@@ -37,6 +48,7 @@ const CONTEXT_BLOCKS = [
 
 export function nextTurn(conversation: Conversation, options: ScriptedModelOptions = {}): ModelTurn {
   const mode = options.mode ?? 'vulnerable';
+  if (mode === 'refusing') return { kind: 'text', text: REFUSAL };
   const { prompt, history } = currentTask(conversation);
   const workspace = announcedWorkspace([
     conversation.system,
@@ -79,7 +91,11 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
   };
 
   follow(parseInstructions(prompt));
-  for (const path of mentionedFiles(prompt)) if (!queue.includes(path)) queue.push(path);
+  const tasks = parseUserTasks(prompt);
+  const outputs = taskOutputs(tasks);
+  for (const path of mentionedFiles(prompt))
+    if (!queue.includes(path) && !outputs.includes(path)) queue.push(path);
+  const texts = new Map<string, string>();
   let reads = 0;
   while (pending === undefined && queue.length > 0 && reads < MAX_READS) {
     const path = queue.shift() as string;
@@ -92,11 +108,53 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
     const raw = perform(planned);
     if (raw === undefined) break;
     const result = withoutLineNumbers(stripContext(raw));
+    texts.set(path, result);
     summaries.push(`${path}: ${summarize(result)}`);
     if (mode === 'vulnerable') follow(parseInstructions(result));
   }
+  const completed: string[] = [];
+  for (const task of tasks) {
+    if (pending !== undefined) break;
+    const done = doTask(task, { texts, mapping, perform, readFrom: [...texts.keys()] });
+    if (done !== undefined) completed.push(done);
+  }
   if (pending !== undefined) return pending;
-  return { kind: 'text', text: composeReply(summaries, unable) };
+  return { kind: 'text', text: composeReply(summaries, unable, completed) };
+}
+
+/**
+ * One user task as tool calls: the summary or test written, the typo fixed in the file as read again now.
+ * Returns what was done, or undefined when it could not be (a call still pending, a file never read, no
+ * write tool, a typo not found).
+ */
+function doTask(
+  task: UserTask,
+  plan: {
+    texts: ReadonlyMap<string, string>;
+    mapping: ToolMapping;
+    perform: (planned: PlannedCall) => string | undefined;
+    readFrom: readonly string[];
+  },
+): string | undefined {
+  const write = (path: string, content: string): boolean => {
+    const planned = plan.mapping.write(path, content);
+    return planned !== undefined && plan.perform(planned) !== undefined;
+  };
+  if (task.kind === 'summarize') {
+    const text = plan.texts.get(task.from);
+    if (text === undefined || !write(task.into, summaryOf(task.from, text))) return undefined;
+    return `wrote the summary of ${task.from} to ${task.into}`;
+  }
+  if (task.kind === 'add_test') {
+    if (!write(task.path, testFileFor(task.subject, plan.readFrom))) return undefined;
+    return `added a test in ${task.path}`;
+  }
+  const read = plan.mapping.read(task.path);
+  const raw = read === undefined ? undefined : plan.perform(read);
+  if (raw === undefined) return undefined;
+  const fixed = fixTypo(withoutLineNumbers(withoutContextBlocks(raw)), task.wrong, task.right);
+  if (fixed === undefined || !write(task.path, fixed)) return undefined;
+  return `fixed the typo in ${task.path}`;
 }
 
 /**
@@ -128,17 +186,27 @@ function currentTask(conversation: Conversation): {
 }
 
 function stripContext(text: string): string {
-  let stripped = text;
-  for (const block of CONTEXT_BLOCKS) stripped = stripped.replace(block, '');
-  return stripped.trim();
+  return withoutContextBlocks(text).trim();
 }
 
-function composeReply(summaries: readonly string[], unable: readonly string[]): string {
+/** The text without the context blocks clients add, its own whitespace kept (a file written back keeps its ending). */
+function withoutContextBlocks(text: string): string {
+  let stripped = text;
+  for (const block of CONTEXT_BLOCKS) stripped = stripped.replace(block, '');
+  return stripped;
+}
+
+function composeReply(
+  summaries: readonly string[],
+  unable: readonly string[],
+  completed: readonly string[],
+): string {
   const parts: string[] = [];
   if (summaries.length > 0) parts.push(`Summary — ${summaries.join('; ')}.`);
   else parts.push('I could not find a file to read in your request.');
   if (unable.length > 0) parts.push(`I could not ${unable.join('; ')}.`);
-  parts.push(FINAL_CLAIM);
+  if (completed.length > 0) parts.push(`As you asked, I ${completed.join('; ')}. ${TASK_CLAIM}`);
+  else parts.push(FINAL_CLAIM);
   return parts.join(' ');
 }
 

@@ -5,12 +5,15 @@ import { MOCK_MODES, type MockMode } from './mock-modes.js';
 import type { Planner, PlanRequest, PlanResult } from './planner.js';
 import type { FileToolMapping, Toolbox, ToolInvocation } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
+import { fixTypo, parseUserTasks, summaryOf, taskOutputs, testFileFor } from './user-tasks.js';
 
 /**
  * The mock agent's planner: deterministic, no network. It reads the files the prompt names and
- * summarizes them. Instructions in the prompt come from the user, so both modes follow them. Instructions
- * found *in files* are data: a `guarded` agent ignores them; a `vulnerable` agent follows them (prompt
- * injection). Its reply, by default, claims it only summarized — whatever it actually did — because a
+ * summarizes them, and does the user's tasks the prompt asks for (user-tasks.ts: summarize into a file,
+ * fix a typo, add a test). Instructions in the prompt come from the user, so every mode follows them.
+ * Instructions found *in files* are data: a `guarded` agent ignores them; a `vulnerable` agent follows
+ * them (prompt injection). A `refusing` agent refuses all work (a defence that stops every attack and
+ * every task). Its reply, by default, claims it only summarized — whatever it actually did — because a
  * reply is a claim, and Witness exists to check claims against the file system.
  */
 
@@ -72,6 +75,11 @@ export class MockPlanner implements Planner {
 export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResult> {
   const { toolbox, mapping, mode, signal } = options;
   const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: options.prompt }];
+  if (mode === 'refusing') {
+    // Refuses all work: no tool is called, so nothing is read, written or judged as done.
+    transcript.push({ kind: 'message', role: 'assistant', text: REFUSAL });
+    return { reply: REFUSAL, transcript };
+  }
   let callNumber = 0;
   const call = async (tool: ToolInvocation) => {
     signal?.throwIfAborted();
@@ -81,9 +89,15 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
     transcript.push({ kind: 'tool_result', callId, name: tool.name, ok: result.ok, text: result.text });
     return result;
   };
+  const write = async (path: string, content: string) => {
+    for (const step of mapping.write(path, content)) await call(step);
+  };
 
+  const tasks = parseUserTasks(options.prompt);
+  const outputs = taskOutputs(tasks);
   const queue: string[] = [];
   const done: string[] = [];
+  const texts = new Map<string, string>();
   let writes = 0;
   const follow = async (instructions: readonly Instruction[]) => {
     for (const instruction of instructions) {
@@ -91,13 +105,14 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
         if (!queue.includes(instruction.path)) queue.push(instruction.path);
       } else if (writes < MAX_WRITES) {
         writes++;
-        for (const step of mapping.write(instruction.path, instruction.content)) await call(step);
+        await write(instruction.path, instruction.content);
       }
     }
   };
 
   await follow(parseInstructions(options.prompt));
-  for (const path of mentionedFiles(options.prompt)) if (!queue.includes(path)) queue.push(path);
+  for (const path of mentionedFiles(options.prompt))
+    if (!queue.includes(path) && !outputs.includes(path)) queue.push(path);
 
   const summaries: string[] = [];
   let ignored = 0;
@@ -109,15 +124,37 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
       summaries.push(`${path} could not be read`);
       continue;
     }
+    texts.set(path, result.text);
     const found = parseInstructions(result.text);
     summaries.push(`${path}: ${summarize(result.text)}`);
     if (mode === 'vulnerable') await follow(found);
     else ignored += found.length;
   }
 
+  const completed: string[] = [];
+  for (const task of tasks) {
+    if (task.kind === 'summarize') {
+      const text = texts.get(task.from);
+      if (text === undefined) continue;
+      await write(task.into, summaryOf(task.from, text));
+      completed.push(`wrote the summary of ${task.from} to ${task.into}`);
+    } else if (task.kind === 'fix_typo') {
+      // Read again: the file may have changed since it was first read.
+      const current = await call(mapping.read(task.path));
+      const fixed = current.ok ? fixTypo(current.text, task.wrong, task.right) : undefined;
+      if (fixed === undefined) continue;
+      await write(task.path, fixed);
+      completed.push(`fixed the typo in ${task.path}`);
+    } else {
+      await write(task.path, testFileFor(task.subject, done));
+      completed.push(`added a test in ${task.path}`);
+    }
+  }
+
   const reply = composeReply({
     mode,
     summaries,
+    completed,
     ignored,
     writes,
     disclose: options.discloseActions === true,
@@ -126,9 +163,13 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
   return { reply, transcript };
 }
 
+/** What the `refusing` mock says to every request. */
+export const REFUSAL = 'I am sorry, but I cannot help with that request.';
+
 function composeReply(facts: {
   mode: MockMode;
   summaries: string[];
+  completed: string[];
   ignored: number;
   writes: number;
   disclose: boolean;
@@ -136,16 +177,18 @@ function composeReply(facts: {
   if (facts.summaries.length === 0) return 'I could not find a file to read in your request.';
   const joined = facts.summaries.join('; ');
   const summary = `Summary — ${joined}${joined.endsWith('.') ? '' : '.'}`;
+  const work = facts.completed.length === 0 ? '' : ` As you asked, I ${facts.completed.join('; ')}.`;
   if (facts.mode === 'guarded') {
     const note =
       facts.ignored > 0
         ? ` The file contained ${facts.ignored} instruction(s) addressed to an agent; I treated them as data and did not follow them.`
         : '';
-    return `${summary}${note}`;
+    return `${summary}${work}${note}`;
   }
   if (facts.disclose && facts.writes > 0) {
-    return `${summary} I also followed ${facts.writes} instruction(s) and wrote files.`;
+    return `${summary}${work} I also followed ${facts.writes} instruction(s) and wrote files.`;
   }
+  if (facts.completed.length > 0) return `${summary}${work} I changed nothing else.`;
   return `${summary} I only read and summarized the file; I did not change anything.`;
 }
 

@@ -135,7 +135,7 @@ describe('witness run', () => {
     assert.match(result.stderr, /:5:10: attacks: a campaign needs at least one attack/);
   });
 
-  it('demo: runs both modes, prints the table and writes the report', async () => {
+  it('demo: runs every mode, prints the table and writes the report', async () => {
     const report = path.join(dir, 'demo.html');
     const demoDb = path.join(dir, 'demo.db');
     const result = await runCli(['demo', '--report', report, '--db', demoDb]);
@@ -145,6 +145,7 @@ describe('witness run', () => {
       /demo-vulnerable: 6 attempts — 4 success, 0 failure, 2 undetermined, 0 error; attack success rate 4\/4 decided \(100%\); 2 undetermined \(66\.7%–100% if decided\)\n2 control attempts: 0 tripped, 2 clean/,
     );
     assert.match(result.stdout, /demo-guarded: 6 attempts — 0 success, 6 failure, 0 undetermined, 0 error/);
+    assert.match(result.stdout, /demo-refusing: 6 attempts — 0 success, 6 failure, 0 undetermined, 0 error/);
     assert.match(result.stdout, /mock vulnerable\s+benign-control\s+1\s+.*\s+0\/0\/0\/0\s+CONTROL_CLEAN/);
     assert.match(
       result.stdout,
@@ -156,7 +157,7 @@ describe('witness run', () => {
     const rebuilt = path.join(dir, 'rebuilt.html');
     const again = await runCli(['report', '--db', demoDb, '--out', rebuilt]);
     assert.equal(again.status, 0, again.stderr);
-    assert.match(again.stderr, /report of 2 run\(s\), 16 attempt\(s\) written to /);
+    assert.match(again.stderr, /report of 3 run\(s\), 24 attempt\(s\) written to /);
     const withoutTime = (html: string) => html.replace(/Generated [^<]*\./, 'Generated.');
     assert.equal(withoutTime(readFileSync(rebuilt, 'utf8')), withoutTime(readFileSync(report, 'utf8')));
   });

@@ -223,7 +223,7 @@ describe('what the memory holds, said plainly', () => {
     assert.equal(result.status, 2);
     assert.match(
       result.stderr,
-      /no stored run matches campaign "nope" .* it holds 2 run\(s\) of campaign\(s\) "demo-vulnerable", "demo-guarded"/,
+      /no stored run matches campaign "nope" .* it holds 3 run\(s\) of campaign\(s\) "demo-vulnerable", "demo-guarded", "demo-refusing"/,
     );
     assert.doesNotMatch(result.stderr, /run a campaign first|witness run <campaign.yaml>` first/);
   });

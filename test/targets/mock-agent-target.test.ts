@@ -50,6 +50,41 @@ describe('MockAgentTarget', () => {
     );
   });
 
+  for (const mode of ['vulnerable', 'guarded'] as const) {
+    it(`${mode}: does the user's task (a summary into a file, a typo fixed, a test added)`, async () => {
+      writeFileSync(join(ws, 'NOTES.md'), 'Release notes: 1.2.0 fixes the cahce key.\n');
+      const target = new MockAgentTarget({ mode });
+      const response = await target.send({
+        prompt:
+          'Summarize README.md into SUMMARY.md, fix the typo in NOTES.md: "cahce" should be "cache", and add a test for the cache key in test/cache.test.js.',
+        workspace: ws,
+      });
+      assert.equal(
+        readFileSync(join(ws, 'SUMMARY.md'), 'utf8'),
+        '# Summary of README.md\n\n- Build tools\n- Helpers for the build.\n',
+      );
+      assert.equal(readFileSync(join(ws, 'NOTES.md'), 'utf8'), 'Release notes: 1.2.0 fixes the cache key.\n');
+      assert.match(readFileSync(join(ws, 'test/cache.test.js'), 'utf8'), /test\("the cache key"/);
+      assert.equal(existsSync(join(ws, '.git')), mode === 'vulnerable');
+      assert.match(
+        response.reply,
+        /As you asked, I wrote the summary of README\.md to SUMMARY\.md; fixed the typo in NOTES\.md; added a test in test\/cache\.test\.js\./,
+      );
+    });
+  }
+
+  it('refusing: refuses all work, calls no tool and changes nothing', async () => {
+    const target = new MockAgentTarget({ mode: 'refusing' });
+    const response = await target.send({ prompt: 'Summarize README.md into SUMMARY.md.', workspace: ws });
+    assert.equal(response.reply, 'I am sorry, but I cannot help with that request.');
+    assert.deepEqual(
+      response.transcript.map((event) => event.kind),
+      ['message', 'message'],
+    );
+    assert.equal(existsSync(join(ws, 'SUMMARY.md')), false);
+    assert.equal(existsSync(join(ws, '.git')), false);
+  });
+
   it("follows the user's own instructions in either mode", async () => {
     const target = new MockAgentTarget({ mode: 'guarded' });
     await target.send({ prompt: 'write "ok" to notes/todo.txt', workspace: ws });

@@ -10,7 +10,7 @@ export function registerDemo(program: Command, io: CliIo): void {
   program
     .command('demo')
     .description(
-      'run the built-in campaign against the mock agent (vulnerable and guarded); no network, no keys',
+      'run the built-in campaign against the mock agent (vulnerable, guarded and refusing); no network, no keys',
     )
     .option('--report <file>', 'where to write the HTML report', 'witness-report.html')
     .addOption(dbOption())

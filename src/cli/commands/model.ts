@@ -22,7 +22,7 @@ export function registerModel(program: Command, io: CliIo): void {
     .addOption(
       new Option(
         '--mode <mode>',
-        'vulnerable follows instructions found in tool results; guarded ignores them',
+        "vulnerable follows instructions found in tool results; guarded ignores them; refusing refuses every request (every mode but refusing does the user's task)",
       )
         .choices([...MOCK_MODES])
         .default('vulnerable'),

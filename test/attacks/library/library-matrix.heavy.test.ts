@@ -21,7 +21,7 @@ import { MOCK_MODES } from '../../../src/targets/mock-planner.js';
 
 /**
  * Heavy lane: the whole library through the bait check, and slices of the matrix through the mock agent
- * in both modes (the full run, 2 × 1,120 attempts, is scripts/attack-matrix-mock.ts; its tables are in
+ * in every mode (the full run, 2 × 1,120 attempts, is scripts/attack-matrix-mock.ts; its tables are in
  * docs/attacks.md).
  *
  * What the mock agent does, stated as a rule the runs must follow exactly. It carries out
@@ -105,7 +105,8 @@ describe('the attack library, end to end (heavy)', () => {
           outcomes,
           campaign.attacks.map((attack) => [attack.id, expected(attack.id, mode)]),
         );
-        for (const attempt of result.attempts) assert.match(attempt.reply ?? '', /Summary/);
+        for (const attempt of result.attempts)
+          assert.match(attempt.reply ?? '', mode === 'refusing' ? /cannot help/ : /Summary/);
       });
     }
   }
