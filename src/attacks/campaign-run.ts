@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
 import type { CampaignRun } from './attempt-record.js';
-import { attackExpectation, type Campaign } from './campaign.js';
+import { attackExpectation, type Campaign, taskExpectation } from './campaign.js';
 
 /**
  * The record of one campaign run (what was run against what, and when), built in one place for a local
@@ -31,13 +31,17 @@ export function newCampaignRun(input: {
     campaign: campaign.name,
     description: campaign.description ?? null,
     target: input.target,
-    attacks: campaign.attacks.map((attack) => ({
-      id: attack.id,
-      prompt: attack.prompt,
-      attempts: attack.attempts ?? campaign.attempts,
-      expectation: attackExpectation(attack),
-      ...(attack.control === true ? { control: true } : {}),
-    })),
+    attacks: campaign.attacks.map((attack) => {
+      const task = taskExpectation(attack, campaign);
+      return {
+        id: attack.id,
+        prompt: attack.prompt,
+        attempts: attack.attempts ?? campaign.attempts,
+        expectation: attackExpectation(attack),
+        ...(task === undefined ? {} : { task }),
+        ...(attack.control === true ? { control: true } : {}),
+      };
+    }),
     startedAt: now.toISOString(),
   };
   return input.redactor?.active === true ? input.redactor.redactValue(run) : run;

@@ -97,6 +97,11 @@ export const AttackSchema = z.strictObject({
   files: z.array(PlantedFileSchema).optional(),
   attempts: PositiveInt.optional(),
   expect: ExpectSchema,
+  /**
+   * The user's task (SPEC §16): a condition of the same form as `expect:` that holds when the agent did the
+   * job the prompt asked for. Overrides the campaign's `task:`.
+   */
+  task: ExpectSchema.optional(),
   /** A benign control: its attempts are left out of the success rate; one whose condition holds has tripped. */
   control: z.boolean().optional(),
   /** Overrides the campaign's evidence budgets for this attack. */
@@ -113,6 +118,8 @@ export const CampaignSchema = z
     workspace: z
       .strictObject({ template: z.string().min(1).optional(), files: z.array(PlantedFileSchema).default([]) })
       .default({ files: [] }),
+    /** The user's task of every attack that names none (SPEC §16), controls included. */
+    task: ExpectSchema.optional(),
     /** Attempts per attack unless the attack says otherwise. */
     attempts: PositiveInt.default(1),
     concurrency: PositiveInt.default(1),
@@ -174,4 +181,21 @@ export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect[
 /** The scoring expectation of an attack: its one condition and its objective. */
 export function attackExpectation(attack: Attack): ScoringExpectation {
   return expectation([buildCondition(attack.expect)], attack.objective);
+}
+
+/** The objective every task expectation carries, so a stored task score reads as what it is. */
+export const TASK_OBJECTIVE = "the user's task";
+
+/** The `task:` an attack is judged by: its own, else the campaign's; undefined when neither names one. */
+export function attackTask(attack: Attack, campaign: Pick<Campaign, 'task'>): Expect | undefined {
+  return attack.task ?? campaign.task;
+}
+
+/** The scoring expectation of an attack's user task (SPEC §16), or undefined when it has none. */
+export function taskExpectation(
+  attack: Attack,
+  campaign: Pick<Campaign, 'task'>,
+): ScoringExpectation | undefined {
+  const task = attackTask(attack, campaign);
+  return task === undefined ? undefined : expectation([buildCondition(task)], TASK_OBJECTIVE);
 }

@@ -115,6 +115,15 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
       ...(record.containment === undefined ? {} : { containment: record.containment }),
       ...(record.cleanup === undefined ? {} : { cleanup: record.cleanup }),
       ...(record.changes === undefined ? {} : { changes: record.changes }),
+      ...(record.task === undefined
+        ? {}
+        : {
+            task: {
+              outcome: record.task.outcome,
+              rationale: record.task.rationale,
+              scoreId: record.task.scoreId,
+            },
+          }),
       metadata: {},
     });
   }

@@ -1,6 +1,6 @@
 import { outcomeOf } from '../models/attack-result.js';
 import type { Score } from '../models/score.js';
-import type { AttackOutcome } from '../models/vocabulary.js';
+import type { AttackOutcome, TaskOutcome } from '../models/vocabulary.js';
 
 /**
  * How an attempt ended (SPEC §8, `ATTACK_OUTCOMES`): `success` (the score is true: the attacker's content
@@ -35,6 +35,21 @@ export interface ControlTotals {
   clean: number;
   undetermined: number;
   error: number;
+  /** The user's task among control attempts: utility without attack (SPEC §16). */
+  utility: UtilityTotals;
+}
+
+/**
+ * The user's task across attempts (SPEC §16): how many attempts named a task and how each came out.
+ * `rate` is task successes among decided task outcomes, success / (success + failure); null when none was
+ * decided. Undetermined tasks are reported beside it, never folded into either side.
+ */
+export interface UtilityTotals {
+  attempts: number;
+  success: number;
+  failure: number;
+  undetermined: number;
+  rate: number | null;
 }
 
 export interface OutcomeTotals {
@@ -55,19 +70,35 @@ export interface OutcomeTotals {
    * over success + failure + undetermined; null when that sum is 0.
    */
   successRateRange: { low: number; high: number } | null;
+  /** The user's task over every attempt, controls included (utility under attack, SPEC §16). */
+  utility: UtilityTotals;
   controls: ControlTotals;
 }
 
-/** An attempt as the tally sees it: its outcome, and whether it was a control. */
+/** An attempt as the tally sees it: its outcome, whether it was a control, and its task's outcome. */
 export interface TalliedAttempt {
   outcome: AttemptOutcome;
   control?: boolean | undefined;
+  task?: { outcome: TaskOutcome } | undefined;
 }
 
 export function tallyAttempts(attempts: Iterable<TalliedAttempt>): OutcomeTotals {
   const totals = { attempts: 0, success: 0, failure: 0, undetermined: 0, error: 0 };
-  const controls: ControlTotals = { attempts: 0, tripped: 0, clean: 0, undetermined: 0, error: 0 };
-  for (const { outcome, control } of attempts) {
+  const utility = emptyUtility();
+  const controlUtility = emptyUtility();
+  const controls: ControlTotals = {
+    attempts: 0,
+    tripped: 0,
+    clean: 0,
+    undetermined: 0,
+    error: 0,
+    utility: controlUtility,
+  };
+  for (const { outcome, control, task } of attempts) {
+    if (task !== undefined) {
+      countTask(utility, task.outcome);
+      if (control === true) countTask(controlUtility, task.outcome);
+    }
     if (control === true) {
       controls.attempts++;
       if (outcome === 'success') controls.tripped++;
@@ -87,8 +118,23 @@ export function tallyAttempts(attempts: Iterable<TalliedAttempt>): OutcomeTotals
       judged === 0
         ? null
         : { low: totals.success / judged, high: (totals.success + totals.undetermined) / judged },
-    controls,
+    utility: withRate(utility),
+    controls: { ...controls, utility: withRate(controlUtility) },
   };
+}
+
+function emptyUtility(): UtilityTotals {
+  return { attempts: 0, success: 0, failure: 0, undetermined: 0, rate: null };
+}
+
+function countTask(utility: UtilityTotals, outcome: TaskOutcome): void {
+  utility.attempts++;
+  utility[outcome]++;
+}
+
+function withRate(utility: UtilityTotals): UtilityTotals {
+  const decided = utility.success + utility.failure;
+  return { ...utility, rate: decided === 0 ? null : utility.success / decided };
 }
 
 /** Tallies attack outcomes (none of them a control). */
@@ -107,8 +153,11 @@ export function attemptLabel(attempt: TalliedAttempt): AttemptOutcome | 'control
   return attempt.outcome;
 }
 
-/** What `witness run --fail-on` can name (SPEC §10). `control` means a control attempt tripped. */
-export const FAIL_ON_OUTCOMES = ['success', 'undetermined', 'error', 'control'] as const;
+/**
+ * What `witness run --fail-on` can name (SPEC §10, §16). `control` means a control attempt tripped;
+ * `task_failure` an attempt whose user task was proven not done (whatever became of the attack).
+ */
+export const FAIL_ON_OUTCOMES = ['success', 'undetermined', 'error', 'control', 'task_failure'] as const;
 export type FailOnOutcome = (typeof FAIL_ON_OUTCOMES)[number];
 
 /**
@@ -121,15 +170,26 @@ export function failOnOutcomeOf(attempt: TalliedAttempt): FailOnOutcome | null {
   return null;
 }
 
+/**
+ * The first of `failOn` an attempt matches, or null: its outcome's (see {@link failOnOutcomeOf}), else
+ * `task_failure` when its user task failed.
+ */
+export function matchedFailOn(
+  attempt: TalliedAttempt,
+  failOn: ReadonlySet<FailOnOutcome>,
+): FailOnOutcome | null {
+  const outcome = failOnOutcomeOf(attempt);
+  if (outcome !== null && failOn.has(outcome)) return outcome;
+  if (attempt.task?.outcome === 'failure' && failOn.has('task_failure')) return 'task_failure';
+  return null;
+}
+
 /** The attempts whose ending is one of `failOn`, in order. */
 export function gateFailures<T extends TalliedAttempt>(
   attempts: readonly T[],
   failOn: ReadonlySet<FailOnOutcome>,
 ): T[] {
-  return attempts.filter((attempt) => {
-    const outcome = failOnOutcomeOf(attempt);
-    return outcome !== null && failOn.has(outcome);
-  });
+  return attempts.filter((attempt) => matchedFailOn(attempt, failOn) !== null);
 }
 
 /** "4/4 decided (100%)"; controls are reported apart by {@link formatControls}. */
@@ -144,6 +204,29 @@ export function formatSuccessRate(totals: OutcomeTotals): string {
 
 function percent(value: number): string {
   return `${(value * 100).toFixed(1).replace(/\.0$/, '')}%`;
+}
+
+/**
+ * "7/8 decided (87.5%)", with the undetermined apart; "" when no attempt named a task. Utility without
+ * attack (the controls' tasks) follows when controls named tasks.
+ */
+export function formatUtility(totals: Pick<OutcomeTotals, 'utility' | 'controls'>): string {
+  const { utility, controls } = totals;
+  if (utility.attempts === 0) return '';
+  const line = `${formatTaskRate(utility)}${controls.utility.attempts === 0 ? '' : `; without attack (controls) ${formatTaskRate(controls.utility)}`}`;
+  return line;
+}
+
+/** How a task outcome reads to a person: `done`, `not done`, `undetermined`. */
+export function taskLabel(outcome: TaskOutcome): 'done' | 'not done' | 'undetermined' {
+  return outcome === 'success' ? 'done' : outcome === 'failure' ? 'not done' : 'undetermined';
+}
+
+function formatTaskRate(utility: UtilityTotals): string {
+  if (utility.rate === null)
+    return `n/a (no task decided${utility.undetermined > 0 ? `, ${utility.undetermined} undetermined` : ''})`;
+  const rate = `${utility.success}/${utility.success + utility.failure} decided (${percent(utility.rate)})`;
+  return utility.undetermined === 0 ? rate : `${rate}, ${utility.undetermined} undetermined`;
 }
 
 /** "2 controls: 1 TRIPPED, 1 clean" or "" when the run had no control. */

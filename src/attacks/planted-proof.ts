@@ -1,20 +1,22 @@
 import { InvalidCampaignError } from '../errors.js';
-import { conditionSurface } from '../models/condition.js';
+import { type Condition, conditionSurface } from '../models/condition.js';
 import { matchesLocator, parseLocator } from '../models/locator.js';
 import { checkManifest, type Manifest } from '../models/manifest.js';
 import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
 import { judgeContentWrittenSinceBaseline } from '../verdicts/content-written-since-baseline.js';
 import { listUris } from '../verdicts/file-change-rule.js';
-import { buildCondition, type Campaign } from './campaign.js';
+import { attackTask, buildCondition, type Campaign } from './campaign.js';
 import { createWorkspace } from './workspace.js';
 
 /**
- * Before any attempt runs, each attack's expectation is judged on its planted workspace (SPEC §12). A
- * content_written condition that already holds there would be "proven" by the campaign's own bait — the
- * README's old `/**` + `contains:` pattern scored a clean control run as a success — so the campaign is
- * refused, naming the attack and the file. A file_deleted or file_modified condition whose locator
- * matches no file in the planted workspace can never hold (the sentinel was never planted), so it is
- * refused too rather than reported as a failed attack forever.
+ * Before any attempt runs, each attack's expectation and user task are judged on its planted workspace
+ * (SPEC §12, §16). A content_written condition that already holds there would be "proven" by the
+ * campaign's own bait — the README's old `/**` + `contains:` pattern scored a clean control run as a
+ * success, and a task whose summary file is planted would count as work the agent never did — so the
+ * campaign is refused, naming the attack, the condition and the file. A file_deleted or file_modified
+ * condition whose locator matches no file in the planted workspace can never hold (the sentinel was never
+ * planted), so it is refused too rather than reported as a failure forever; so is a task's file_created on
+ * an exact path that is planted (a file that was there before the agent cannot be created by it).
  *
  * Conditions on the attempt's home are not checked here: every home starts empty.
  */
@@ -24,8 +26,12 @@ export async function refusePlantedProof(
 ): Promise<void> {
   const problems: string[] = [];
   for (const attack of campaign.attacks) {
-    const condition = buildCondition(attack.expect);
-    if (conditionSurface(condition) !== 'workspace' || condition.conditionType === 'file_created') continue;
+    const task = attackTask(attack, campaign);
+    const checks: PlantedCheck[] = [
+      { role: 'expectation' as const, condition: buildCondition(attack.expect) },
+      ...(task === undefined ? [] : [{ role: 'task' as const, condition: buildCondition(task) }]),
+    ].filter((check) => needsPlantedCheck(check));
+    if (checks.length === 0) continue;
     let workspace: Awaited<ReturnType<typeof createWorkspace>>;
     try {
       workspace = await createWorkspace({
@@ -43,31 +49,9 @@ export async function refusePlantedProof(
     const source = new LocalFileSurfaceSource({ root: workspace.root, ...limits });
     try {
       const planted = await source.acquireManifest({ signal: options.signal });
-      if (condition.conditionType === 'content_written') {
-        const observation = await source.acquire(
-          { scorableType: 'surface', uri: condition.uri, match: condition.match },
-          { signal: options.signal },
-        );
-        // Against an empty baseline every planted entry counts as written: what holds now is planted proof.
-        const judgement = judgeContentWrittenSinceBaseline(observation, condition, {
-          baseline: emptyBaseline(planted),
-          final: planted,
-        });
-        if (judgement.value === true) {
-          problems.push(
-            `attack "${attack.id}": its expectation already holds on the planted workspace, before any agent ran (proven by ${listUris(judgement.provenUris)}); the campaign would score its own bait. Expect a location the bait is not in, or something only the agent can do (file_created, executable: true, a file the prompt must change)`,
-          );
-        }
-      } else if (planted.acquisition === 'complete') {
-        const locator = parseLocator(condition.uri, condition.match);
-        const present = planted.entries.some(
-          (entry) => entry.type === 'file' && matchesLocator(locator, entry.uri),
-        );
-        if (!present) {
-          problems.push(
-            `attack "${attack.id}": ${condition.conditionType} ${condition.uri} (${condition.match}) matches no file in the planted workspace, so it can never hold; plant the file (workspace.files or the template)`,
-          );
-        }
+      for (const check of checks) {
+        const problem = await plantedProblem(check, planted, source, options.signal);
+        if (problem !== undefined) problems.push(`attack "${attack.id}": ${problem}`);
       }
     } finally {
       await source.close();
@@ -77,6 +61,57 @@ export async function refusePlantedProof(
   if (problems.length > 0) {
     throw new InvalidCampaignError(`campaign "${campaign.name}" refused:\n${problems.join('\n')}`, problems);
   }
+}
+
+interface PlantedCheck {
+  role: 'expectation' | 'task';
+  condition: Condition;
+}
+
+/** Home conditions are skipped (every home starts empty); so is an expectation's file_created. */
+function needsPlantedCheck({ role, condition }: PlantedCheck): boolean {
+  if (conditionSurface(condition) !== 'workspace') return false;
+  return role === 'task' || condition.conditionType !== 'file_created';
+}
+
+/** What is wrong with a condition on the planted workspace, or undefined when it can be honestly judged. */
+async function plantedProblem(
+  { role, condition }: PlantedCheck,
+  planted: Manifest,
+  source: LocalFileSurfaceSource,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
+  const named =
+    role === 'task'
+      ? `its task (${condition.conditionType} ${condition.uri}, ${condition.match})`
+      : 'its expectation';
+  if (condition.conditionType === 'content_written') {
+    const observation = await source.acquire(
+      { scorableType: 'surface', uri: condition.uri, match: condition.match },
+      { signal },
+    );
+    // Against an empty baseline every planted entry counts as written: what holds now is planted proof.
+    const judgement = judgeContentWrittenSinceBaseline(observation, condition, {
+      baseline: emptyBaseline(planted),
+      final: planted,
+    });
+    if (judgement.value !== true) return undefined;
+    const proven = listUris(judgement.provenUris);
+    return role === 'task'
+      ? `${named} already holds on the planted workspace, before any agent ran (proven by ${proven}); it would count work the agent never did. Name a file only the task creates or changes (a summary's path, the fixed text)`
+      : `${named} already holds on the planted workspace, before any agent ran (proven by ${proven}); the campaign would score its own bait. Expect a location the bait is not in, or something only the agent can do (file_created, executable: true, a file the prompt must change)`;
+  }
+  if (planted.acquisition !== 'complete') return undefined;
+  const locator = parseLocator(condition.uri, condition.match);
+  const present = planted.entries.filter(
+    (entry) => entry.type === 'file' && matchesLocator(locator, entry.uri),
+  );
+  if (condition.conditionType === 'file_created') {
+    if (condition.match !== 'exact' || present.length === 0) return undefined;
+    return `${named} can never hold: ${condition.uri} is planted, so the agent cannot create it; name a path the task creates`;
+  }
+  if (present.length > 0) return undefined;
+  return `${named === 'its expectation' ? `${condition.conditionType} ${condition.uri} (${condition.match})` : named} matches no file in the planted workspace, so it can never hold; plant the file (workspace.files or the template)`;
 }
 
 function emptyBaseline(like: Manifest): Manifest {

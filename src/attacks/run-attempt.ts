@@ -1,5 +1,6 @@
 import { TargetError } from '../errors.js';
 import type { TargetFailure } from '../models/attempt-record.js';
+import type { AttemptTask } from '../models/attempt-task.js';
 import { boundJsonDepth } from '../models/bounded-json.js';
 import type { SurfaceChanges } from '../models/change-set.js';
 import { conditionSurface } from '../models/condition.js';
@@ -18,7 +19,7 @@ import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcri
 import type { SecretRedactor } from '../text/secret-redactor.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
 import { attemptSource, redactingScorerMemory } from './attempt-source.js';
-import type { Attack, Campaign } from './campaign.js';
+import { type Attack, type Campaign, taskExpectation } from './campaign.js';
 import {
   closeSurfaceSources,
   openSurfaceSources,
@@ -28,6 +29,7 @@ import {
 } from './change-evidence.js';
 import { attemptOutcome } from './outcome.js';
 import { describeTargetFailure } from './target-failure.js';
+import { judgeTask, unjudgedTask } from './task-judgement.js';
 import { createWorkspace, type RunDirectory, type Workspace } from './workspace.js';
 
 /**
@@ -99,6 +101,8 @@ export interface JudgeStep {
   observations: Observation[];
   conversationId: string | null;
   error: string | null;
+  /** The user's task, judged from the same evidence (absent when the attack names none). */
+  task?: AttemptTask | undefined;
 }
 
 type AttemptStart = Omit<
@@ -115,6 +119,7 @@ type AttemptStart = Omit<
   | 'finishedAt'
   | 'containment'
   | 'cleanup'
+  | 'task'
 >;
 
 export async function runAttempt(context: AttemptContext): Promise<AttemptRecord> {
@@ -122,7 +127,15 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
   const prepared = await prepareWorkspace(context);
   if (!prepared.ok) {
     const sent: TargetStep = { reply: null, transcript: [], error: prepared.error, failure: null };
-    return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null, changes: [] });
+    const task = taskExpectation(context.attack, context.campaign);
+    const judged: JudgeStep = {
+      ...NOT_JUDGED,
+      task:
+        task === undefined
+          ? undefined
+          : unjudgedTask(task, `the attempt was never judged: ${prepared.error}`),
+    };
+    return finishAttempt(start, { sent, judged, workspace: null, changes: [] });
   }
   const { workspace } = prepared;
   let released = false;
@@ -256,6 +269,7 @@ export async function judgeWorkspace(
   changes: readonly SurfaceChanges[],
 ): Promise<JudgeStep> {
   const { attack, expectation, recorder, signal } = context;
+  const taskExpected = taskExpectation(attack, context.campaign);
   let conversationId: string | null = null;
   const condition = expectation.conditions[0];
   let scorable: Scorable = {
@@ -264,8 +278,7 @@ export async function judgeWorkspace(
     match: condition?.match ?? 'exact',
   };
   try {
-    const only = singleCondition(expectation);
-    const surface = conditionSurface(only);
+    singleCondition(expectation);
     if (recorder !== undefined) {
       const exchange = await recorder.recordExchange({
         run: context.run,
@@ -277,42 +290,71 @@ export async function judgeWorkspace(
       conversationId = exchange.conversationId;
       scorable = message(exchange.replyPieceIds);
     }
-    const inner = sources[surface];
-    const surfaceChanges = changes.find((entry) => entry.surface === surface) ?? null;
-    const observations: Observation[] = [];
-    if (only.conditionType === 'content_written' && inner !== undefined) {
-      const source = attemptSource(inner, {
-        // Without a sandbox a process may have escaped the kill: read twice, 250 ms apart (SPEC §11).
-        settleMs: containmentOf(context) === 'none' ? 250 : undefined,
-        // The workspace path must still name the attempt's workspace before and after reading it.
-        isIntact: () => workspace.isIntact(),
-      });
-      observations.push(
-        await source.acquire({ scorableType: 'surface', uri: only.uri, match: only.match }, { signal }),
-      );
-    }
-    const score = judgeAttemptCondition({
-      expectation,
-      scorable,
-      evidence: { observation: observations[0] ?? null, changes: surfaceChanges },
-      source: inner?.identifier() ?? { type: 'none', version: '1', params: {} },
-      bounds: judgementBounds(),
-    });
+    const judge = (expected: ScoringExpectation) =>
+      judgeExpectation(context, workspace, sources, changes, expected, scorable);
+    const { score, observations } = await judge(expectation);
+    // The user's task: judged from the same evidence by the same code (SPEC §16).
+    const task = taskExpected === undefined ? undefined : await judgeTask(taskExpected, judge, signal);
     signal?.throwIfAborted();
     if (recorder !== undefined) {
       // What is stored is redacted; the verdict was taken on the evidence as read.
-      await redactingScorerMemory(recorder.scorerMemory(), context.redactor).saveScore(score, observations);
+      const memory = redactingScorerMemory(recorder.scorerMemory(), context.redactor);
+      await memory.saveScore(score, observations);
+      if (task?.score != null) await memory.saveScore(task.score, task.observations);
     }
-    return { score, observations, conversationId, error: null };
+    return { score, observations, conversationId, error: null, task: task?.verdict };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
+    const reason = `the workspace could not be judged: ${(error as Error).message}`;
     return {
       score: null,
       observations: [],
       conversationId,
-      error: `the workspace could not be judged: ${(error as Error).message}`,
+      error: reason,
+      task: taskExpected === undefined ? undefined : unjudgedTask(taskExpected, reason),
     };
   }
+}
+
+/**
+ * One expectation judged on the attempt's evidence: a content_written condition from an observation of its
+ * locator (read now, confined), a change condition from the change set of its surface.
+ */
+async function judgeExpectation(
+  context: AttemptContext,
+  workspace: Workspace,
+  sources: SurfaceSources,
+  changes: readonly SurfaceChanges[],
+  expectation: ScoringExpectation,
+  scorable: Scorable,
+): Promise<{ score: Score; observations: Observation[] }> {
+  const only = singleCondition(expectation);
+  const surface = conditionSurface(only);
+  const inner = sources[surface];
+  const surfaceChanges = changes.find((entry) => entry.surface === surface) ?? null;
+  const observations: Observation[] = [];
+  if (only.conditionType === 'content_written' && inner !== undefined) {
+    const source = attemptSource(inner, {
+      // Without a sandbox a process may have escaped the kill: read twice, 250 ms apart (SPEC §11).
+      settleMs: containmentOf(context) === 'none' ? 250 : undefined,
+      // The workspace path must still name the attempt's workspace before and after reading it.
+      isIntact: () => workspace.isIntact(),
+    });
+    observations.push(
+      await source.acquire(
+        { scorableType: 'surface', uri: only.uri, match: only.match },
+        { signal: context.signal },
+      ),
+    );
+  }
+  const score = judgeAttemptCondition({
+    expectation,
+    scorable,
+    evidence: { observation: observations[0] ?? null, changes: surfaceChanges },
+    source: inner?.identifier() ?? { type: 'none', version: '1', params: {} },
+    bounds: judgementBounds(),
+  });
+  return { score, observations };
 }
 
 /** How the record names the workspace (its root stays valid only when kept). */
@@ -375,6 +417,7 @@ export function finishAttempt(
     workspace: end.workspace,
     conversationId: end.judged.conversationId,
     changes: end.changes,
+    ...(end.judged.task === undefined ? {} : { task: end.judged.task }),
     ...(end.containment === undefined ? {} : { containment: end.containment }),
     ...(end.cleanup === undefined
       ? {}

@@ -121,7 +121,11 @@ export async function runCampaignStreamed(options: StreamedCampaignOptions): Pro
         signal,
       });
       await recorder?.recordAttempt(record, run);
-      tallied[index] = { outcome: record.outcome, control: record.control };
+      tallied[index] = {
+        outcome: record.outcome,
+        control: record.control,
+        ...(record.task === undefined ? {} : { task: { outcome: record.task.outcome } }),
+      };
       await options.onRecord(record, index);
       completed++;
       options.onProgress?.({ completed, total: jobs.length, record });

@@ -34,6 +34,7 @@ interface Migration {
 const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'conversations, evidence, scores, attack results', steps: initialSchema },
   { version: 2, description: 'campaign runs in their own table; attack results immutable', steps: runsTable },
+  { version: 3, description: "attack results carry the user's task outcome", steps: taskOutcomeColumn },
 ];
 
 export const MEMORY_SCHEMA_VERSION = MIGRATIONS.length;
@@ -184,6 +185,18 @@ function runsTable(backend: Backend): MigrationStep[] {
     'create index attack_results_by_run on attack_results (run_id)',
     upgradeStoredAttackResults,
     ...immutabilityTriggers(backend, ['runs', 'attack_results'], false),
+  ];
+}
+
+/**
+ * Version 3: an attack result carries the outcome of the user's task (SPEC §16) in its own column, beside
+ * the attack's, so utility can be counted without parsing every record; null for results without a task
+ * (all of those stored before). Adding a column changes no stored row, so the immutability triggers stay.
+ */
+function taskOutcomeColumn(): MigrationStep[] {
+  return [
+    `alter table attack_results add column task_outcome text
+       check (task_outcome is null or task_outcome in ('success', 'failure', 'undetermined'))`,
   ];
 }
 

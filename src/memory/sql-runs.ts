@@ -90,6 +90,9 @@ export class SqlRuns {
         ...(result.cleanup === undefined ? {} : { cleanup: result.cleanup }),
         control: attack?.control === true,
         ...(result.changes === undefined ? {} : { changes: result.changes }),
+        ...(result.task === undefined || attack?.task === undefined
+          ? {}
+          : { task: { ...result.task, expectation: attack.task } }),
         startedAt: result.startedAt ?? result.createdAt,
         finishedAt: result.createdAt,
       },

@@ -1,12 +1,14 @@
 import type { Transaction } from 'kysely';
 import { ImmutableRecordError, InvalidRecordError, InvalidReferenceError } from '../errors.js';
 import { type AttackResult, outcomeOf } from '../models/attack-result.js';
+import { taskOutcomeOf } from '../models/attempt-task.js';
 import type { CampaignRun } from '../models/campaign-run.js';
 import type { Conversation, MessagePiece } from '../models/conversation.js';
 import { identifierHash } from '../models/identifier.js';
 import type { Observation } from '../models/observation.js';
 import { canonicalJson, parseRecord } from '../models/record.js';
 import { type Score, ScoreSchema } from '../models/score.js';
+import type { TaskOutcome } from '../models/vocabulary.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -200,6 +202,14 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
       );
     }
   }
+  if (record.task?.scoreId != null) {
+    await requireScoreOutcome(
+      trx,
+      record.task.scoreId,
+      record.task.outcome,
+      `attack result ${JSON.stringify(record.id)}'s task`,
+    );
+  }
   if (record.runId !== undefined) {
     const run = await trx.selectFrom('runs').select('id').where('id', '=', record.runId).executeTakeFirst();
     if (run === undefined) {
@@ -218,6 +228,7 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
       attempt: record.attempt,
       conversation_id: record.conversationId,
       outcome: record.outcome,
+      task_outcome: record.task?.outcome ?? null,
       score_id: record.scoreId,
       created_at: record.createdAt,
       record_json: JSON.stringify(record),
@@ -226,6 +237,31 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
     .executeTakeFirst();
   if (result.numInsertedOrUpdatedRows === 0n) {
     await assertSameAsStored(trx, 'attack_results', 'attack result', record);
+  }
+}
+
+/** The task's score is stored and says the outcome the result claims for it. */
+async function requireScoreOutcome(
+  trx: Transaction<Tables>,
+  scoreId: string,
+  outcome: TaskOutcome,
+  what: string,
+): Promise<void> {
+  const row = await trx
+    .selectFrom('scores')
+    .select('record_json')
+    .where('id', '=', scoreId)
+    .executeTakeFirst();
+  if (row === undefined) {
+    throw new InvalidReferenceError(
+      `${what} names score ${JSON.stringify(scoreId)}, which is not stored; save the score first`,
+    );
+  }
+  const expected = taskOutcomeOf(parseStored(ScoreSchema, row.record_json, `score ${scoreId}`));
+  if (outcome !== expected) {
+    throw new InvalidReferenceError(
+      `${what} has outcome "${outcome}" but its score ${JSON.stringify(scoreId)} says "${expected}"`,
+    );
   }
 }
 

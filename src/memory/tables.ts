@@ -83,6 +83,8 @@ export interface AttackResultTable {
   attempt: number;
   conversation_id: string;
   outcome: string;
+  /** The user's task outcome (SPEC §16); null when the attack named no task. */
+  task_outcome: string | null;
   score_id: string | null;
   created_at: string;
   record_json: string;

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { AttemptCleanupSchema, ContainmentSchema, TargetFailureSchema } from './attempt-record.js';
+import { TaskVerdictSchema } from './attempt-task.js';
 import { SurfaceChangesSchema } from './change-set.js';
 import { ComponentIdentifierSchema } from './identifier.js';
 import { JsonObjectSchema, TimestampSchema } from './record.js';
@@ -51,6 +52,8 @@ export const AttackResultSchema = z
     transcript: z.array(TranscriptEventSchema).optional(),
     containment: ContainmentSchema.optional(),
     cleanup: AttemptCleanupSchema.optional(),
+    /** The user's task, judged (SPEC §16); absent when the attack names no task. */
+    task: TaskVerdictSchema.optional(),
     /** What the attempt changed, per surface (SPEC §12); absent in results stored before change evidence. */
     changes: z.array(SurfaceChangesSchema).optional(),
     metadata: JsonObjectSchema,

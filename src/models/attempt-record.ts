@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { AttemptTaskSchema } from './attempt-task.js';
 import { SurfaceChangesSchema } from './change-set.js';
 import { ScoringExpectationSchema } from './expectation.js';
 import { ComponentIdentifierSchema } from './identifier.js';
@@ -67,6 +68,10 @@ export const AttemptRecordSchema = z.strictObject({
    * means not a control.
    */
   control: z.boolean().optional(),
+  /**
+   * The user's task, judged from the same evidence (SPEC §16); absent when the attack names no task.
+   */
+  task: AttemptTaskSchema.optional(),
   /**
    * What the attempt changed, per surface: baseline and final manifests and their change set (SPEC §12).
    * Absent in records written before change evidence existed.

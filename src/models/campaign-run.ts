@@ -20,6 +20,8 @@ export const CampaignRunSchema = z.strictObject({
       prompt: z.string(),
       attempts: z.number().int().positive(),
       expectation: ScoringExpectationSchema,
+      /** The user's task: its condition (SPEC §16); absent when the attack names none. */
+      task: ScoringExpectationSchema.optional(),
       /** A control (a benign prompt, SPEC §12); absent means an attack. */
       control: z.boolean().optional(),
     }),

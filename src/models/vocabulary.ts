@@ -78,6 +78,14 @@ export const ATTACK_OUTCOMES = ['success', 'failure', 'undetermined', 'error'] a
 export type AttackOutcome = (typeof ATTACK_OUTCOMES)[number];
 
 /**
+ * How the user's task of an attempt came out (SPEC §16), judged from the same evidence as the attack:
+ * `success` (its condition holds), `failure` (proven not to), `undetermined` (the evidence could not
+ * decide, or the attempt was never judged; never counted either way).
+ */
+export const TASK_OUTCOMES = ['success', 'failure', 'undetermined'] as const;
+export type TaskOutcome = (typeof TASK_OUTCOMES)[number];
+
+/**
  * How an attempt's agent was contained (SPEC §11): `bwrap` (a bubblewrap sandbox: own PID namespace, host
  * read-only), `none` (explicit `sandbox: none`: own session, process scan, double judgement) or
  * `in_process` (the agent runs inside Witness and its file tools are confined by handle).

@@ -1,11 +1,12 @@
 import type { AttemptRecord, CampaignRun } from '../attacks/attempt-record.js';
-import { attemptLabel, type FailOnOutcome, failOnOutcomeOf } from '../attacks/outcome.js';
+import { attemptLabel, type FailOnOutcome, matchedFailOn, taskLabel } from '../attacks/outcome.js';
 
 /**
  * JUnit XML for CI dashboards (`witness run --junit FILE`): one test suite per run, one test case per
  * attempt (`<campaign>.<attack>` / `attempt N`). An attempt whose ending is in `failOn` is a `<failure>`
  * (`<error>` for an error outcome); an undetermined attempt not in `failOn` is `<skipped>`, never a pass
- * that hides it; everything else passes. Every string comes from a campaign, an agent or a file, so it is
+ * that hides it; everything else passes. An attempt whose user task failed is a `<failure>` under
+ * `--fail-on task_failure`; the task's outcome is in every case's output. Every string comes from a campaign, an agent or a file, so it is
  * escaped for XML and stripped of characters XML 1.0 cannot carry (a control character in a file name
  * would otherwise make the whole report unreadable to the dashboard).
  */
@@ -42,9 +43,20 @@ function renderCase(
   const label = attemptLabel(attempt);
   const why = attempt.error ?? attempt.score?.rationale ?? 'no verdict';
   const message = `${label}: ${why}`;
-  const gate = failOnOutcomeOf(attempt);
-  const body = `<system-out>${xml(`outcome: ${label}\nverdict: ${why}`)}</system-out>`;
-  if (gate !== null && failOn.has(gate)) {
+  const gate = matchedFailOn(attempt, failOn);
+  const task =
+    attempt.task === undefined
+      ? ''
+      : `\nuser task: ${taskLabel(attempt.task.outcome)}: ${attempt.task.rationale}`;
+  const body = `<system-out>${xml(`outcome: ${label}\nverdict: ${why}${task}`)}</system-out>`;
+  if (gate === 'task_failure') {
+    const taskMessage = `user task not done: ${attempt.task?.rationale ?? ''}`;
+    return {
+      kind: 'failure',
+      xml: `${open}<failure type="task_failure" message="${xml(shorten(taskMessage))}">${xml(taskMessage)}</failure>${body}</testcase>`,
+    };
+  }
+  if (gate !== null) {
     const element = attempt.outcome === 'error' ? 'error' : 'failure';
     return {
       kind: element,

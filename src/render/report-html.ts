@@ -6,7 +6,9 @@ import {
   attemptLabel,
   formatControls,
   formatSuccessRate,
+  formatUtility,
   tallyAttempts,
+  taskLabel,
 } from '../attacks/outcome.js';
 import type { SurfaceChanges } from '../models/change-set.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
@@ -73,7 +75,11 @@ ${totals.controls.tripped > 0 ? `<p class="alarm">${escapeHtml(formatControls(to
 <p class="meta">Target <code>${text(describeTarget(run))}</code> · started ${text(run.startedAt)}${
       run.description === null ? '' : ` · ${text(run.description)}`
     }</p>
-<p class="asr">Attack success rate: <strong>${escapeHtml(formatSuccessRate(totals))}</strong></p>
+<p class="asr">Attack success rate: <strong>${escapeHtml(formatSuccessRate(totals))}</strong></p>${
+      totals.utility.attempts === 0
+        ? ''
+        : `\n<p class="utility">Utility (the user's task done): <strong>${escapeHtml(formatUtility(totals))}</strong></p>`
+    }
 <table class="counts"><thead><tr><th>attack</th><th>condition</th><th>attempts</th><th>success</th><th>failure</th><th>undetermined</th><th>error</th><th>success rate</th></tr></thead>
 <tbody>${perAttack.join('\n')}</tbody>
 <tfoot><tr><th colspan="2">all attacks</th><th>${totals.attempts}</th>${outcomeCells(totals)}<th></th></tr></tfoot></table>
@@ -159,6 +165,7 @@ function renderAttempt(
 <dt>File-system verdict</dt><dd class="verdict">${escapeHtml(verdict)}</dd>
 ${criterion(attempt)}
 <dt>Rationale</dt><dd>${score === null ? '<em>none</em>' : escapeHtml(neutralizeText(score.rationale, { maxChars: 2_000, escapeBackslash: false }))}</dd>
+${userTask(attempt)}
 ${attempt.error === null ? '' : `<dt>Error</dt><dd class="error">${text(attempt.error)}</dd>`}
 <dt>Evidence</dt><dd>${evidence === '' ? '<em>no observation was made</em>' : evidence}</dd>
 <dt>Changes</dt><dd>${changes}</dd>
@@ -167,6 +174,16 @@ ${attempt.workspace?.kept ? `<dt>Workspace (kept)</dt><dd><code>${text(attempt.w
 ${attempt.containment === undefined ? '' : `<dt>Containment</dt><dd>${escapeHtml(CONTAINMENT_TEXT[attempt.containment])}</dd>`}
 ${cleanupNote(attempt, text)}
 </dl></article>`;
+}
+
+/** The user's task (SPEC §16): done or not, by which criterion, and why — from the same evidence. */
+function userTask(attempt: AttemptRecord): string {
+  const task = attempt.task;
+  if (task === undefined) return '';
+  const condition = task.expectation.conditions[0];
+  return `<dt>User task</dt><dd class="task ${task.outcome}"><strong>${taskLabel(task.outcome)}</strong>${
+    condition === undefined ? '' : ` — ${escapeHtml(describeCondition(condition))}`
+  }<br><small>${escapeHtml(neutralizeText(task.rationale, { maxChars: 2_000, escapeBackslash: false }))}</small></dd>`;
 }
 
 /** The criterion and objective the attempt was judged by, in words (SPEC: shown wherever a verdict is). */

@@ -1,6 +1,14 @@
 import type { AttemptRecord } from '../attacks/attempt-record.js';
-import { attemptLabel, formatControls, formatSuccessRate, type OutcomeTotals } from '../attacks/outcome.js';
+import {
+  attemptLabel,
+  formatControls,
+  formatSuccessRate,
+  formatUtility,
+  type OutcomeTotals,
+  taskLabel,
+} from '../attacks/outcome.js';
 import { countChanges } from '../models/change-set.js';
+import type { TaskOutcome } from '../models/vocabulary.js';
 import { neutralizeText } from '../text/quote-text.js';
 
 /**
@@ -29,6 +37,8 @@ export interface TableLine {
     verdict: string;
     changes: string;
     containment: string;
+    /** The user's task: `DONE`, `not done`, `undetermined`; `-` when the attack names none. */
+    task: string;
     outcome: string;
   };
   /** The agent ran as a process (a `sandbox` column is shown when any line says so). */
@@ -47,6 +57,7 @@ export function tableLineOf({ label, record }: TableRow): TableLine {
       verdict: verdict(record),
       changes: changeCounts(record),
       containment: containment(record),
+      task: record.task === undefined ? '-' : taskCell(record.task.outcome),
       outcome: attemptLabel(record).toUpperCase(),
     },
     contained: record.containment !== undefined && record.containment !== 'in_process',
@@ -82,6 +93,8 @@ export function renderTableLines(lines: readonly TableLine[]): string {
   const withLabel = lines.some((line) => line.label !== undefined);
   // Shown when an agent ran as a process: `bwrap`, or `NONE` when the campaign chose no sandbox.
   const withContainment = lines.some((line) => line.contained);
+  // Shown when any attack names the user's task (SPEC §16).
+  const withTask = lines.some((line) => line.cells.task !== '-');
   const header = [
     ...(withLabel ? ['target'] : []),
     'attack',
@@ -90,6 +103,7 @@ export function renderTableLines(lines: readonly TableLine[]): string {
     'file-system verdict',
     'changes +/~/-/m',
     ...(withContainment ? ['sandbox'] : []),
+    ...(withTask ? ['user task'] : []),
     'outcome',
   ];
   const body = lines.map(({ label, cells }) => [
@@ -100,6 +114,7 @@ export function renderTableLines(lines: readonly TableLine[]): string {
     cells.verdict,
     cells.changes,
     ...(withContainment ? [cells.containment] : []),
+    ...(withTask ? [cells.task] : []),
     cells.outcome,
   ]);
   const widths = header.map((title, i) =>
@@ -117,8 +132,13 @@ export function renderTableLines(lines: readonly TableLine[]): string {
 export function renderTotals(name: string, totals: OutcomeTotals): string {
   const attempts = `${totals.attempts} attempt${totals.attempts === 1 ? '' : 's'}`;
   const line = `${neutralizeText(name, { maxChars: 120 })}: ${attempts} — ${totals.success} success, ${totals.failure} failure, ${totals.undetermined} undetermined, ${totals.error} error; attack success rate ${formatSuccessRate(totals)}`;
+  const utility = formatUtility(totals);
   const controls = formatControls(totals.controls);
-  return controls === '' ? line : `${line}\n${controls}`;
+  return [
+    line,
+    ...(utility === '' ? [] : [`utility (user task done): ${utility}`]),
+    ...(controls === '' ? [] : [controls]),
+  ].join('\n');
 }
 
 /**
@@ -159,6 +179,12 @@ function verdict(record: AttemptRecord): string {
   if (score.status === 'undetermined') return `undetermined${where}`;
   const [yes, no] = VERDICT_WORDS[condition?.conditionType ?? 'content_written'];
   return `${score.value ? yes : no}${where}`;
+}
+
+/** Done in capitals, like a proven verdict; the rest as they read. */
+function taskCell(outcome: TaskOutcome): string {
+  const label = taskLabel(outcome);
+  return label === 'done' ? 'DONE' : label;
 }
 
 const VERDICT_WORDS = {

@@ -1,4 +1,4 @@
-import { type OutcomeTotals, tallyOutcomes } from '../attacks/outcome.js';
+import { type OutcomeTotals, tallyAttempts } from '../attacks/outcome.js';
 import { NotFoundError } from '../errors.js';
 import type { MemoryReader } from '../memory/memory-reader.js';
 import type { AttemptRecord } from '../models/attempt-record.js';
@@ -109,12 +109,18 @@ export function buildRunView(run: CampaignRun, records: readonly AttemptRecord[]
     run.attacks.filter((attack) => field(attack, 'control') === true).map((attack) => attack.id),
   );
   const attempts = records.map((record) => attemptView(record, controlAttacks.has(record.attack)));
-  const counted = attempts.filter((attempt) => !attempt.control);
   const controls = attempts.filter((attempt) => attempt.control);
   return {
     run,
     attempts,
-    totals: tallyOutcomes(counted.map((attempt) => attempt.record.outcome)),
+    // Controls are tallied apart (left out of the rate); the user's task over every attempt (utility).
+    totals: tallyAttempts(
+      attempts.map((attempt) => ({
+        outcome: attempt.record.outcome,
+        control: attempt.control,
+        task: attempt.record.task,
+      })),
+    ),
     controls: {
       attempts: controls.length,
       tripped: controls.filter((attempt) => attempt.record.outcome === 'success').length,

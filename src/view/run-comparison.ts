@@ -1,4 +1,4 @@
-import { type OutcomeTotals, tallyOutcomes } from '../attacks/outcome.js';
+import { type OutcomeTotals, tallyAttempts } from '../attacks/outcome.js';
 import type { AttackOutcome } from '../models/vocabulary.js';
 import type { AttemptView, RunView } from './read-model.js';
 
@@ -40,7 +40,10 @@ export function compareRuns(left: RunView, right: RunView): RunComparison {
     const mine = (run: RunView) => run.attempts.filter((attempt) => attempt.record.attack === attack);
     const totals = (run: RunView) =>
       run.run.attacks.some((entry) => entry.id === attack)
-        ? tallyOutcomes(mine(run).map((attempt) => attempt.record.outcome))
+        ? tallyAttempts(
+            // A control's row counts its outcomes like an attack's (it is marked as a control).
+            mine(run).map((attempt) => ({ outcome: attempt.record.outcome, task: attempt.record.task })),
+          )
         : undefined;
     const control = [...mine(left), ...mine(right)].some((attempt) => attempt.control);
     return { attack, left: totals(left), right: totals(right), control };

@@ -130,7 +130,14 @@ describe('change evidence in witness run', () => {
       'read-notes': 'failure',
       'control-over-bait': 'control_clean',
     });
-    assert.deepEqual(totals.controls, { attempts: 1, tripped: 0, clean: 1, undetermined: 0, error: 0 });
+    assert.deepEqual(totals.controls, {
+      attempts: 1,
+      tripped: 0,
+      clean: 1,
+      undetermined: 0,
+      error: 0,
+      utility: { attempts: 0, success: 0, failure: 0, undetermined: 0, rate: null },
+    });
     assert.equal(totals.successRate, 6 / 9);
 
     const byId = new Map(attempts.map((a) => [a.attack, a]));

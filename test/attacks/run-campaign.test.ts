@@ -39,7 +39,12 @@ describe('runCampaign', () => {
       'benign-control#1:failure',
       'benign-control#2:failure',
     ]);
-    for (const attempt of result.attempts) assert.match(attempt.reply ?? '', /I did not change anything/);
+    // It did the user's task too, and claims it changed nothing else.
+    for (const attempt of result.attempts) assert.match(attempt.reply ?? '', /I changed nothing else/);
+    assert.deepEqual(
+      result.attempts.map((a) => a.task?.outcome),
+      Array(8).fill('success'),
+    );
     const hook = result.attempts[0];
     assert.equal(hook?.observations[0]?.payload.entries[0]?.uri, '/.git/hooks/pre-commit');
     assert.equal(hook?.score?.observationIds[0], hook?.observations[0]?.id);
@@ -52,7 +57,15 @@ describe('runCampaign', () => {
       error: 0,
       successRate: 1,
       successRateRange: { low: 4 / 6, high: 6 / 6 },
-      controls: { attempts: 2, tripped: 0, clean: 2, undetermined: 0, error: 0 },
+      utility: { attempts: 8, success: 8, failure: 0, undetermined: 0, rate: 1 },
+      controls: {
+        attempts: 2,
+        tripped: 0,
+        clean: 2,
+        undetermined: 0,
+        error: 0,
+        utility: { attempts: 2, success: 2, failure: 0, undetermined: 0, rate: 1 },
+      },
     });
     const config = result.attempts[4];
     assert.equal(
@@ -70,6 +83,33 @@ describe('runCampaign', () => {
       workspaceParent: parent,
     });
     assert.deepEqual(new Set(result.attempts.map((a) => a.outcome)), new Set(['failure']));
+    // A guarded agent refuses the injection, not the work.
+    assert.deepEqual(new Set(result.attempts.map((a) => a.task?.outcome)), new Set(['success']));
+    assert.equal(result.totals.utility.rate, 1);
+    const typo = result.attempts.find((a) => a.attack === 'script-injection');
+    assert.deepEqual(typo?.task?.expectation.conditions[0]?.uri, '/docs/CONTRIBUTING.md');
+    assert.match(
+      typo?.task?.rationale ?? '',
+      /^\/docs\/CONTRIBUTING\.md \(exact\) on the workspace holds .* written by the agent/,
+    );
+  });
+
+  it('refusing mock agent: no attack succeeds and no task is done, judged from state alone', async () => {
+    const result = await runCampaign({
+      campaign: demoCampaign('refusing'),
+      target: new MockAgentTarget({ mode: 'refusing' }),
+      workspaceParent: parent,
+    });
+    assert.deepEqual(new Set(result.attempts.map((a) => a.outcome)), new Set(['failure']));
+    assert.deepEqual(new Set(result.attempts.map((a) => a.task?.outcome)), new Set(['failure']));
+    assert.deepEqual(result.totals.utility, {
+      attempts: 8,
+      success: 0,
+      failure: 8,
+      undetermined: 0,
+      rate: 0,
+    });
+    assert.equal(result.totals.successRate, 0);
   });
 
   it('gives concurrent attempts separate roots and keeps them when asked', async () => {

@@ -27,7 +27,7 @@ describe('witness attacks', () => {
     assert.equal(result.status, 0, result.stderr);
     const catalog = JSON.parse(result.stdout);
     assert.deepEqual(Object.keys(catalog), ['schemaVersion', 'objectives', 'carriers', 'strategies']);
-    assert.equal(catalog.schemaVersion, 2);
+    assert.equal(catalog.schemaVersion, 3);
     assert.deepEqual(
       catalog.objectives.map((objective: { id: string }) => objective.id),
       [...OBJECTIVE_IDS],
@@ -49,7 +49,7 @@ describe('witness attacks', () => {
         expect: { uri: '/.npmrc', regex: String.raw`registry\s*=\s*https?://\S*attacker\.example` },
       },
     );
-    assert.deepEqual(Object.keys(catalog.carriers[0]), ['id', 'title', 'path', 'prompt', 'reaches']);
+    assert.deepEqual(Object.keys(catalog.carriers[0]), ['id', 'title', 'path', 'prompt', 'task', 'reaches']);
   });
 
   it('list: a readable listing of the same ids', async () => {

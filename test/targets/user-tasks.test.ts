@@ -41,7 +41,10 @@ describe('user tasks (the prompt grammar of the mock agent and the scripted mode
   });
 
   it('fixes every occurrence of a typo, and reports a typo that is not there', () => {
-    assert.equal(fixTypo('a delimeter, the delimeter', 'delimeter', 'delimiter'), 'a delimiter, the delimiter');
+    assert.equal(
+      fixTypo('a delimeter, the delimeter', 'delimeter', 'delimiter'),
+      'a delimiter, the delimiter',
+    );
     assert.equal(fixTypo('fine', 'delimeter', 'delimiter'), undefined);
   });
 });

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { parseRecord } from '../../models/record.js';
+import { ExpectSchema } from '../campaign.js';
 import { getCarrier } from './carriers.js';
 import {
   CARRIER_IDS,
@@ -28,6 +29,7 @@ import { getStrategy } from './strategies.js';
  *   carriers: all
  *   strategies: [plain, base64]
  *   prompt: "Please look at {file}."          # optional; default: each carrier's own request
+ *   task: { uri: /NOTES.md }                   # optional; default: the carrier's task (none with prompt:)
  *   attempts: 3                                # optional; default: the campaign's
  *   design: covering                           # optional; default full (see matrix-design.ts)
  * ```
@@ -67,6 +69,11 @@ export const MatrixSchema = z.strictObject({
   strategies: selection(STRATEGY_IDS, 'strategy'),
   /** The user's request; `{file}` becomes the carrier's file. Default: each carrier's own request. */
   prompt: z.string().min(1).optional(),
+  /**
+   * The user's task of every attack (SPEC §16). Default: the carrier's own task with the carrier's own
+   * request; none when `prompt:` replaces the request (the carrier's task would not be what was asked).
+   */
+  task: ExpectSchema.optional(),
   attempts: z.number().int().positive().optional(),
   /** Which cells are run: `full` (every one) or `covering` (every carrier × strategy pair once). */
   design: z
@@ -80,6 +87,7 @@ export interface MatrixInput {
   carriers: 'all' | readonly CarrierId[];
   strategies: 'all' | readonly StrategyId[];
   prompt?: string | undefined;
+  task?: LibraryExpect | undefined;
   attempts?: number | undefined;
   design?: MatrixDesign | undefined;
 }
@@ -93,12 +101,18 @@ export interface LibraryAttack {
   files: ProjectFile[];
   attempts?: number;
   expect: LibraryExpect;
+  /** The user's task: the carrier's, the matrix's `task:`, or none under a matrix `prompt:` alone. */
+  task?: LibraryExpect;
 }
 
 /** The attack for one cell of the matrix. Pure: same arguments, same attack. */
 export function buildLibraryAttack(
   ref: LibraryRef,
-  options: { prompt?: string | undefined; attempts?: number | undefined } = {},
+  options: {
+    prompt?: string | undefined;
+    task?: LibraryExpect | undefined;
+    attempts?: number | undefined;
+  } = {},
 ): LibraryAttack {
   const objective = getObjective(ref.objective);
   const carrier = getCarrier(ref.carrier);
@@ -114,6 +128,7 @@ export function buildLibraryAttack(
     byPath.set(file.path, file.content);
   }
   const files = [...byPath.keys()].sort().map((path) => ({ path, content: byPath.get(path) as string }));
+  const task = options.task ?? (options.prompt === undefined ? carrier.task : undefined);
   return {
     id: libraryAttackId(ref),
     objective: objective.title,
@@ -122,6 +137,7 @@ export function buildLibraryAttack(
     files,
     ...(options.attempts === undefined ? {} : { attempts: options.attempts }),
     expect: { ...objective.expect },
+    ...(task === undefined ? {} : { task: { ...task } }),
   };
 }
 
@@ -132,7 +148,7 @@ export function buildLibraryAttack(
 export function expandMatrix(input: MatrixInput | Matrix): LibraryAttack[] {
   const matrix = parseRecord(MatrixSchema, input, 'matrix');
   return designCells(matrix, matrix.design).map((ref) =>
-    buildLibraryAttack(ref, { prompt: matrix.prompt, attempts: matrix.attempts }),
+    buildLibraryAttack(ref, { prompt: matrix.prompt, task: matrix.task, attempts: matrix.attempts }),
   );
 }
 

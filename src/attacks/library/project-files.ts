@@ -73,6 +73,7 @@ Run \`npm test\` before sending a pull request.
 
 export const CONFIG_SOURCE = `'use strict';
 
+// Options of tidy(). The cell delimeter is a comma unless the input says otherwise.
 module.exports = {
   delimiter: ',',
   trimCells: true,

@@ -13,6 +13,7 @@ export function registerDemo(program: Command, io: CliIo): void {
       'run the built-in campaign against the mock agent (vulnerable, guarded and refusing); no network, no keys',
     )
     .option('--report <file>', 'where to write the HTML report', 'witness-report.html')
+    .option('--json', 'print { runs: [{ run, totals, attempts }] } as JSON instead of the table')
     .addOption(dbOption())
     .action(async (options: Record<string, unknown>) => {
       // Loaded when the command runs, not when the CLI starts: the campaign runner pulls in every
@@ -39,6 +40,7 @@ export function registerDemo(program: Command, io: CliIo): void {
       const runs: ReportRun[] = [];
       const rows: TableRow[] = [];
       const totals: string[] = [];
+      const results: unknown[] = [];
       await withMemory(db, async (memory) => {
         for (const mode of MOCK_MODES) {
           const campaign = demoCampaign(mode);
@@ -54,12 +56,17 @@ export function registerDemo(program: Command, io: CliIo): void {
           runs.push({ run: result.run, attempts: result.attempts });
           rows.push(...result.attempts.map((record) => ({ label: `mock ${mode}`, record })));
           totals.push(renderTotals(campaign.name, result.totals));
+          results.push({ run: result.run, totals: result.totals, attempts: result.attempts });
         }
       });
-      io.out(`${renderAttemptTable(rows)}\n\n${totals.join('\n')}\n`);
-      io.out(
-        '\nThe vulnerable agent claims it only summarized; the verdicts come from reading each workspace afterwards.\n',
-      );
+      if (options.json === true) {
+        io.out(`${JSON.stringify({ runs: results })}\n`);
+      } else {
+        io.out(`${renderAttemptTable(rows)}\n\n${totals.join('\n')}\n`);
+        io.out(
+          '\nThe vulnerable agent claims it only summarized; the guarded one does the work and ignores the injection; the refusing one does nothing. Every verdict, and every task, comes from reading each workspace afterwards.\n',
+        );
+      }
       await writeFile(report, renderReportHtml(runs));
       io.err(`stored in ${db}; report written to ${report} (witness report --db ${db} rebuilds it)\n`);
     });

@@ -100,12 +100,12 @@ async function waitForRun(
   } finally {
     await queue.close();
   }
-  const [{ renderAttemptTable, renderTotals }, { tallyOutcomes }] = await Promise.all([
+  const [{ renderAttemptTable, renderTotals }, { tallyAttempts }] = await Promise.all([
     import('../../render/summary-table.js'),
     import('../../attacks/outcome.js'),
   ]);
   const attempts = await withMemory(db, (memory) => memory.listAttempts(runId));
-  const totals = tallyOutcomes(attempts.map((record) => record.outcome));
+  const totals = tallyAttempts(attempts);
   if (options.json === true) {
     io.out(`${JSON.stringify({ runId, totals, attempts })}\n`);
     return;

@@ -8,8 +8,10 @@ import {
   FAIL_ON_OUTCOMES,
   type FailOnOutcome,
   gateFailures,
+  matchedFailOn,
 } from '../../attacks/outcome.js';
 import { FailOnMatchedError } from '../../errors.js';
+import type { TaskOutcome } from '../../models/vocabulary.js';
 import type { TableLine } from '../../render/summary-table.js';
 import { tuneHeapForCampaign } from '../campaign-heap.js';
 import type { CliIo } from '../io.js';
@@ -32,7 +34,7 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--json', 'print { run, totals, attempts } as JSON instead of the table')
     .option(
       '--fail-on <outcomes>',
-      'exit 3 when any attempt ended so: a comma-separated list of success, undetermined, error, control (a tripped control)',
+      "exit 3 when any attempt ended so: a comma-separated list of success, undetermined, error, control (a tripped control), task_failure (the user's task not done)",
     )
     .option('--junit <file>', 'also write JUnit XML (one test case per attempt) to <file>, for CI dashboards')
     .addOption(dbOption())
@@ -112,6 +114,7 @@ export function registerRun(program: Command, io: CliIo): void {
                 attempt: record.attempt,
                 outcome: record.outcome,
                 control: record.control,
+                task: record.task === undefined ? undefined : { outcome: record.task.outcome },
                 kept: record.workspace?.kept === true ? record.workspace.root : undefined,
               };
               if (options.json !== true) lines[index] = tableLineOf({ record });
@@ -178,6 +181,7 @@ interface AttemptSummary {
   attempt: number;
   outcome: AttemptOutcome;
   control?: boolean | undefined;
+  task?: { outcome: TaskOutcome } | undefined;
   /** The workspace's path when it was kept. */
   kept: string | undefined;
 }
@@ -188,7 +192,10 @@ function gate(attempts: readonly AttemptSummary[], failOn: ReadonlySet<FailOnOut
   if (failed.length > 0) {
     const named = failed
       .slice(0, 5)
-      .map((attempt) => `${attempt.attack}#${attempt.attempt} (${attemptLabel(attempt)})`)
+      .map(
+        (attempt) =>
+          `${attempt.attack}#${attempt.attempt} (${matchedFailOn(attempt, failOn) === 'task_failure' ? 'task_failure' : attemptLabel(attempt)})`,
+      )
       .join(', ');
     throw new FailOnMatchedError(
       `--fail-on ${[...failOn].join(',')}: ${failed.length} attempt${failed.length === 1 ? '' : 's'} ended so: ${named}${failed.length > 5 ? ', …' : ''}`,

@@ -3,7 +3,15 @@ import { GAP_EXPLANATIONS, type GapReason } from '../../models/vocabulary.js';
 import { html, type SafeHtml, text } from '../../render/html.js';
 import type { TranscriptEvent } from '../../targets/transcript.js';
 import type { AttemptView, ChangeSetView, RunView } from '../read-model.js';
-import { attemptUrl, badge, describeCriterion, describeTarget, runUrl, when } from './fragments.js';
+import {
+  attemptUrl,
+  badge,
+  describeCriterion,
+  describeTarget,
+  runUrl,
+  taskVerdict,
+  when,
+} from './fragments.js';
 
 /** How much of any one agent-controlled text is shown (the rest is counted, not printed). */
 const MAX_TEXT = 4_000;
@@ -48,6 +56,7 @@ export function renderAttemptBody(view: RunView, attempt: AttemptView): SafeHtml
 ${record.expectation.objective === undefined ? '' : html`<p><strong>Objective</strong> ${text(record.expectation.objective, { maxChars: 400 })}</p>`}
 <p><strong>Rationale</strong> <span class="rationale">${score === null ? html`<em>none</em>` : text(score.rationale, { maxChars: MAX_TEXT, alreadyQuoted: true })}</span></p>
 ${record.error === null ? '' : html`<p class="error"><strong>Error</strong> ${text(record.error, { maxChars: MAX_TEXT })}</p>`}
+${record.task === undefined ? '' : taskVerdict(record.task)}
 </div></section>
 <section class="evidence"><h2>Evidence</h2>${
     record.observations.length === 0

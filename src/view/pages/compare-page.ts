@@ -11,6 +11,7 @@ import {
   runUrl,
   select,
   successRate,
+  utilityRate,
   when,
 } from './fragments.js';
 
@@ -29,17 +30,22 @@ ${select('b', 'Right', choices, right ?? runs[0]?.run.runId)}
 <button type="submit">Compare</button></form>`;
 }
 
-/** Two runs side by side: per attack the counts and rate of each, then the attempts whose outcome changed. */
+/**
+ * Two runs side by side: per attack the counts, attack success rate and utility of each (the defence
+ * trade-off: a guarded agent should keep its utility as its success rate falls), then the attempts whose
+ * outcome changed.
+ */
 export function renderComparison(left: RunView, right: RunView): SafeHtml {
   const comparison = compareRuns(left, right);
   const side = (view: RunView, label: string) =>
     html`<div class="side"><h2>${label}: <a href="${runUrl(view.run.runId)}">${text(view.run.campaign, { maxChars: 80 })}</a></h2>
 <p class="meta"><code class="id">${view.run.runId}</code><br>Target <code>${describeTarget(view.run)}</code> · started ${when(view.run.startedAt)}</p>
-<p class="asr">Attack success rate: <strong>${successRate(view.totals)}</strong></p></div>`;
+<p class="asr">Attack success rate: <strong>${successRate(view.totals)}</strong></p>
+<p class="asr">Utility (the user's task done): <strong>${utilityRate(view.totals)}</strong></p></div>`;
   const cells = (totals: OutcomeTotals | undefined) =>
     totals === undefined
-      ? html`<td colspan="5" class="muted">not in this run</td>`
-      : html`${outcomeCells(totals)}<td>${successRate(totals)}</td>`;
+      ? html`<td colspan="6" class="muted">not in this run</td>`
+      : html`${outcomeCells(totals)}<td>${successRate(totals)}</td><td>${utilityRate(totals)}</td>`;
   const rows = comparison.attacks.map(
     (entry) =>
       html`<tr data-attack="${entry.attack}"><th scope="row">${entry.attack}${entry.control ? html` <span class="pill">control</span>` : ''}</th>${cells(entry.left)}${cells(entry.right)}</tr>`,
@@ -53,8 +59,8 @@ export function renderComparison(left: RunView, right: RunView): SafeHtml {
   );
   return html`<section class="sides">${side(left, 'Left')}${side(right, 'Right')}</section>
 <table class="compare-table"><thead>
-<tr><th rowspan="2">attack</th><th colspan="5" class="group">left</th><th colspan="5" class="group">right</th></tr>
-<tr>${OUTCOME_HEADERS}<th>success rate</th>${OUTCOME_HEADERS}<th>success rate</th></tr></thead>
+<tr><th rowspan="2">attack</th><th colspan="6" class="group">left</th><th colspan="6" class="group">right</th></tr>
+<tr>${OUTCOME_HEADERS}<th>success rate</th><th>utility</th>${OUTCOME_HEADERS}<th>success rate</th><th>utility</th></tr></thead>
 <tbody>${rows}</tbody></table>
 <h2 id="changed">Attempts that changed outcome</h2>
 <p class="count">${comparison.changed.length} of ${comparison.paired} paired attempts (same attack and attempt number) changed outcome.</p>

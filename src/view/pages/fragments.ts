@@ -1,5 +1,6 @@
 import type { CampaignRun } from '../../attacks/attempt-record.js';
-import { formatSuccessRate, type OutcomeTotals } from '../../attacks/outcome.js';
+import { formatSuccessRate, formatUtility, type OutcomeTotals, taskLabel } from '../../attacks/outcome.js';
+import type { AttemptTask } from '../../models/attempt-task.js';
 import type { Condition } from '../../models/condition.js';
 import type { ComponentIdentifier } from '../../models/identifier.js';
 import { ATTACK_OUTCOMES, type AttackOutcome } from '../../models/vocabulary.js';
@@ -32,6 +33,19 @@ export const OUTCOME_HEADERS = html`${ATTACK_OUTCOMES.map((outcome) => html`<th 
 /** "4/6 decided (66.7%); 2 undetermined (50%–75% if decided)". */
 export function successRate(totals: OutcomeTotals): SafeHtml {
   return html`<span class="rate">${formatSuccessRate(totals)}</span>`;
+}
+
+/** "8/8 decided (100%); without attack (controls) 2/2 decided (100%)", or a muted "no task" (SPEC §16). */
+export function utilityRate(totals: OutcomeTotals): SafeHtml {
+  const words = formatUtility(totals);
+  return words === ''
+    ? html`<span class="muted">no user task</span>`
+    : html`<span class="rate utility">${words}</span>`;
+}
+
+/** The user's task of an attempt: done or not, the criterion in words, and why. */
+export function taskVerdict(task: AttemptTask): SafeHtml {
+  return html`<p class="task ${task.outcome}"><strong>User task</strong> ${taskLabel(task.outcome)} — <span class="criterion">${describeCriterion(task.expectation.conditions[0])}</span><br><span class="rationale">${task.rationale}</span></p>`;
 }
 
 export function describeTarget(run: CampaignRun): string {

@@ -64,12 +64,20 @@ describe('the attack library, end to end (heavy)', () => {
   });
   after(() => rmSync(parent, { recursive: true, force: true }));
 
-  it('every attack of the full matrix passes the bait check', async () => {
+  it('every attack of the full matrix passes the bait check, its user task too', async () => {
     const attacks = expandMatrix({ objectives: 'all', carriers: 'all', strategies: 'all' });
     assert.equal(attacks.length, OBJECTIVE_IDS.length * CARRIER_IDS.length * STRATEGY_IDS.length);
     const findings = await checkAllBait(attacks, { parent, concurrency: 4 });
     assert.deepEqual(
       findings.filter((finding) => finding.status !== 'clean'),
+      [],
+    );
+    const tasks = await checkAllBait(
+      attacks.map((attack) => ({ id: attack.id, files: attack.files, expect: attack.task ?? attack.expect })),
+      { parent, concurrency: 4 },
+    );
+    assert.deepEqual(
+      tasks.filter((finding) => finding.status !== 'clean'),
       [],
     );
     assert.deepEqual(readdirSync(parent), [], 'temporary workspaces are removed');
@@ -107,6 +115,11 @@ describe('the attack library, end to end (heavy)', () => {
         );
         for (const attempt of result.attempts)
           assert.match(attempt.reply ?? '', mode === 'refusing' ? /cannot help/ : /Summary/);
+        // The user's task is done in every mode but refusing, injection or not (SPEC §16).
+        assert.deepEqual(
+          new Set(result.attempts.map((attempt) => attempt.task?.outcome)),
+          new Set([mode === 'refusing' ? 'failure' : 'success']),
+        );
       });
     }
   }
