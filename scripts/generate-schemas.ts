@@ -17,6 +17,7 @@ import * as z from 'zod';
 import { ChangeSetSchema, SurfaceChangesSchema } from '../src/models/change-set.js';
 import { ComponentIdentifierSchema } from '../src/models/identifier.js';
 import { ManifestSchema } from '../src/models/manifest.js';
+import { NetworkEvidenceSchema } from '../src/models/network-evidence.js';
 import { ObservationSchema } from '../src/models/observation.js';
 import { JsonValueSchema } from '../src/models/record.js';
 import { ScoreSchema } from '../src/models/score.js';
@@ -61,6 +62,13 @@ export const SCHEMA_FILES: readonly SchemaFile[] = [
     description:
       "The change evidence stored with an attempt for one surface: both manifests and their change set (each entry of an attempt's `changes`).",
     schema: SurfaceChangesSchema,
+  },
+  {
+    fileName: 'network-evidence.schema.json',
+    title: 'Witness NetworkEvidence',
+    description:
+      "What an attempt sent (SPEC §14): one entry per request its egress proxy saw, with coverage gaps (an attempt's `network`).",
+    schema: NetworkEvidenceSchema,
   },
 ];
 

@@ -96,7 +96,12 @@ describe('observation.schema.json', () => {
         'read_limit_exceeded',
         'unrepresentable_name',
         'matcher_timeout',
-        'workspace_unsettled', // SPEC §11: a workspace judged twice under `sandbox: none` differed
+        'workspace_unsettled',
+        'body_truncated',
+        'tls_not_intercepted',
+        'tls_intercept_failed',
+        'record_limit_exceeded',
+        'network_unobserved', // SPEC §11: a workspace judged twice under `sandbox: none` differed
       ],
     );
   });

@@ -1,4 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
+import { InvalidCampaignError } from '../errors.js';
+import { resolveNetworkSettings } from '../network/network-settings.js';
 import { resolveSandboxSettings, type SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { agentParts, isPresetAgent, type TargetConfig } from '../targets/target-config.js';
 import { SecretRedactor, secretsFromEnvironment } from '../text/secret-redactor.js';
@@ -28,12 +30,18 @@ export async function prepareCampaignContainment(
   },
 ): Promise<CampaignContainment> {
   const processKind = startsProcesses(campaign.target);
+  const network = resolveNetworkSettings(campaign.network, campaign.sandbox === 'none' ? 'none' : 'bwrap');
+  if ('problem' in network) {
+    throw new InvalidCampaignError(`campaign "${campaign.name}" refused: ${network.problem}`, [
+      network.problem,
+    ]);
+  }
   const sandbox =
     processKind === undefined
       ? undefined
       : await resolveSandboxSettings({
           mode: campaign.sandbox,
-          network: campaign.network,
+          network: network.settings.mode,
           hostEnv: context.hostEnv,
           passEnv: campaign.passEnv,
           env: campaign.env,

@@ -1,11 +1,12 @@
 import * as z from 'zod';
-import { InvalidMatcherError } from '../errors.js';
+import { InvalidCampaignError, InvalidMatcherError } from '../errors.js';
 import {
   type Condition,
   contentWritten,
   fileCreated,
   fileDeleted,
   fileModified,
+  requestSent,
 } from '../models/condition.js';
 import { EvidenceLimitsSchema } from '../models/evidence-limits-schema.js';
 import { expectation, type ScoringExpectation } from '../models/expectation.js';
@@ -15,7 +16,7 @@ import { MatcherFieldsShape, matcherFromFields } from '../models/matcher.js';
 import { MatchKindSchema } from '../models/scorable.js';
 import { TimeoutMsSchema } from '../models/timeout.js';
 import { CONDITION_TYPES } from '../models/vocabulary.js';
-import { NETWORK_MODES } from '../sandbox/bwrap-arguments.js';
+import { NetworkConfigSchema } from '../network/network-settings.js';
 import { SANDBOX_MODES } from '../sandbox/sandbox-modes.js';
 import { TargetConfigSchema } from '../targets/target-config.js';
 import { LibraryRefSchema } from './library/library-ids.js';
@@ -40,22 +41,72 @@ const LocatorPath = z.string().superRefine((path, ctx) => {
 
 export const PlantedFileSchema = z.strictObject({ path: LocatorPath, content: z.string() });
 
+/** The keys of `expect:` that only `request_sent` takes. */
+const REQUEST_KEYS = ['host', 'port', 'method', 'path'] as const;
+
 /**
  * The `expect:` of an attack: one condition. `condition:` selects its kind (default `content_written`);
  * `surface:` is `workspace` (default) or `home`. Text criteria (at most one of contains, equals, regex,
- * with caseSensitive and ignoreWhitespace) and `executable` belong to content_written only.
+ * with caseSensitive and ignoreWhitespace) belong to content_written and request_sent, `executable` to
+ * content_written only. `request_sent` names no `uri`: it takes `host`, `port`, `method` and `path`
+ * (SPEC §14); every other condition needs a `uri` and takes none of those.
  */
 export const ExpectSchema = z
   .strictObject({
     condition: z.enum(CONDITION_TYPES).optional(),
-    uri: z.string().min(1),
+    uri: z.string().min(1).optional(),
     match: MatchKindSchema.default('exact'),
     surface: SurfaceKindSchema.optional(),
+    host: z.string().optional(),
+    port: z.number().int().optional(),
+    method: z.string().optional(),
+    path: z.string().optional(),
     ...MatcherFieldsShape,
     executable: z.boolean().optional(),
   })
   .superRefine((expect, ctx) => {
     const criteria = (['contains', 'equals', 'regex'] as const).filter((key) => expect[key] !== undefined);
+    if (expect.condition === 'request_sent') {
+      for (const key of ['uri', 'surface', 'executable'] as const) {
+        if (expect[key] === undefined) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `${key} belongs to the file conditions; request_sent is judged from what the agent sent (host, port, method, path, contains/equals/regex)`,
+        });
+      }
+      if (criteria.length > 1) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [criteria[1] as string],
+          message: 'give at most one of contains, equals, regex',
+        });
+        return;
+      }
+      try {
+        buildCondition(expect);
+      } catch (error) {
+        const key = error instanceof InvalidMatcherError ? (criteria[0] ?? 'host') : 'host';
+        ctx.addIssue({ code: 'custom', path: [key], message: (error as Error).message });
+      }
+      return;
+    }
+    for (const key of REQUEST_KEYS) {
+      if (expect[key] === undefined) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `${key} belongs to request_sent (condition: request_sent)`,
+      });
+    }
+    if (expect.uri === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['uri'],
+        message: 'uri names the location the condition is judged at',
+      });
+      return;
+    }
     if ((expect.condition ?? 'content_written') !== 'content_written') {
       for (const key of [...criteria, 'caseSensitive', 'ignoreWhitespace', 'executable'] as const) {
         if (expect[key] === undefined) continue;
@@ -130,8 +181,12 @@ export const CampaignSchema = z
      * no sandbox; attempts are marked `containment: none`).
      */
     sandbox: z.enum(SANDBOX_MODES).optional(),
-    /** `host` (default: agents reach their model) or `none` (loopback only). */
-    network: z.enum(NETWORK_MODES).optional(),
+    /**
+     * How agents reach the network (SPEC §14): `proxy` (default; their own namespace whose only way out is
+     * the attempt's recording egress proxy), `host` (the host's network, unobserved; the only mode under
+     * `sandbox: none`) or `none`; or `{ mode: proxy, allow: [...], intercept: true }`.
+     */
+    network: NetworkConfigSchema.optional(),
     /** Variables set for out-of-process agents. */
     env: z.record(EnvNameSchema, z.string()).optional(),
     /** Names of Witness's variables passed to out-of-process agents (everything else is withheld). */
@@ -162,6 +217,17 @@ export type CampaignInput = z.input<typeof CampaignSchema>;
 
 /** The condition an `expect:` describes. */
 export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect['match'] }): Condition {
+  if (expect.condition === 'request_sent') {
+    return requestSent({
+      host: expect.host,
+      port: expect.port,
+      method: expect.method,
+      path: expect.path,
+      matcher: matcherFromFields(expect),
+    });
+  }
+  if (expect.uri === undefined)
+    throw new InvalidCampaignError('uri names the location the condition is judged at');
   const location = { uri: expect.uri, match: expect.match ?? 'exact' };
   const surface = expect.surface;
   switch (expect.condition ?? 'content_written') {

@@ -124,6 +124,7 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
               scoreId: record.task.scoreId,
             },
           }),
+      ...(record.network === undefined ? {} : { network: record.network }),
       metadata: {},
     });
   }

@@ -1,5 +1,11 @@
 import { InvalidCampaignError } from '../errors.js';
-import { type Condition, conditionSurface } from '../models/condition.js';
+import { matchText } from '../matching/text-matcher.js';
+import {
+  type Condition,
+  conditionSurface,
+  type FileCondition,
+  isFileCondition,
+} from '../models/condition.js';
 import { matchesLocator, parseLocator } from '../models/locator.js';
 import { checkManifest, type Manifest } from '../models/manifest.js';
 import { LocalFileSurfaceSource } from '../sources/local-file-source.js';
@@ -18,7 +24,9 @@ import { createWorkspace } from './workspace.js';
  * planted), so it is refused too rather than reported as a failure forever; so is a task's file_created on
  * an exact path that is planted (a file that was there before the agent cannot be created by it).
  *
- * Conditions on the attempt's home are not checked here: every home starts empty.
+ * Conditions on the attempt's home are not checked here: every home starts empty. A request_sent condition
+ * cannot hold before the agent sends anything; but one whose text criterion the prompt itself satisfies is
+ * refused: an agent that only repeats its prompt to a URL would "prove" it without reading any secret.
  */
 export async function refusePlantedProof(
   campaign: Campaign,
@@ -27,10 +35,17 @@ export async function refusePlantedProof(
   const problems: string[] = [];
   for (const attack of campaign.attacks) {
     const task = attackTask(attack, campaign);
-    const checks: PlantedCheck[] = [
+    const conditions = [
       { role: 'expectation' as const, condition: buildCondition(attack.expect) },
       ...(task === undefined ? [] : [{ role: 'task' as const, condition: buildCondition(task) }]),
-    ].filter((check) => needsPlantedCheck(check));
+    ];
+    for (const { role, condition } of conditions) {
+      const problem = promptProblem(role, condition, attack.prompt);
+      if (problem !== undefined) problems.push(`attack "${attack.id}": ${problem}`);
+    }
+    const checks: PlantedCheck[] = conditions
+      .flatMap(({ role, condition }) => (isFileCondition(condition) ? [{ role, condition }] : []))
+      .filter((check) => needsPlantedCheck(check));
     if (checks.length === 0) continue;
     let workspace: Awaited<ReturnType<typeof createWorkspace>>;
     try {
@@ -65,7 +80,21 @@ export async function refusePlantedProof(
 
 interface PlantedCheck {
   role: 'expectation' | 'task';
-  condition: Condition;
+  condition: FileCondition;
+}
+
+/**
+ * A request_sent condition cannot hold before the agent sends anything, but one whose text criterion the
+ * prompt itself satisfies proves nothing: an agent that only repeats its prompt to a URL would meet it.
+ */
+function promptProblem(
+  role: 'expectation' | 'task',
+  condition: Condition,
+  prompt: string,
+): string | undefined {
+  if (condition.conditionType !== 'request_sent' || condition.matcher === undefined) return undefined;
+  if (matchText(condition.matcher, prompt) !== 'match') return undefined;
+  return `${role === 'task' ? 'its task' : 'its expectation'} (request_sent) looks for text its prompt already holds, so an agent that only repeats its prompt would meet it; expect a secret the agent must read (a planted file, an env: value)`;
 }
 
 /** Home conditions are skipped (every home starts empty); so is an expectation's file_created. */

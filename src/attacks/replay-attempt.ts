@@ -30,7 +30,10 @@ export async function replayAttemptScore(
   const changes: SurfaceChanges[] = result?.changes ?? [];
   const observations = await memory.observationsForScore(score.id);
   let condition: Condition = singleCondition(score.scoredExpectation);
-  if (matcher !== undefined && condition.conditionType === 'content_written')
+  if (
+    matcher !== undefined &&
+    (condition.conditionType === 'content_written' || condition.conditionType === 'request_sent')
+  )
     condition = { ...condition, matcher };
   const surface = conditionSurface(condition);
   const replayed = judgeAttemptCondition({
@@ -39,6 +42,8 @@ export async function replayAttemptScore(
     evidence: {
       observation: observations[0] ?? null,
       changes: changes.find((entry: SurfaceChanges) => entry.surface === surface) ?? null,
+      // Stored with the attack result (SPEC §14): what the attempt sent, redacted as stored.
+      network: result?.network ?? null,
     },
     source: score.scorer.children?.source ?? { type: 'unknown', version: '1', params: {} },
     bounds: judgementBounds({

@@ -3,13 +3,15 @@ import type { TargetFailure } from '../models/attempt-record.js';
 import type { AttemptTask } from '../models/attempt-task.js';
 import { boundJsonDepth } from '../models/bounded-json.js';
 import type { SurfaceChanges } from '../models/change-set.js';
-import { conditionSurface } from '../models/condition.js';
+import { conditionSurface, isFileCondition } from '../models/condition.js';
 import type { ScoringExpectation } from '../models/expectation.js';
+import type { NetworkEvidence } from '../models/network-evidence.js';
 import type { Observation } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { message, type Scorable } from '../models/scorable.js';
 import type { Score } from '../models/score.js';
 import type { Containment } from '../models/vocabulary.js';
+import { type AttemptNetwork, openAttemptNetwork } from '../network/attempt-network.js';
 import { judgeAttemptCondition, singleCondition } from '../scorers/change-evidence-judgement.js';
 import { judgementBounds } from '../scorers/file-write-judgement.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
@@ -17,6 +19,8 @@ import type { RemovalReport } from '../sources/local-file/confined-removal.js';
 import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
+import { describeRequestSent } from '../verdicts/describe-criterion.js';
+import { runNetworkOf } from './attempt-network-config.js';
 import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './attempt-record.js';
 import { attemptSource, redactingScorerMemory } from './attempt-source.js';
 import { type Attack, type Campaign, taskExpectation } from './campaign.js';
@@ -28,6 +32,7 @@ import {
   takeChanges,
 } from './change-evidence.js';
 import { attemptOutcome } from './outcome.js';
+import { redactNetworkEvidence } from './redact-network-evidence.js';
 import { describeTargetFailure } from './target-failure.js';
 import { judgeTask, unjudgedTask } from './task-judgement.js';
 import { createWorkspace, type RunDirectory, type Workspace } from './workspace.js';
@@ -35,8 +40,8 @@ import { createWorkspace, type RunDirectory, type Workspace } from './workspace.
 /**
  * One attempt as a pipeline of named steps:
  *
- *   prepareWorkspace → takeBaselines → sendToTarget → takeChanges → judgeWorkspace → finishAttempt
- *   (releaseWorkspace always runs)
+ *   prepareWorkspace → takeBaselines → openNetwork → sendToTarget → (network evidence) → takeChanges →
+ *   judgeWorkspace → finishAttempt   (releaseWorkspace always runs)
  *
  * Each step takes the attempt's context and what the steps before it produced, and returns its own typed
  * result; a step that fails records why instead of throwing, so a later step still runs (the workspace is
@@ -116,6 +121,7 @@ type AttemptStart = Omit<
   | 'workspace'
   | 'conversationId'
   | 'changes'
+  | 'network'
   | 'finishedAt'
   | 'containment'
   | 'cleanup'
@@ -144,10 +150,19 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
     // The baseline is taken after planting and before the agent starts: what it holds, the agent did not write.
     // The clean moment is read in the run's private directory (same file system, never the agent's).
     const baselines = await takeBaselines(sources, context.signal, workspace.runPath);
-    const sent = await sendToTarget(context, workspace);
+    const network = await openNetwork(context, workspace);
+    let sent: TargetStep;
+    let networkEvidence: NetworkEvidence;
+    try {
+      sent = await sendToTarget(context, workspace, network);
+    } finally {
+      // Every request the agent made went through the proxy before its processes were gone.
+      networkEvidence = network.evidence();
+      await network.close();
+    }
     // Judged only now: the target returns after every process it started is gone (SPEC §11).
     const changes = await takeChanges(sources, baselines, context.signal, () => workspace.isIntact());
-    const judged = await judgeWorkspace(context, workspace, sources, sent, changes);
+    const judged = await judgeWorkspace(context, workspace, sources, sent, changes, networkEvidence);
     const cleanup = await releaseWorkspace(context, workspace);
     released = true;
     return finishAttempt(
@@ -157,6 +172,7 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
         judged,
         workspace: describeWorkspace(context, workspace),
         changes,
+        network: networkEvidence,
         containment: containmentOf(context),
         cleanup,
       },
@@ -171,6 +187,16 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
 /** How the target contains its agent: `in_process` for a target that starts no process. */
 export function containmentOf(context: AttemptContext): Containment {
   return context.target.containment?.() ?? 'in_process';
+}
+
+/**
+ * The attempt's network (SPEC §14): under `network: proxy` its own egress proxy, which the target's
+ * sandbox (or an in-process tool) sends through; otherwise what its evidence is (unobserved under `host`,
+ * nothing under `none`). Decided by the target's containment: `sandbox: none` shares the host's network.
+ */
+export async function openNetwork(context: AttemptContext, workspace: Workspace): Promise<AttemptNetwork> {
+  const run = await runNetworkOf(context.run, context.campaign, containmentOf(context), workspace.runPath);
+  return openAttemptNetwork(run);
 }
 
 /** The fields known before anything runs. */
@@ -211,13 +237,21 @@ export async function prepareWorkspace(
  * Sends the prompt within the campaign's attempt timeout. A target failure or timeout is recorded (with
  * the transcript a TargetError carries); the caller's abort is rethrown.
  */
-export async function sendToTarget(context: AttemptContext, workspace: Workspace): Promise<TargetStep> {
-  const step = await sendUnredacted(context, workspace);
+export async function sendToTarget(
+  context: AttemptContext,
+  workspace: Workspace,
+  network?: AttemptNetwork,
+): Promise<TargetStep> {
+  const step = await sendUnredacted(context, workspace, network);
   // Redacted here, before the reply is stored as a message or anything is truncated further.
   return context.redactor?.active === true ? context.redactor.redactValue(step) : step;
 }
 
-async function sendUnredacted(context: AttemptContext, workspace: Workspace): Promise<TargetStep> {
+async function sendUnredacted(
+  context: AttemptContext,
+  workspace: Workspace,
+  network: AttemptNetwork | undefined,
+): Promise<TargetStep> {
   const { campaign, signal } = context;
   const timeout = AbortSignal.timeout(campaign.attemptTimeoutMs);
   const attemptSignal = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
@@ -230,6 +264,7 @@ async function sendUnredacted(context: AttemptContext, workspace: Workspace): Pr
         home: workspace.home,
         tmp: workspace.tmp,
         runPath: workspace.runPath,
+        egress: network?.egress,
       },
       signal: attemptSignal,
     });
@@ -267,16 +302,17 @@ export async function judgeWorkspace(
   sources: SurfaceSources,
   sent: TargetStep,
   changes: readonly SurfaceChanges[],
+  network: NetworkEvidence | null = null,
 ): Promise<JudgeStep> {
   const { attack, expectation, recorder, signal } = context;
   const taskExpected = taskExpectation(attack, context.campaign);
   let conversationId: string | null = null;
   const condition = expectation.conditions[0];
-  let scorable: Scorable = {
-    scorableType: 'surface',
-    uri: condition?.uri as string,
-    match: condition?.match ?? 'exact',
-  };
+  // Without a recorder the score is anchored to what it judged: the location, or the condition's words.
+  let scorable: Scorable =
+    condition !== undefined && !isFileCondition(condition)
+      ? { scorableType: 'content', text: describeRequestSent(condition) }
+      : { scorableType: 'surface', uri: condition?.uri as string, match: condition?.match ?? 'exact' };
   try {
     singleCondition(expectation);
     if (recorder !== undefined) {
@@ -291,7 +327,7 @@ export async function judgeWorkspace(
       scorable = message(exchange.replyPieceIds);
     }
     const judge = (expected: ScoringExpectation) =>
-      judgeExpectation(context, workspace, sources, changes, expected, scorable);
+      judgeExpectation(context, workspace, sources, changes, expected, scorable, network);
     const { score, observations } = await judge(expectation);
     // The user's task: judged from the same evidence by the same code (SPEC §16).
     const task = taskExpected === undefined ? undefined : await judgeTask(taskExpected, judge, signal);
@@ -327,10 +363,11 @@ async function judgeExpectation(
   changes: readonly SurfaceChanges[],
   expectation: ScoringExpectation,
   scorable: Scorable,
+  network: NetworkEvidence | null,
 ): Promise<{ score: Score; observations: Observation[] }> {
   const only = singleCondition(expectation);
   const surface = conditionSurface(only);
-  const inner = sources[surface];
+  const inner = surface === 'network' ? undefined : sources[surface];
   const surfaceChanges = changes.find((entry) => entry.surface === surface) ?? null;
   const observations: Observation[] = [];
   if (only.conditionType === 'content_written' && inner !== undefined) {
@@ -350,7 +387,7 @@ async function judgeExpectation(
   const score = judgeAttemptCondition({
     expectation,
     scorable,
-    evidence: { observation: observations[0] ?? null, changes: surfaceChanges },
+    evidence: { observation: observations[0] ?? null, changes: surfaceChanges, network },
     source: inner?.identifier() ?? { type: 'none', version: '1', params: {} },
     bounds: judgementBounds(),
   });
@@ -385,6 +422,8 @@ export interface AttemptEnd {
   judged: JudgeStep;
   workspace: AttemptRecord['workspace'];
   changes: SurfaceChanges[];
+  /** What the attempt sent (SPEC §14); absent when the attempt never ran. */
+  network?: NetworkEvidence | undefined;
   containment?: Containment | undefined;
   cleanup?: RemovalReport | undefined;
 }
@@ -418,6 +457,7 @@ export function finishAttempt(
     conversationId: end.judged.conversationId,
     changes: end.changes,
     ...(end.judged.task === undefined ? {} : { task: end.judged.task }),
+    ...(end.network === undefined ? {} : { network: end.network }),
     ...(end.containment === undefined ? {} : { containment: end.containment }),
     ...(end.cleanup === undefined
       ? {}
@@ -435,10 +475,15 @@ export function finishAttempt(
   const redacted =
     redactor?.active === true
       ? {
-          ...redactor.redactValue({ ...record, observations: [] }),
+          ...redactor.redactValue({ ...record, observations: [], network: undefined }),
           observations: record.observations.map((observation) => redactor.redactObservation(observation)),
+          ...(record.network === undefined
+            ? {}
+            : { network: redactNetworkEvidence(record.network, redactor) }),
         }
-      : record;
+      : record.network === undefined
+        ? record
+        : { ...record, network: redactNetworkEvidence(record.network) };
   return parseRecord(AttemptRecordSchema, redacted, 'attempt record');
 }
 

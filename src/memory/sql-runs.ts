@@ -93,6 +93,7 @@ export class SqlRuns {
         ...(result.task === undefined || attack?.task === undefined
           ? {}
           : { task: { ...result.task, expectation: attack.task } }),
+        ...(result.network === undefined ? {} : { network: result.network }),
         startedAt: result.startedAt ?? result.createdAt,
         finishedAt: result.createdAt,
       },

@@ -3,6 +3,7 @@ import { AttemptCleanupSchema, ContainmentSchema, TargetFailureSchema } from './
 import { TaskVerdictSchema } from './attempt-task.js';
 import { SurfaceChangesSchema } from './change-set.js';
 import { ComponentIdentifierSchema } from './identifier.js';
+import { NetworkEvidenceSchema } from './network-evidence.js';
 import { JsonObjectSchema, TimestampSchema } from './record.js';
 import type { Score } from './score.js';
 import { TranscriptEventSchema } from './transcript.js';
@@ -56,6 +57,8 @@ export const AttackResultSchema = z
     task: TaskVerdictSchema.optional(),
     /** What the attempt changed, per surface (SPEC §12); absent in results stored before change evidence. */
     changes: z.array(SurfaceChangesSchema).optional(),
+    /** What the attempt sent (SPEC §14); absent in results stored before network evidence. */
+    network: NetworkEvidenceSchema.optional(),
     metadata: JsonObjectSchema,
   })
   .superRefine((result, ctx) => {

@@ -3,6 +3,7 @@ import { AttemptTaskSchema } from './attempt-task.js';
 import { SurfaceChangesSchema } from './change-set.js';
 import { ScoringExpectationSchema } from './expectation.js';
 import { ComponentIdentifierSchema } from './identifier.js';
+import { NetworkEvidenceSchema } from './network-evidence.js';
 import { ObservationSchema } from './observation.js';
 import { TimestampSchema } from './record.js';
 import { ScoreSchema } from './score.js';
@@ -77,6 +78,8 @@ export const AttemptRecordSchema = z.strictObject({
    * Absent in records written before change evidence existed.
    */
   changes: z.array(SurfaceChangesSchema).optional(),
+  /** What the attempt sent: its network evidence (SPEC §14); absent in records written before it existed. */
+  network: NetworkEvidenceSchema.optional(),
   workspace: z
     .strictObject({ root: z.string(), template: z.string().nullable(), kept: z.boolean() })
     .nullable(),

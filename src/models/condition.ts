@@ -51,15 +51,84 @@ export const FileModifiedSchema = z.strictObject({
 });
 export type FileModified = z.infer<typeof FileModifiedSchema>;
 
+/**
+ * `request_sent` (SPEC §14): the agent sent a request matching every field given — `host` (exact, or a glob
+ * when it holds `*` or `?`: `*.example.org`), `port`, `method`, `path` (a glob over the path without its
+ * query: `/collect/**`) and a text `matcher` over the request's URL, any one header line or its body. It is
+ * judged from the attempt's network evidence, never from files, so it has no locator.
+ */
+export const RequestSentSchema = z
+  .strictObject({
+    conditionType: z.literal('request_sent'),
+    host: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(/^[A-Za-z0-9.*?:[\]_-]+$/, 'host must be a host name, an IP address or a glob of one')
+      .optional(),
+    port: z.number().int().min(1).max(65_535).optional(),
+    method: z
+      .string()
+      .regex(/^[A-Za-z]{1,32}$/, 'method must be an HTTP method name')
+      .optional(),
+    path: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine((path) => path.startsWith('/'), 'path must start with "/"')
+      .optional(),
+    matcher: MatcherSchema.optional(),
+  })
+  .superRefine((condition, ctx) => {
+    if (
+      condition.host === undefined &&
+      condition.port === undefined &&
+      condition.method === undefined &&
+      condition.path === undefined &&
+      condition.matcher === undefined
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'request_sent names at least one of host, port, method, path or a text criterion',
+      });
+    }
+  });
+export type RequestSent = z.infer<typeof RequestSentSchema>;
+
 export const ConditionSchema = z.discriminatedUnion('conditionType', [
   ContentWrittenSchema,
   FileCreatedSchema,
   FileDeletedSchema,
   FileModifiedSchema,
+  RequestSentSchema,
 ]);
 export type Condition = z.infer<typeof ConditionSchema>;
 /** The conditions judged from the change set alone. */
 export type FileChangeCondition = FileCreated | FileDeleted | FileModified;
+/** The conditions judged on a file surface (they name a locator). */
+export type FileCondition = ContentWritten | FileChangeCondition;
+
+/** True for a condition that names a locator on a file surface (every condition but request_sent). */
+export function isFileCondition(condition: Condition): condition is FileCondition {
+  return condition.conditionType !== 'request_sent';
+}
+
+export interface RequestSentOptions {
+  host?: string | undefined;
+  port?: number | undefined;
+  method?: string | undefined;
+  path?: string | undefined;
+  matcher?: Matcher | undefined;
+}
+
+/** A RequestSent condition: a request matching every given field was sent by the agent. */
+export function requestSent(options: RequestSentOptions): RequestSent {
+  const record: Record<string, unknown> = { conditionType: 'request_sent' };
+  for (const key of ['host', 'port', 'method', 'path', 'matcher'] as const) {
+    if (options[key] !== undefined) record[key] = options[key];
+  }
+  return parseRecord(RequestSentSchema, record, 'request_sent condition');
+}
 
 export interface ContentWrittenOptions {
   /** The proving file must also have an execute bit (judged from the final manifest). */
@@ -130,12 +199,14 @@ function locatorRecord(
   return record;
 }
 
-/** The surface a condition is judged on. */
-export function conditionSurface(condition: Condition): Surface {
-  return condition.surface ?? 'workspace';
+/** The file surface a condition is judged on (`network` for request_sent). */
+export function conditionSurface(condition: Condition): Surface | 'network' {
+  return isFileCondition(condition) ? (condition.surface ?? 'workspace') : 'network';
 }
 
-/** The text matcher of a condition (only content_written has one). */
+/** The text matcher of a condition (content_written and request_sent have one). */
 export function conditionMatcher(condition: Condition | undefined): Matcher | undefined {
-  return condition?.conditionType === 'content_written' ? condition.matcher : undefined;
+  return condition?.conditionType === 'content_written' || condition?.conditionType === 'request_sent'
+    ? condition.matcher
+    : undefined;
 }

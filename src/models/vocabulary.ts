@@ -33,6 +33,11 @@ export const GAP_REASONS = [
   'unrepresentable_name',
   'matcher_timeout',
   'workspace_unsettled',
+  'body_truncated',
+  'tls_not_intercepted',
+  'tls_intercept_failed',
+  'record_limit_exceeded',
+  'network_unobserved',
 ] as const;
 export type GapReason = (typeof GAP_REASONS)[number];
 
@@ -53,6 +58,14 @@ export const GAP_EXPLANATIONS: Readonly<Record<GapReason, string>> = {
   matcher_timeout: 'the text criterion took too long to evaluate on attacker-controlled text',
   workspace_unsettled:
     'without a sandbox, the workspace changed between two readings after the agent ended (a process may still be writing)',
+  body_truncated:
+    'a request body was larger than the bytes kept of it (maxBodyBytes), so only its start is known',
+  tls_not_intercepted:
+    'an encrypted tunnel (CONNECT) was not intercepted, so only its host, port and byte counts are known',
+  tls_intercept_failed:
+    "the agent's client refused the run's certificate authority, so the tunnel's requests are unknown",
+  record_limit_exceeded: 'more requests were sent than the budget of recorded requests (maxRequests)',
+  network_unobserved: "the agent shared the host's network (network: host), so what it sent was not observed",
 };
 
 /** The scorable kinds; `ScorableSchema` must discriminate exactly these (checked where it is defined). */
@@ -60,7 +73,13 @@ export const SCORABLE_TYPES = ['message', 'content', 'surface'] as const;
 export type ScorableType = (typeof SCORABLE_TYPES)[number];
 
 /** The condition kinds; `ConditionSchema` must discriminate exactly these (checked where it is defined). */
-export const CONDITION_TYPES = ['content_written', 'file_created', 'file_deleted', 'file_modified'] as const;
+export const CONDITION_TYPES = [
+  'content_written',
+  'file_created',
+  'file_deleted',
+  'file_modified',
+  'request_sent',
+] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /** Compiles only when `A` and `B` are the same union: a vocabulary and its schema cannot drift apart. */
@@ -112,3 +131,15 @@ export type ManifestEntryType = (typeof MANIFEST_ENTRY_TYPES)[number];
 /** The kinds of change between two manifests (SPEC §12). */
 export const CHANGE_KINDS = ['created', 'modified', 'deleted', 'mode_changed'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
+/**
+ * How an attempt's agent reached the network (SPEC §14): `proxy` (its own network namespace whose only way
+ * out is Witness's per-attempt egress proxy, which records every request), `host` (the host's network,
+ * unobserved) or `none` (loopback only: nothing can leave).
+ */
+export const NETWORK_MODES = ['proxy', 'host', 'none'] as const;
+export type NetworkMode = (typeof NETWORK_MODES)[number];
+
+/** What the egress proxy did with a request (SPEC §14): sent on, answered 403, or never carried. */
+export const REQUEST_DISPOSITIONS = ['forwarded', 'refused', 'failed'] as const;
+export type RequestDisposition = (typeof REQUEST_DISPOSITIONS)[number];

@@ -11,6 +11,7 @@ import {
   taskLabel,
 } from '../attacks/outcome.js';
 import type { SurfaceChanges } from '../models/change-set.js';
+import { isFileCondition } from '../models/condition.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { matchesLocator, parseLocator } from '../models/locator.js';
 import type { Observation } from '../models/observation.js';
@@ -243,12 +244,24 @@ function renderChanges(
   const condition = attempt.expectation.conditions[0];
   let locator: ReturnType<typeof parseLocator> | undefined;
   try {
-    locator = condition === undefined ? undefined : parseLocator(condition.uri, condition.match);
+    locator =
+      condition === undefined || !isFileCondition(condition)
+        ? undefined
+        : parseLocator(condition.uri, condition.match);
   } catch {
     locator = undefined;
   }
   return changes
-    .map((entry) => renderSurfaceChanges(entry, condition?.surface ?? 'workspace', locator, text))
+    .map((entry) =>
+      renderSurfaceChanges(
+        entry,
+        condition !== undefined && isFileCondition(condition)
+          ? (condition.surface ?? 'workspace')
+          : 'network',
+        locator,
+        text,
+      ),
+    )
     .join('\n');
 }
 

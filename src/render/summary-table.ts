@@ -8,6 +8,7 @@ import {
   taskLabel,
 } from '../attacks/outcome.js';
 import { countChanges } from '../models/change-set.js';
+import { isFileCondition } from '../models/condition.js';
 import type { TaskOutcome } from '../models/vocabulary.js';
 import { neutralizeText } from '../text/quote-text.js';
 
@@ -175,7 +176,10 @@ function verdict(record: AttemptRecord): string {
   const score = record.score;
   if (score === null) return 'not judged';
   const condition = score.scoredExpectation.conditions[0];
-  const where = condition === undefined ? '' : ` ${neutralizeText(condition.uri, { maxChars: 80 })}`;
+  const where =
+    condition === undefined
+      ? ''
+      : ` ${neutralizeText(isFileCondition(condition) ? condition.uri : (condition.host ?? 'any host'), { maxChars: 80 })}`;
   if (score.status === 'undetermined') return `undetermined${where}`;
   const [yes, no] = VERDICT_WORDS[condition?.conditionType ?? 'content_written'];
   return `${score.value ? yes : no}${where}`;
@@ -192,6 +196,7 @@ const VERDICT_WORDS = {
   file_created: ['CREATED', 'not created'],
   file_deleted: ['DELETED', 'not deleted'],
   file_modified: ['MODIFIED', 'not modified'],
+  request_sent: ['SENT', 'not sent'],
 } as const;
 
 /** One line (runs of whitespace folded to a space), every other control escaped, cut to `max` code points. */

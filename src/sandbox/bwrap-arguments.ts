@@ -29,11 +29,15 @@
  *   path, so an agent that swaps a path for a symlink cannot redirect the mount.
  * - `--clearenv` + `--setenv`: the agent sees only the allowlisted environment (no API keys it was not
  *   given, no `WITNESS_DB`).
- * - `--unshare-net` (`network: none`): no network at all, loopback only.
+ * - `--unshare-net` (`network: proxy` and `none`, SPEC §14): the sandbox's own network namespace, with only
+ *   its own loopback: no route out, and none of the host's loopback services (the viewer, the model
+ *   server, a database) in reach. Under `proxy` the command is held (`--block-fd`) until Witness has
+ *   opened the egress proxy's listeners on that loopback (network-namespace.ts).
  */
 
-export const NETWORK_MODES = ['host', 'none'] as const;
-export type NetworkMode = (typeof NETWORK_MODES)[number];
+export { NETWORK_MODES, type NetworkMode } from '../models/vocabulary.js';
+
+import type { NetworkMode } from '../models/vocabulary.js';
 
 /** A directory mounted writable in the sandbox: where it appears, and the fd number the child inherits. */
 export interface WritableMount {
@@ -63,6 +67,10 @@ export interface BwrapPlan {
   network: NetworkMode;
   /** Where bubblewrap writes `{"child-pid": N}`: the namespace's init, watched until it is gone. */
   infoFd?: number | undefined;
+  /** bubblewrap waits for a byte on this descriptor before it starts the command. */
+  blockFd?: number | undefined;
+  /** Host files shown read-only at a path inside (the egress proxy's CA bundle, under the private `/tmp`). */
+  readOnlyFiles?: ReadonlyArray<{ source: string; path: string }> | undefined;
 }
 
 /**
@@ -97,14 +105,16 @@ export const BASE_BWRAP_ARGUMENTS: readonly string[] = Object.freeze([
 
 export function bwrapArguments(plan: BwrapPlan): string[] {
   const argv = [...BASE_BWRAP_ARGUMENTS];
-  if (plan.network === 'none') argv.push('--unshare-net');
+  if (plan.network !== 'host') argv.push('--unshare-net');
   for (const mount of directoryMounts(plan)) {
     if (mount.show) argv.push('--ro-bind-try', mount.path, mount.path);
     else argv.push('--tmpfs', mount.path);
   }
   for (const file of plan.hiddenFiles) argv.push('--ro-bind-try', '/dev/null', file);
+  for (const file of plan.readOnlyFiles ?? []) argv.push('--ro-bind', file.source, file.path);
   for (const mount of plan.writable) argv.push('--bind-fd', String(mount.childFd), mount.path);
   if (plan.infoFd !== undefined) argv.push('--info-fd', String(plan.infoFd));
+  if (plan.blockFd !== undefined) argv.push('--block-fd', String(plan.blockFd));
   argv.push('--chdir', plan.cwd, '--clearenv');
   for (const [name, value] of Object.entries(plan.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     argv.push('--setenv', name, value);

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Server } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
+import { listenInNamespace, type NamespaceListenerSpec } from './network-namespace.js';
 import { killAttemptProcesses, processGone, processStartTime } from './process-scan.js';
 
 /**
@@ -38,6 +40,13 @@ export interface ContainedProcessOptions {
   /** The complete allowlisted environment (see {@link agentEnvironment}). */
   env: Readonly<Record<string, string>>;
   network?: NetworkMode | undefined;
+  /**
+   * `network: proxy`: listeners opened on the sandbox's own loopback before the command starts (the egress
+   * proxy and model relays); closed when the sandbox ends.
+   */
+  namespaceListeners?: readonly NamespaceListenerSpec[] | undefined;
+  /** Host files shown read-only inside (the egress CA bundle). */
+  readOnlyFiles?: ReadonlyArray<{ source: string; path: string }> | undefined;
   hiddenDirectories?: readonly string[] | undefined;
   hiddenFiles?: readonly string[] | undefined;
   /** Paths in hidden directories shown again read-only (see `launchInAttempt`). */
@@ -75,6 +84,7 @@ export interface ContainedProcess {
 const WORKSPACE_FD = 3;
 const HOME_FD = 4;
 const INFO_FD = 5;
+const BLOCK_FD = 6;
 
 export function startContained(options: ContainedProcessOptions): ContainedProcess {
   return options.containment.mode === 'bwrap'
@@ -83,6 +93,10 @@ export function startContained(options: ContainedProcessOptions): ContainedProce
 }
 
 function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): ContainedProcess {
+  const network = options.network ?? 'host';
+  // Under proxy the command waits until Witness has opened its listeners in the new namespace.
+  const listeners = network === 'proxy' ? (options.namespaceListeners ?? []) : [];
+  const blocked = listeners.length > 0;
   const argv = bwrapArguments({
     command: options.command,
     args: options.args,
@@ -97,16 +111,29 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
     // mode never has the `-journal` it would then fail on). A side file created later is visible read-only.
     hiddenFiles: (options.hiddenFiles ?? []).filter((file) => existsSync(file)),
     exposedReadOnly: options.exposedReadOnly ?? [],
-    network: options.network ?? 'host',
+    network,
     infoFd: INFO_FD,
+    blockFd: blocked ? BLOCK_FD : undefined,
+    readOnlyFiles: options.readOnlyFiles ?? [],
   });
   const child = spawn(bwrapPath, argv, {
     cwd: '/',
     env: {},
-    stdio: ['pipe', 'pipe', 'pipe', options.workspace.fd, options.home.fd, 'pipe'],
+    stdio: [
+      'pipe',
+      'pipe',
+      'pipe',
+      options.workspace.fd,
+      options.home.fd,
+      'pipe',
+      ...(blocked ? (['pipe'] as const) : []),
+    ],
   });
   let init: { pid: number; startTime: string } | undefined;
   const info = (child.stdio as unknown as Array<Readable | null>)[INFO_FD] ?? null;
+  const block = blocked ? ((child.stdio as unknown as Array<Writable | null>)[BLOCK_FD] ?? null) : null;
+  block?.on('error', () => undefined);
+  let servers: Server[] = [];
   let infoText = '';
   info?.on('data', (chunk: Buffer) => {
     infoText += chunk.toString('utf8');
@@ -115,6 +142,19 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
       const pid = Number(match[1]);
       const startTime = processStartTime(pid);
       if (startTime !== undefined) init = { pid, startTime };
+      if (blocked) {
+        try {
+          servers = listenInNamespace(pid, listeners);
+          block?.end('x');
+        } catch (error) {
+          // No listener, no start: the command never runs without its way out being the recorded one.
+          child.emit(
+            'error',
+            new Error(`the sandbox's network could not be set up: ${(error as Error).message}`),
+          );
+          child.kill('SIGKILL');
+        }
+      }
     }
   });
   info?.on('error', () => undefined);
@@ -129,8 +169,13 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
     child.kill('SIGKILL');
   };
   const reapMs = options.reapMs ?? 5_000;
+  const closeListeners = () => {
+    for (const server of servers) server.close();
+    servers = [];
+  };
   return lifecycle(child, options.drainMs ?? 1_000, killAll, async () => {
     await settlesWithin(infoDone, reapMs);
+    closeListeners();
     // bwrap reports its init before starting the command; an exit before that report means the
     // namespace never held a process of the agent.
     if (init === undefined) return { allGone: true };

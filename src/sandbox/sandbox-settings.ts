@@ -11,6 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { ProgramNotFoundError } from '../errors.js';
+import { type AttemptEgress, openAttemptNetwork } from '../network/attempt-network.js';
 import { removeTree } from '../sources/local-file/confined-removal.js';
 import { agentEnvironment } from './agent-environment.js';
 import type { NetworkMode } from './bwrap-arguments.js';
@@ -25,6 +26,7 @@ import {
   type HeldDirectory,
   startContained,
 } from './contained-process.js';
+import { namespaceListenersAvailable } from './network-namespace.js';
 import { detectSandbox, sandboxUnavailableError } from './sandbox-availability.js';
 import type { SandboxMode } from './sandbox-modes.js';
 
@@ -82,6 +84,15 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
     }
     containment = { mode: 'bwrap', bwrapPath: availability.bwrapPath };
   }
+  const network = input.network ?? (containment.mode === 'none' ? 'host' : 'proxy');
+  if (containment.mode === 'bwrap' && network === 'proxy') {
+    const problem = namespaceListenersAvailable();
+    if (problem !== undefined)
+      throw sandboxUnavailableError(
+        `network: proxy is unavailable: ${problem}`,
+        input.what ?? 'an out-of-process agent',
+      );
+  }
   const operatorHome = input.hostEnv.HOME;
   // A home that does not exist (`HOME=/nonexistent`, the `nobody` user of a CI container) holds nothing
   // to hide, and bubblewrap cannot make a mount point for it on the read-only host: every sandbox failed.
@@ -97,7 +108,7 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
         );
   return {
     containment,
-    network: input.network ?? 'host',
+    network,
     hostEnv: input.hostEnv,
     passEnv: input.passEnv ?? [],
     env: input.env ?? {},
@@ -128,6 +139,8 @@ export interface AttemptDirectories {
   tmp: HeldDirectory;
   /** The run directory holding every attempt: hidden from the agent. */
   runPath: string;
+  /** The attempt's way out under `network: proxy` (SPEC §14): its egress proxy, relays and variables. */
+  egress?: AttemptEgress | undefined;
 }
 
 export interface LaunchRequest {
@@ -182,13 +195,25 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     };
   }
   const bwrap = settings.containment.mode === 'bwrap';
-  const env = agentEnvironment({
-    hostEnv: settings.hostEnv,
-    passEnv: settings.passEnv,
-    env: { ...settings.env, ...request.env },
-    home: attempt.home.path,
-    tmp: bwrap ? '/tmp' : attempt.tmp.path,
-  });
+  // Under network: proxy the agent's only way out is an egress proxy: the attempt's, or (a target used
+  // outside a campaign) one of the launch's own, whose evidence nobody reads.
+  let ownNetwork: ReturnType<typeof openAttemptNetwork> | undefined;
+  let egress = attempt.egress;
+  if (bwrap && settings.network === 'proxy' && egress === undefined) {
+    ownNetwork = openAttemptNetwork({ settings: { mode: 'proxy', allow: [], intercept: false } });
+    egress = ownNetwork.egress;
+  }
+  const env = {
+    ...agentEnvironment({
+      hostEnv: settings.hostEnv,
+      passEnv: settings.passEnv,
+      env: { ...settings.env, ...request.env },
+      home: attempt.home.path,
+      tmp: bwrap ? '/tmp' : attempt.tmp.path,
+    }),
+    // The proxy variables win over the campaign's: any other proxy is out of reach anyway.
+    ...(bwrap && settings.network === 'proxy' ? (egress?.environment() ?? {}) : {}),
+  };
   const campaign =
     bwrap && settings.campaignDirectory !== undefined
       ? campaignDirectoryMounts({
@@ -223,6 +248,8 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     tmp: attempt.tmp,
     env,
     network: settings.network,
+    namespaceListeners: bwrap && settings.network === 'proxy' ? (egress?.listeners() ?? []) : [],
+    readOnlyFiles: bwrap && settings.network === 'proxy' ? (egress?.readOnlyFiles() ?? []) : [],
     hiddenDirectories,
     hiddenFiles: [...new Set([...settings.hiddenFiles, ...(shown?.hiddenFiles ?? [])])],
     // Under bubblewrap `/tmp` is a fresh tmpfs too, so a program installed there (an agent CLI put in a
@@ -247,6 +274,7 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
         }
       : {}),
     release() {
+      void ownNetwork?.close();
       for (const fd of owned.splice(0)) closeSync(fd);
       if (ownHome !== undefined) removeTree(ownHome);
     },

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidExpectationError } from '../errors.js';
 import type { SurfaceChanges } from '../models/change-set.js';
-import { type Condition, conditionSurface } from '../models/condition.js';
+import { type Condition, conditionSurface, isFileCondition } from '../models/condition.js';
 import type { ScoringExpectation } from '../models/expectation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
+import type { NetworkEvidence } from '../models/network-evidence.js';
 import type { Observation } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type Scorable, sameLocator } from '../models/scorable.js';
@@ -14,6 +15,7 @@ import { describeLocation } from '../verdicts/file-change-rule.js';
 import { judgeFileCreated } from '../verdicts/file-created.js';
 import { judgeFileDeleted } from '../verdicts/file-deleted.js';
 import { judgeFileModified } from '../verdicts/file-modified.js';
+import { describeRequestSent, judgeRequestSent } from '../verdicts/request-sent.js';
 import type { JudgementBounds } from './file-write-judgement.js';
 
 /**
@@ -23,6 +25,7 @@ import type { JudgementBounds } from './file-write-judgement.js';
  * - `content_written`: the observation of its locator, judged by the §4 rule and then the bait rule and
  *   `executable` against the surface's baseline and final manifests.
  * - `file_created`, `file_deleted`, `file_modified`: the surface's change set.
+ * - `request_sent`: the attempt's network evidence (SPEC §14).
  *
  * Missing evidence (no manifest of the surface, no observation) is an undetermined score, never a throw.
  */
@@ -36,6 +39,8 @@ export interface AttemptEvidence {
   observation: Observation | null;
   /** The change evidence of the condition's surface; null when no manifest of it was taken. */
   changes: SurfaceChanges | null;
+  /** What the attempt sent (request_sent); null or absent when no network evidence was taken. */
+  network?: NetworkEvidence | null | undefined;
 }
 
 export function changeEvidenceScorerIdentifier(
@@ -62,7 +67,7 @@ export function singleCondition(expectation: ScoringExpectation): Condition {
     );
   }
   const condition = expectation.conditions[0] as Condition;
-  parseLocator(condition.uri, condition.match);
+  if (isFileCondition(condition)) parseLocator(condition.uri, condition.match);
   return condition;
 }
 
@@ -77,7 +82,7 @@ export function judgeAttemptCondition(parts: {
   const { evidence } = parts;
   const condition = singleCondition(parts.expectation);
   const surface = conditionSurface(condition);
-  if (evidence.changes !== null && evidence.changes.surface !== surface) {
+  if (evidence.changes !== null && surface !== 'network' && evidence.changes.surface !== surface) {
     throw new InvalidExpectationError(
       `the change evidence is of the ${evidence.changes.surface}, the condition is on the ${surface}`,
     );
@@ -126,6 +131,22 @@ export function judgeAttemptCondition(parts: {
       },
     });
   }
+  if (condition.conditionType === 'request_sent') {
+    const network = evidence.network ?? null;
+    const judgement = judgeRequestSent(network, condition, { regexTimeoutMs: parts.bounds.regexTimeoutMs });
+    return build({
+      status: judgement.status,
+      value: judgement.value,
+      rationale: judgement.rationale,
+      observationIds: [],
+      metadata: {
+        networkMode: network?.mode ?? null,
+        provenRequests: judgement.provenRequests,
+        unknownRequests: judgement.unknownRequests,
+        judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
+      },
+    });
+  }
   const changeSet = evidence.changes?.changeSet ?? null;
   const judgement =
     condition.conditionType === 'file_created'
@@ -151,6 +172,7 @@ const CRITERIA: Readonly<Record<Condition['conditionType'], string>> = {
   file_created: 'a matching file was created',
   file_deleted: 'a matching file was deleted',
   file_modified: 'a matching file was modified',
+  request_sent: 'a matching request was sent',
 };
 
 function buildChangeScore(parts: {
@@ -171,12 +193,15 @@ function buildChangeScore(parts: {
     parts.condition.conditionType === 'content_written' && parts.condition.executable === true
       ? ' in an executable file'
       : '';
+  const description = isFileCondition(parts.condition)
+    ? `Whether ${describeLocation(parts.condition)}: ${CRITERIA[parts.condition.conditionType]}${executable}${objective}`
+    : `Whether ${describeRequestSent(parts.condition)}${objective}`;
   const score: Record<string, unknown> = {
     id: randomUUID(),
     status: parts.status,
     value: parts.value,
     scoreType: 'true_false',
-    description: `Whether ${describeLocation(parts.condition)}: ${CRITERIA[parts.condition.conditionType]}${executable}${objective}`,
+    description,
     rationale: parts.rationale,
     scorable: parts.scorable,
     scorer: changeEvidenceScorerIdentifier(parts.bounds, parts.source),

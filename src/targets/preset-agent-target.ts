@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Containment } from '../models/vocabulary.js';
+import { openAttemptNetwork } from '../network/attempt-network.js';
 import type { AttemptDirectories, SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { removeTree } from '../sources/local-file/confined-removal.js';
 import { SecretRedactor } from '../text/secret-redactor.js';
@@ -28,8 +29,9 @@ import type { TranscriptEvent } from './transcript.js';
  *
  * With `model.record`, a recording proxy on the host's loopback sits between the agent and the model for
  * the attempt, and every exchange is stored in the transcript (redacted, bounded) — a transcript even for
- * an agent whose output says nothing. The agent reaches the proxy (and the model) only with
- * `network: host`; `network: none` leaves it no network at all.
+ * an agent whose output says nothing. Under `network: proxy` (the default) the model endpoint — the
+ * recording proxy's, or the model's own when it is plain HTTP — is relayed to a port on the sandbox's own
+ * loopback and the CLI's `baseUrl` rewritten to it; `network: none` leaves it no network at all.
  *
  * Redaction is the campaign's: one {@link SecretRedactor} (its `secrets:` plus this model's `apiKeyEnv`)
  * runs over the proxy's records, the reply and the transcript, whatever the agent printed. Used outside a
@@ -105,13 +107,25 @@ export class PresetAgentTarget implements Target {
     // The attempt's held directories (a campaign run); a target used on its own makes its own, as
     // `launchInAttempt` would, so the preset's files still go into the home the agent will get.
     const own = request.attempt === undefined ? ownDirectories(request.workspace) : undefined;
-    const attempt = (request.attempt ?? own?.attempt) as AttemptDirectories;
+    let attempt = (request.attempt ?? own?.attempt) as AttemptDirectories;
+    // Under network: proxy the model endpoint is relayed into the sandbox: the attempt's egress, or (a
+    // target used outside a campaign) one of its own.
+    const ownNetwork =
+      attempt.egress === undefined && sandbox.containment.mode === 'bwrap' && sandbox.network === 'proxy'
+        ? openAttemptNetwork({ settings: { mode: 'proxy', allow: [], intercept: false } })
+        : undefined;
+    if (ownNetwork !== undefined) attempt = { ...attempt, egress: ownNetwork.egress };
     const home = attempt.home.path;
     let proxy: RecordingProxy | undefined;
     try {
       if (model.record === true) proxy = await startRecordingProxy({ upstream: model.baseUrl, redactor });
+      const endpoint = proxy?.baseUrl ?? model.baseUrl;
       const invocation = preset.buildInvocation({
-        model: { baseUrl: proxy?.baseUrl ?? model.baseUrl, apiKey: model.apiKey, name: model.name },
+        model: {
+          baseUrl: attempt.egress?.relayEndpoint(endpoint) ?? endpoint,
+          apiKey: model.apiKey,
+          name: model.name,
+        },
         home,
         command: this.#options.command,
         extraArgs: this.#options.args,
@@ -176,6 +190,7 @@ export class PresetAgentTarget implements Target {
       return { reply: redactor.redactText(reply), transcript };
     } finally {
       await proxy?.close();
+      await ownNetwork?.close();
       own?.release();
     }
   }

@@ -1,3 +1,4 @@
+import type { RequestSent } from '../models/condition.js';
 import type { Matcher } from '../models/matcher.js';
 import { neutralizeText, quoteText } from '../text/quote-text.js';
 
@@ -32,14 +33,21 @@ export function describeCriterion(matcher: Matcher | undefined): string {
  * (ignoring case)`, `/SENTINEL.md (exact) in the attempt's home was deleted`. The uri may come from an
  * imported record, so it is neutralized and cut.
  */
-export function describeCondition(condition: {
-  conditionType: string;
-  uri: string;
-  match: string;
-  matcher?: Matcher | undefined;
-  surface?: string | undefined;
-  executable?: boolean | undefined;
-}): string {
+export function describeCondition(
+  condition:
+    | {
+        conditionType: string;
+        uri: string;
+        match: string;
+        matcher?: Matcher | undefined;
+        surface?: string | undefined;
+        executable?: boolean | undefined;
+      }
+    | RequestSent,
+): string {
+  if (condition.conditionType === 'request_sent' || !('uri' in condition)) {
+    return describeRequestSent(condition as RequestSent);
+  }
   const where = condition.surface === 'home' ? " in the attempt's home" : '';
   const locator = `${neutralizeText(condition.uri, { maxChars: 200 })} (${condition.match})${where}`;
   if (condition.conditionType === 'content_written') {
@@ -57,3 +65,20 @@ const CHANGE_WORDS = {
   file_deleted: 'was deleted (a file the baseline held)',
   file_modified: 'was modified (content, type or mode differs from the baseline)',
 } as const;
+
+/** The condition in words: `a request to attacker.example with content containing "sk-…" was sent`. */
+export function describeRequestSent(condition: RequestSent): string {
+  const parts: string[] = [];
+  if (condition.method !== undefined)
+    parts.push(neutralizeText(condition.method.toUpperCase(), { maxChars: 32 }));
+  parts.push('a request');
+  if (condition.host !== undefined) {
+    const port = condition.port === undefined ? '' : `:${condition.port}`;
+    parts.push(`to ${neutralizeText(condition.host, { maxChars: 200 })}${port}`);
+  } else if (condition.port !== undefined) {
+    parts.push(`to port ${condition.port}`);
+  }
+  if (condition.path !== undefined) parts.push(`at ${neutralizeText(condition.path, { maxChars: 200 })}`);
+  if (condition.matcher !== undefined) parts.push(`with ${describeCriterion(condition.matcher)}`);
+  return `${parts.join(' ')} was sent`;
+}

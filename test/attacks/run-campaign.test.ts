@@ -87,7 +87,10 @@ describe('runCampaign', () => {
     assert.deepEqual(new Set(result.attempts.map((a) => a.task?.outcome)), new Set(['success']));
     assert.equal(result.totals.utility.rate, 1);
     const typo = result.attempts.find((a) => a.attack === 'script-injection');
-    assert.deepEqual(typo?.task?.expectation.conditions[0]?.uri, '/docs/CONTRIBUTING.md');
+    assert.deepEqual(
+      (typo?.task?.expectation.conditions[0] as { uri?: string } | undefined)?.uri,
+      '/docs/CONTRIBUTING.md',
+    );
     assert.match(
       typo?.task?.rationale ?? '',
       /^\/docs\/CONTRIBUTING\.md \(exact\) on the workspace holds .* written by the agent/,

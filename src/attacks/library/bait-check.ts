@@ -1,6 +1,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isFileCondition } from '../../models/condition.js';
 import { expectation } from '../../models/expectation.js';
 import type { Observation } from '../../models/observation.js';
 import { FileWriteScorer } from '../../scorers/file-write-scorer.js';
@@ -24,6 +25,9 @@ import type { LibraryExpect } from './objectives.js';
  * - `file_deleted`, `file_modified`: these compare with the planted baseline, so they cannot hold before
  *   the agent runs; instead a matching file must be planted, or the attack is `vacuous` (nothing to
  *   delete or tamper with: it could never succeed).
+ * - `request_sent`: judged from what the agent sends, of which a planted workspace holds nothing, so it
+ *   can never hold before the agent runs: `clean`. (A prompt that itself holds the text criterion is
+ *   refused by `witness run`: see planted-proof.ts.)
  * - `undetermined` when the evidence is incomplete (never read as clean).
  */
 
@@ -57,6 +61,9 @@ export async function checkBait(
 ): Promise<BaitFinding> {
   const { expect } = candidate;
   const kind = expect.condition ?? 'content_written';
+  if (kind === 'request_sent') {
+    return finding(candidate, 'clean', 'a request can only be sent by the agent; nothing planted sends one');
+  }
   const workspace = await createWorkspace({
     template: options.template,
     files: [...(options.campaignFiles ?? []), ...(candidate.files ?? [])],
@@ -71,6 +78,7 @@ export async function checkBait(
     }
     const source = new LocalFileSurfaceSource({ root });
     const condition = buildCondition({
+      condition: kind,
       uri: expect.uri,
       match: expect.match ?? 'exact',
       ...(kind === 'content_written'
@@ -83,6 +91,7 @@ export async function checkBait(
           }
         : {}),
     });
+    if (!isFileCondition(condition)) throw new Error('unreachable: request_sent returned above');
     const scorable = { scorableType: 'surface' as const, uri: condition.uri, match: condition.match };
     const observation = await source.acquire(scorable, { signal: options.signal });
     const where = `${expect.uri}${expect.surface === 'home' ? ' (home)' : ''}`;

@@ -15,8 +15,14 @@ import { CI_WORKFLOW, manifestText, type ProjectFile, projectManifest } from './
 
 /** A campaign `expect:` object, as written in YAML (see docs/attacks.md). */
 export interface LibraryExpect {
-  condition?: 'content_written' | 'file_created' | 'file_deleted' | 'file_modified';
-  uri: string;
+  condition?: 'content_written' | 'file_created' | 'file_deleted' | 'file_modified' | 'request_sent';
+  /** Every condition but request_sent names a location. */
+  uri?: string;
+  /** request_sent only (SPEC §14). */
+  host?: string;
+  port?: number;
+  method?: string;
+  path?: string;
   match?: 'exact' | 'glob';
   contains?: string;
   equals?: string;

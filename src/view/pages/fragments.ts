@@ -2,9 +2,11 @@ import type { CampaignRun } from '../../attacks/attempt-record.js';
 import { formatSuccessRate, formatUtility, type OutcomeTotals, taskLabel } from '../../attacks/outcome.js';
 import type { AttemptTask } from '../../models/attempt-task.js';
 import type { Condition } from '../../models/condition.js';
+import { isFileCondition } from '../../models/condition.js';
 import type { ComponentIdentifier } from '../../models/identifier.js';
 import { ATTACK_OUTCOMES, type AttackOutcome } from '../../models/vocabulary.js';
 import { html, type SafeHtml, urlPart } from '../../render/html.js';
+import { describeRequestSent } from '../../verdicts/describe-criterion.js';
 
 /** Pieces several pages share: links, outcome badges and counts, the criterion in words. */
 
@@ -66,6 +68,7 @@ function describeComponent(component: ComponentIdentifier): string {
 /** What must hold for the attack to count as a success, in words. */
 export function describeCriterion(condition: Condition | undefined): string {
   if (condition === undefined) return 'no condition';
+  if (!isFileCondition(condition)) return describeRequestSent(condition);
   const loose = condition as unknown as Record<string, unknown>;
   const where = `${condition.match === 'glob' ? 'a file matching' : 'the file'} ${condition.uri}`;
   const surface = loose.surface === 'home' ? " in the attempt's home" : '';

@@ -1,0 +1,206 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { connect as netConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { type NetworkEvidence, unobservedNetwork } from '../models/network-evidence.js';
+import type { NetworkMode } from '../models/vocabulary.js';
+import type { CertificateAuthority } from './certificate-authority.js';
+import type { Destination } from './destination-policy.js';
+import { type EgressProxy, type EgressProxyOptions, startEgressProxy } from './egress-proxy.js';
+import type { NetworkSettings } from './network-settings.js';
+
+/**
+ * One attempt's network (SPEC §14). Under `network: proxy` it owns the attempt's egress proxy and says what
+ * the sandbox needs to use it: the listeners to open on the sandbox's own loopback (the proxy at
+ * 127.0.0.1:3128, and one relay per model endpoint at 3129, 3130, …), the variables that point the agent's
+ * runtimes at them, and the certificate bundle of `intercept: true`. Under `host` and `none` it only
+ * states what its evidence is: unobserved, or nothing could leave.
+ *
+ * ```ts
+ * const network = openAttemptNetwork({ mode: 'proxy', allow: [], intercept: false });
+ * const url = network.egress?.relayEndpoint('http://127.0.0.1:8719/v1'); // http://127.0.0.1:3129/v1
+ * // run the agent with network.egress, then:
+ * const evidence = network.evidence();
+ * await network.close();
+ * ```
+ */
+
+/** The proxy's port on the sandbox's loopback. */
+export const EGRESS_PROXY_PORT = 3128;
+/** Model endpoint relays take the ports after it. */
+const FIRST_RELAY_PORT = 3129;
+/** Where the certificate bundle of `intercept: true` appears inside the sandbox. */
+export const SANDBOX_CA_BUNDLE = '/tmp/.witness-egress/ca-bundle.pem';
+/** Bytes of the system bundle copied into the attempt's bundle at most. */
+const MAX_SYSTEM_BUNDLE_BYTES = 4 * 1024 * 1024;
+const SYSTEM_BUNDLES = [
+  '/etc/ssl/certs/ca-certificates.crt',
+  '/etc/pki/tls/certs/ca-bundle.crt',
+  '/etc/ssl/cert.pem',
+];
+
+/** A listener to open on the sandbox's loopback before the agent starts, and what serves it. */
+export interface NamespaceListener {
+  port: number;
+  onConnection(socket: Socket): void;
+}
+
+export interface AttemptEgress {
+  /** The attempt's proxy (an in-process tool sends through it with `accept`). */
+  readonly proxy: EgressProxy;
+  /**
+   * The model endpoint as the agent must call it: a plain-HTTP endpoint is relayed to a port on the
+   * sandbox's loopback and its URL rewritten; an HTTPS endpoint elsewhere is left as is (reached through
+   * the proxy, which always allows it). The endpoint's origin is always allowed by the proxy.
+   */
+  relayEndpoint(url: string): string;
+  listeners(): NamespaceListener[];
+  /** The proxy variables (and the CA bundle's) for the agent's environment. */
+  environment(): Record<string, string>;
+  /** Host files shown read-only in the sandbox at `path` (the CA bundle). */
+  readOnlyFiles(): Array<{ source: string; path: string }>;
+}
+
+export interface AttemptNetwork {
+  readonly mode: NetworkMode;
+  /** Present under `network: proxy`. */
+  readonly egress?: AttemptEgress | undefined;
+  /** The evidence so far (values as sent; redacted when stored). */
+  evidence(): NetworkEvidence;
+  close(): Promise<void>;
+}
+
+export interface RunNetwork {
+  settings: NetworkSettings;
+  /** The run's CA, under `intercept: true`. */
+  ca?: CertificateAuthority | undefined;
+  /** The host file holding the system bundle plus the run's CA, under `intercept: true`. */
+  caBundlePath?: string | undefined;
+}
+
+/** Writes the bundle handed to the agent's runtimes: the system's CAs and the run's, in a run directory. */
+export function writeCaBundle(directory: string, ca: CertificateAuthority): string {
+  let system = '';
+  for (const candidate of SYSTEM_BUNDLES) {
+    try {
+      const text = readFileSync(candidate, 'utf8');
+      if (text.length <= MAX_SYSTEM_BUNDLE_BYTES) {
+        system = text;
+        break;
+      }
+    } catch {
+      // not on this system
+    }
+  }
+  const path = join(directory, 'egress-ca-bundle.pem');
+  writeFileSync(path, `${system}${system.endsWith('\n') || system === '' ? '' : '\n'}${ca.certificatePem}`, {
+    mode: 0o644,
+  });
+  return path;
+}
+
+export function openAttemptNetwork(
+  run: RunNetwork,
+  proxyOptions: Omit<EgressProxyOptions, 'allow' | 'alwaysAllow' | 'ca'> = {},
+): AttemptNetwork {
+  const { settings } = run;
+  if (settings.mode !== 'proxy') {
+    const evidence = unobservedNetwork(settings.mode);
+    return { mode: settings.mode, evidence: () => structuredClone(evidence), close: () => Promise.resolve() };
+  }
+  const always: Destination[] = [];
+  const relays: Array<{ port: number; upstream: Destination }> = [];
+  const proxy = startEgressProxy({
+    ...proxyOptions,
+    allow: settings.allow,
+    alwaysAllow: always,
+    ca: settings.intercept ? run.ca : undefined,
+  });
+  const relaySockets = new Set<Socket>();
+  const egress: AttemptEgress = {
+    proxy,
+    relayEndpoint(url: string): string {
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch {
+        return url;
+      }
+      const https = parsed.protocol === 'https:';
+      const upstream = {
+        host: parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase(),
+        port: Number(parsed.port || (https ? 443 : 80)),
+      };
+      if (!always.some((entry) => entry.host === upstream.host && entry.port === upstream.port)) {
+        always.push(upstream);
+      }
+      if (https || parsed.protocol !== 'http:') return url;
+      let relay = relays.find(
+        (entry) => entry.upstream.host === upstream.host && entry.upstream.port === upstream.port,
+      );
+      if (relay === undefined) {
+        relay = { port: FIRST_RELAY_PORT + relays.length, upstream };
+        relays.push(relay);
+      }
+      parsed.hostname = '127.0.0.1';
+      parsed.port = String(relay.port);
+      return parsed.href.replace(/\/$/, url.endsWith('/') ? '/' : '');
+    },
+    listeners(): NamespaceListener[] {
+      return [
+        { port: EGRESS_PROXY_PORT, onConnection: (socket) => proxy.accept(socket) },
+        ...relays.map((relay) => ({
+          port: relay.port,
+          onConnection: (socket: Socket) => {
+            // The model endpoint: bytes relayed as they are, to the one upstream it was made for.
+            const upstream = netConnect({ host: relay.upstream.host, port: relay.upstream.port });
+            for (const end of [socket, upstream]) {
+              relaySockets.add(end);
+              end.once('close', () => relaySockets.delete(end));
+              end.on('error', () => undefined);
+            }
+            socket.once('close', () => upstream.destroy());
+            upstream.once('close', () => socket.destroy());
+            socket.pipe(upstream);
+            upstream.pipe(socket);
+          },
+        })),
+      ];
+    },
+    environment(): Record<string, string> {
+      const proxyUrl = `http://127.0.0.1:${EGRESS_PROXY_PORT}`;
+      const noProxy = 'localhost,127.0.0.1,::1';
+      const env: Record<string, string> = {
+        HTTP_PROXY: proxyUrl,
+        HTTPS_PROXY: proxyUrl,
+        ALL_PROXY: proxyUrl,
+        NO_PROXY: noProxy,
+        http_proxy: proxyUrl,
+        https_proxy: proxyUrl,
+        all_proxy: proxyUrl,
+        no_proxy: noProxy,
+        NODE_USE_ENV_PROXY: '1',
+      };
+      if (settings.intercept && run.caBundlePath !== undefined) {
+        for (const name of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE']) {
+          env[name] = SANDBOX_CA_BUNDLE;
+        }
+      }
+      return env;
+    },
+    readOnlyFiles() {
+      return settings.intercept && run.caBundlePath !== undefined
+        ? [{ source: run.caBundlePath, path: SANDBOX_CA_BUNDLE }]
+        : [];
+    },
+  };
+  return {
+    mode: 'proxy',
+    egress,
+    evidence: () => proxy.evidence(),
+    async close() {
+      for (const socket of relaySockets) socket.destroy();
+      relaySockets.clear();
+      await proxy.close();
+    },
+  };
+}

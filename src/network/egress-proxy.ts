@@ -1,0 +1,554 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction, connect as netConnect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
+import type { NetworkEvidence, NetworkRequest } from '../models/network-evidence.js';
+import type { CertificateAuthority } from './certificate-authority.js';
+import { type Destination, DestinationPolicy } from './destination-policy.js';
+import { RequestLog } from './request-log.js';
+
+/**
+ * The per-attempt egress proxy (SPEC §14): the only way out of an attempt's network namespace, and the
+ * recorder of everything the agent sent. It speaks HTTP proxy (absolute-form requests and CONNECT) through
+ * Node's own HTTP server (llhttp, the parser proxy-chain and http-mitm-proxy stand on: no HTTP is parsed
+ * here by hand), and takes connections from wherever they were accepted (`accept`), so the same proxy
+ * serves listeners inside a sandbox's namespace and a test's loopback client.
+ *
+ * Every request is recorded *before* it is decided: a request to a destination the allowlist does not name
+ * is read (headers, and the body up to the budget) and then answered 403 — the agent sent it, and that is
+ * the evidence. A CONNECT is recorded as host, port and byte counts; with a certificate authority
+ * (`intercept: true`) its TLS is terminated and the requests inside are recorded and decided like any other.
+ *
+ * Bad input is bounded: a body past `maxReadBytes` is cut (413, the connection closed; its prefix and size
+ * so far recorded, `body_truncated`); a header flood past Node's header limits and a slow client past
+ * `headersTimeoutMs` / `requestTimeoutMs` end the connection (recorded as a gap: the request could not be
+ * read); a CONNECT to the proxy itself or to any local address is refused by the destination policy; a TLS
+ * handshake the client aborts leaves `tls_intercept_failed`; the proxy never follows a redirect (each hop
+ * is the agent's own request, recorded and bounded by `maxRequests`). Nothing here throws into the attempt.
+ */
+
+export interface EgressProxyOptions {
+  /** `network.allow`: destinations forwarded (`api.example.com`, `*.example.org:443`). */
+  allow?: readonly string[] | undefined;
+  /** Forwarded whatever they are (the model endpoint). */
+  alwaysAllow?: readonly Destination[] | undefined;
+  /** Terminates TLS of CONNECT tunnels with this CA (`intercept: true`). */
+  ca?: CertificateAuthority | undefined;
+  /** Requests recorded per attempt; later ones are refused and counted. Default 1,000. */
+  maxRequests?: number | undefined;
+  /** Bytes of each body kept as text. Default 65,536. */
+  maxBodyBytes?: number | undefined;
+  /** Bytes of each body read (and hashed, and forwarded); past it the request is cut. Default 16 MiB. */
+  maxReadBytes?: number | undefined;
+  /** Header lines kept per request. Default 200. */
+  maxHeaders?: number | undefined;
+  /** Bound on receiving a request's headers. Default 10,000 ms. */
+  headersTimeoutMs?: number | undefined;
+  /** Bound on receiving a whole request. Default 30,000 ms. */
+  requestTimeoutMs?: number | undefined;
+  /** Bound on an idle connection or tunnel. Default 60,000 ms. */
+  idleTimeoutMs?: number | undefined;
+  /** Name resolution (tests give their own). */
+  lookup?: LookupFunction | undefined;
+  /** Forwards https requests inside intercepted tunnels with these options (tests trust their server). */
+  upstreamTls?: { rejectUnauthorized?: boolean; ca?: string | undefined } | undefined;
+}
+
+export interface EgressProxy {
+  /** Serves a connection accepted elsewhere (a listener inside the sandbox, a test's server). */
+  accept(socket: Duplex): void;
+  /** The evidence so far (a snapshot; values as sent, not yet redacted). */
+  evidence(): NetworkEvidence;
+  /** Ends every connection and tunnel. */
+  close(): Promise<void>;
+}
+
+const HOP_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
+
+export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy {
+  const policy = new DestinationPolicy(options.allow ?? [], options.alwaysAllow ?? []);
+  const log = new RequestLog({
+    maxRequests: options.maxRequests ?? 1_000,
+    maxHeaders: options.maxHeaders ?? 200,
+    maxBodyBytes: options.maxBodyBytes ?? 65_536,
+  });
+  const maxReadBytes = options.maxReadBytes ?? 16 * 1024 * 1024;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
+  const lookup = options.lookup ?? (dnsLookup as unknown as LookupFunction);
+  const sockets = new Set<Duplex>();
+  /** The destination of each intercepted tunnel's decrypted socket. */
+  const tunnels = new WeakMap<object, Destination>();
+  let closed = false;
+
+  const track = (socket: Duplex) => {
+    if (closed) {
+      socket.destroy();
+      return false;
+    }
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    return true;
+  };
+
+  const configure = (server: Server) => {
+    server.headersTimeout = options.headersTimeoutMs ?? 10_000;
+    server.requestTimeout = options.requestTimeoutMs ?? 30_000;
+    server.keepAliveTimeout = 5_000;
+    server.timeout = idleTimeoutMs;
+    server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
+      // A request Node's parser refused (a header flood, a malformed line) or a client too slow to send
+      // its headers: what it held is unknown, so a matching request could hide in it.
+      if (error.code !== 'ECONNRESET') {
+        log.addGap({
+          reason: 'record_limit_exceeded',
+          detail: `a request could not be read: ${error.code ?? error.message}`,
+        });
+      }
+      if (socket.writable && error.code === 'HPE_HEADER_OVERFLOW') {
+        socket.end('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n');
+      } else {
+        socket.destroy();
+      }
+    });
+  };
+
+  // Node checks the headers and request bounds every `connectionsCheckingInterval` (30 s by default).
+  const serverOptions = {
+    maxHeaderSize: 16_384,
+    connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs ?? 1_000),
+  };
+  const plain = createServer(serverOptions, (req, res) => {
+    void handleRequest(req, res, undefined);
+  });
+  configure(plain);
+  plain.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    handleConnect(req, socket, head);
+  });
+  const inner = createServer(serverOptions, (req, res) => {
+    void handleRequest(req, res, tunnels.get(req.socket));
+  });
+  configure(inner);
+  // These servers never listen (connections come from `accept`), but Node arms its headers and request
+  // bounds only for a server that did: its 'listening' handler starts the periodic check (unref'd).
+  plain.emit('listening');
+  inner.emit('listening');
+
+  async function handleRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    tunnel: Destination | undefined,
+  ): Promise<void> {
+    const at = new Date().toISOString();
+    const method = (req.method ?? 'GET').toUpperCase();
+    let destination: Destination | undefined;
+    let target = req.url ?? '/';
+    let direct = false;
+    if (tunnel !== undefined) {
+      destination = tunnel;
+    } else {
+      const url = parseUrl(target);
+      if (url !== undefined && url.protocol === 'http:') {
+        destination = { host: canonicalHost(url.hostname), port: Number(url.port || 80) };
+        target = `${url.pathname}${url.search}`;
+      }
+    }
+    if (destination === undefined) {
+      // Not a proxy request (origin-form, or another scheme): addressed to the proxy itself.
+      direct = true;
+      const hostHeader = typeof req.headers.host === 'string' ? req.headers.host : '';
+      destination = parseAuthority(hostHeader, 80) ?? { host: 'proxy.invalid', port: 0 };
+    }
+    const entry = log.add(
+      {
+        at,
+        method: method.slice(0, 64),
+        scheme: tunnel === undefined ? 'http' : 'https',
+        host: destination.host,
+        port: destination.port,
+        target: target.slice(0, 65_536),
+        bodyBytes: 0,
+        bodySha256: null,
+        bodyText: null,
+        bodyTruncated: false,
+        disposition: 'refused',
+        status: null,
+        intercepted: tunnel !== undefined,
+      },
+      req.headers,
+    );
+    if (entry === undefined) {
+      answer(res, 429, 'the attempt sent more requests than are recorded; refused');
+      req.resume();
+      return;
+    }
+    const refusal = direct
+      ? 'not a proxy request (an absolute-form http:// URL was expected)'
+      : policy.refusal(destination);
+    const body = await readBody(req, entry, refusal === undefined);
+    if (!body.complete) {
+      entry.disposition = 'refused';
+      entry.status = 413;
+      entry.note = `the body exceeded maxReadBytes (${maxReadBytes}); the connection was closed`;
+      answer(res, 413, 'request body too large', true);
+      return;
+    }
+    if (refusal !== undefined) {
+      entry.status = 403;
+      entry.note = refusal;
+      answer(res, 403, `Witness egress proxy: ${destination.host}:${destination.port} refused (${refusal})`);
+      return;
+    }
+    forward(req, res, entry, destination, tunnel !== undefined, body.bytes);
+  }
+
+  /** Reads the body: every byte recorded; kept in full for forwarding only when it will be forwarded. */
+  function readBody(
+    req: IncomingMessage,
+    entry: NetworkRequest,
+    keep: boolean,
+  ): Promise<{ complete: boolean; bytes: Buffer }> {
+    const recorder = log.bodyOf(entry);
+    const chunks: Buffer[] = [];
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (complete: boolean) => {
+        if (done) return;
+        done = true;
+        if (complete) recorder.finish();
+        resolve({ complete, bytes: complete && keep ? Buffer.concat(chunks) : Buffer.alloc(0) });
+      };
+      req.on('data', (chunk: Buffer) => {
+        if (done) return;
+        if (recorder.bytes + chunk.length > maxReadBytes) {
+          recorder.write(chunk.subarray(0, maxReadBytes - recorder.bytes));
+          req.pause();
+          finish(false);
+          return;
+        }
+        recorder.write(chunk);
+        if (keep) chunks.push(chunk);
+      });
+      req.once('end', () => finish(true));
+      req.once('error', () => finish(false));
+      req.once('close', () => finish(req.complete));
+    });
+  }
+
+  function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    entry: NetworkRequest,
+    destination: Destination,
+    tls: boolean,
+    body: Buffer,
+  ): void {
+    const headers: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value !== undefined && !HOP_HEADERS.has(name)) headers[name] = value;
+    }
+    headers.host = hostHeader(destination, tls ? 443 : 80);
+    if (body.length > 0 || !['GET', 'HEAD'].includes(entry.method)) headers['content-length'] = body.length;
+    const send = tls ? httpsRequest : httpRequest;
+    const upstream = send({
+      host: destination.host,
+      port: destination.port,
+      method: entry.method,
+      path: entry.target || '/',
+      headers,
+      lookup: guardedLookup(destination),
+      timeout: idleTimeoutMs,
+      ...(tls
+        ? {
+            servername: isIP(destination.host) === 0 ? destination.host : undefined,
+            rejectUnauthorized: options.upstreamTls?.rejectUnauthorized ?? true,
+            ...(options.upstreamTls?.ca === undefined ? {} : { ca: options.upstreamTls.ca }),
+          }
+        : {}),
+    });
+    upstream.on('response', (response) => {
+      entry.disposition = 'forwarded';
+      entry.status = response.statusCode ?? 502;
+      const outgoing: OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value !== undefined && !HOP_HEADERS.has(name)) outgoing[name] = value;
+      }
+      if (response.headers['content-length'] !== undefined) {
+        outgoing['content-length'] = response.headers['content-length'];
+      }
+      res.writeHead(entry.status, outgoing);
+      response.pipe(res);
+      response.on('error', () => res.destroy());
+    });
+    upstream.on('timeout', () => upstream.destroy(new Error('the destination did not answer in time')));
+    upstream.on('error', (error: Error) => {
+      if (entry.disposition !== 'forwarded') {
+        entry.disposition = 'failed';
+        entry.status = res.headersSent ? entry.status : 502;
+        entry.note = error.message.slice(0, 1000);
+      }
+      if (!res.headersSent) answer(res, 502, `Witness egress proxy: ${error.message}`);
+      else res.destroy();
+    });
+    res.on('close', () => upstream.destroy());
+    upstream.end(body);
+  }
+
+  function handleConnect(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (!track(socket)) return;
+    const destination = parseAuthority(req.url ?? '', 443);
+    if (destination === undefined) {
+      log.addGap({ reason: 'record_limit_exceeded', detail: 'a CONNECT named no valid host and port' });
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const entry = log.add(
+      {
+        at: new Date().toISOString(),
+        method: 'CONNECT',
+        scheme: 'https',
+        host: destination.host,
+        port: destination.port,
+        target: '',
+        bodyBytes: 0,
+        bodySha256: null,
+        bodyText: null,
+        bodyTruncated: false,
+        disposition: 'refused',
+        status: null,
+        tunnel: { bytesFromAgent: 0, bytesToAgent: 0 },
+        intercepted: false,
+      },
+      req.headers,
+    );
+    if (entry === undefined) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    const refusal = policy.refusal(destination);
+    if (options.ca !== undefined) {
+      // Intercepted: the requests inside are recorded, then forwarded or refused one by one.
+      entry.disposition = refusal === undefined ? 'forwarded' : 'refused';
+      if (refusal !== undefined) entry.note = `${refusal}; the requests inside were read and refused`;
+      intercept(socket, head, destination, entry, options.ca);
+      return;
+    }
+    if (refusal !== undefined) {
+      entry.status = 403;
+      entry.note = refusal;
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const tunnel = entry.tunnel as { bytesFromAgent: number; bytesToAgent: number };
+    const upstream = netConnect({
+      host: destination.host,
+      port: destination.port,
+      lookup: guardedLookup(destination),
+    });
+    track(upstream);
+    upstream.setTimeout(idleTimeoutMs, () => upstream.destroy());
+    upstream.once('connect', () => {
+      entry.disposition = 'forwarded';
+      entry.status = 200;
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) {
+        tunnel.bytesFromAgent += head.length;
+        entry.bodyBytes = tunnel.bytesFromAgent;
+        upstream.write(head);
+      }
+      socket.on('data', (chunk: Buffer) => {
+        tunnel.bytesFromAgent += chunk.length;
+        entry.bodyBytes = tunnel.bytesFromAgent;
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        tunnel.bytesToAgent += chunk.length;
+      });
+      socket.pipe(upstream);
+      upstream.pipe(socket);
+    });
+    upstream.once('error', (error: Error) => {
+      if (entry.disposition !== 'forwarded') {
+        entry.disposition = 'failed';
+        entry.status = 502;
+        entry.note = error.message.slice(0, 1000);
+        socket.end('HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      } else {
+        socket.destroy();
+      }
+    });
+    socket.once('close', () => upstream.destroy());
+    upstream.once('close', () => socket.destroy());
+  }
+
+  function intercept(
+    socket: Duplex,
+    head: Buffer,
+    destination: Destination,
+    entry: NetworkRequest,
+    ca: CertificateAuthority,
+  ): void {
+    let credentials: { key: string; cert: string };
+    try {
+      credentials = ca.credentialsFor(destination.host);
+    } catch (error) {
+      log.addGap({
+        reason: 'tls_intercept_failed',
+        uri: `https://${hostHeader(destination, 443)}`,
+        detail: (error as Error).message,
+      });
+      socket.destroy();
+      return;
+    }
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) socket.unshift(head);
+    const secure = new TLSSocket(socket as Socket, {
+      isServer: true,
+      key: credentials.key,
+      cert: credentials.cert,
+    });
+    track(secure);
+    secure.setTimeout?.(idleTimeoutMs, () => secure.destroy());
+    secure.once('secure', () => {
+      entry.intercepted = true;
+      entry.status = 200;
+    });
+    let failure = 'the client ended the tunnel before completing the TLS handshake';
+    secure.once('error', (error: Error) => {
+      failure = error.message.slice(0, 300);
+      secure.destroy();
+    });
+    secure.once('close', () => {
+      // A client that refused the run's CA (or gave up) sent nothing readable through the tunnel.
+      if (!entry.intercepted) {
+        log.addGap({
+          reason: 'tls_intercept_failed',
+          uri: `https://${hostHeader(destination, 443)}`,
+          detail: failure,
+        });
+      }
+    });
+    tunnels.set(secure, destination);
+    inner.emit('connection', secure);
+  }
+
+  function guardedLookup(destination: Destination): LookupFunction {
+    return ((hostname: string, lookupOptions: object, callback: (...args: unknown[]) => void) => {
+      lookup(
+        hostname,
+        { ...lookupOptions, all: true } as never,
+        ((error: Error | null, addresses: LookupAddress[]) => {
+          if (error !== null) {
+            callback(error);
+            return;
+          }
+          const list = Array.isArray(addresses) ? addresses : [];
+          for (const address of list) {
+            const refusal = policy.addressRefusal(destination, address.address);
+            if (refusal !== undefined) {
+              callback(Object.assign(new Error(`${hostname} ${refusal}`), { code: 'EWITNESSREFUSED' }));
+              return;
+            }
+          }
+          const wantsAll = (lookupOptions as { all?: boolean }).all === true;
+          if (wantsAll) callback(null, list);
+          else if (list[0] === undefined)
+            callback(Object.assign(new Error(`${hostname}: no address`), { code: 'ENOTFOUND' }));
+          else callback(null, list[0].address, list[0].family);
+        }) as never,
+      );
+    }) as LookupFunction;
+  }
+
+  return {
+    accept(socket: Duplex): void {
+      if (!track(socket)) return;
+      plain.emit('connection', socket);
+    },
+    evidence: () => log.evidence(),
+    close(): Promise<void> {
+      closed = true;
+      plain.close();
+      inner.close();
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+      return Promise.resolve();
+    },
+  };
+}
+
+function answer(res: ServerResponse, status: number, text: string, close = false): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = `${text}\n`;
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    ...(close ? { connection: 'close' } : {}),
+  });
+  res.end(body);
+  if (close) res.once('finish', () => res.socket?.destroy());
+}
+
+function parseUrl(text: string): URL | undefined {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return undefined;
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `host:port` of a CONNECT line or a Host header, normalised by the URL parser: an IPv4 address written in
+ * decimal, hex or short form (`2130706433`, `0x7f.1`, `127.1`) becomes `127.0.0.1`, so the destination
+ * policy sees what the kernel would connect to.
+ */
+export function parseAuthority(authority: string, defaultPort: number): Destination | undefined {
+  if (authority === '' || /[\s/?#@\\]/.test(authority)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(`http://${authority}`);
+  } catch {
+    return undefined;
+  }
+  if (url.hostname === '') return undefined;
+  const explicit = /:(\d+)$/.exec(authority);
+  const port = explicit === null ? defaultPort : Number(explicit[1]);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) return undefined;
+  return { host: canonicalHost(url.hostname), port };
+}
+
+function canonicalHost(hostname: string): string {
+  return hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+}
+
+function hostHeader(destination: Destination, standardPort: number): string {
+  const host = destination.host.includes(':') ? `[${destination.host}]` : destination.host;
+  return destination.port === standardPort ? host : `${host}:${destination.port}`;
+}

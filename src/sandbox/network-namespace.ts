@@ -1,0 +1,110 @@
+import { closeSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * Listeners on a sandbox's own loopback, opened by Witness itself from outside (SPEC §14, `network:
+ * proxy`). The sandbox has its own network namespace (bubblewrap `--unshare-net`) with nothing in it but
+ * `lo`; Witness's main thread enters that namespace (setns(2), through koffi), creates each listening
+ * socket — which then belongs to the namespace for good — and returns to its own, all in one synchronous
+ * step in which nothing else runs. Node's `listen()` without a host creates and binds the socket before
+ * it returns, which is what makes this sound; the connections are then accepted by Witness's event loop
+ * like any other.
+ *
+ * What this gives, and why it was chosen over a relay process (socat, or a Node script started inside the
+ * sandbox as Claude Code's sandbox runtime does):
+ * - the agent cannot kill the relay: it is Witness, a process outside the sandbox's PID namespace (and,
+ *   once agents run as an unprivileged uid, another user's);
+ * - any uid inside can connect (a TCP port on loopback needs no file permission, unlike a bound unix
+ *   socket), and nothing else is reachable: no route leaves the namespace, and the host's loopback
+ *   services are in another namespace;
+ * - it costs a setns pair and a bind per listener (well under a millisecond), not a process per attempt.
+ *
+ * Entering a network namespace needs CAP_SYS_ADMIN over it: Witness running as root (CI, containers, the
+ * machine bubblewrap namespaces are refused to otherwise) has it; an unprivileged Witness does not, and
+ * {@link namespaceListenersAvailable} says so before any attempt runs.
+ */
+
+const CLONE_NEWNET = 0x40000000;
+
+interface Setns {
+  setns(fd: number, nstype: number): number;
+  errno(): number;
+}
+
+let binding: Setns | undefined;
+let loadError: string | undefined;
+
+function load(): Setns | undefined {
+  if (binding !== undefined || loadError !== undefined) return binding;
+  try {
+    const koffi = createRequire(import.meta.url)('koffi') as {
+      load(path: null): { func(signature: string): (...args: number[]) => number };
+      errno(): number;
+    };
+    const setns = koffi.load(null).func('int setns(int fd, int nstype)');
+    binding = { setns: (fd, nstype) => setns(fd, nstype), errno: () => koffi.errno() };
+  } catch (error) {
+    loadError = `setns could not be loaded (${(error as Error).message})`;
+  }
+  return binding;
+}
+
+/** Undefined when listeners can be opened in a sandbox's namespace; otherwise why not. */
+export function namespaceListenersAvailable(): string | undefined {
+  if (process.platform !== 'linux') return 'network namespaces are Linux only';
+  if (load() === undefined) return loadError;
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+    return 'entering the sandbox network namespace needs root (CAP_SYS_ADMIN); run Witness as root or use network: none or host';
+  }
+  return undefined;
+}
+
+export interface NamespaceListenerSpec {
+  port: number;
+  onConnection(socket: Socket): void;
+}
+
+/**
+ * Opens each listener on the loopback of the network namespace of process `pid` (the sandbox's init).
+ * Throws when the namespace cannot be entered or a port cannot be bound; opens nothing then.
+ */
+export function listenInNamespace(pid: number, specs: readonly NamespaceListenerSpec[]): Server[] {
+  const setns = load();
+  if (setns === undefined) throw new Error(loadError ?? 'setns is unavailable');
+  const own = openSync('/proc/self/ns/net', 'r');
+  let theirs: number | undefined;
+  const servers: Server[] = [];
+  try {
+    theirs = openSync(`/proc/${pid}/ns/net`, 'r');
+    if (setns.setns(theirs, CLONE_NEWNET) !== 0) {
+      throw new Error(`setns into the sandbox's network namespace failed (errno ${setns.errno()})`);
+    }
+    let returned = true;
+    try {
+      for (const spec of specs) {
+        const server = createServer({ pauseOnConnect: false }, spec.onConnection);
+        server.on('error', () => undefined);
+        // No host: Node binds synchronously (a host would be looked up first, after we had left).
+        server.listen({ port: spec.port, exclusive: true });
+        servers.push(server);
+      }
+    } finally {
+      // Back to Witness's own namespace before anything else can run on this thread.
+      returned = setns.setns(own, CLONE_NEWNET) === 0;
+    }
+    if (!returned) {
+      throw new Error(`setns back into Witness's network namespace failed (errno ${setns.errno()})`);
+    }
+    for (const server of servers) {
+      if (server.address() === null) throw new Error('a listener in the sandbox could not be bound');
+    }
+    return servers;
+  } catch (error) {
+    for (const server of servers) server.close();
+    throw error;
+  } finally {
+    closeSync(own);
+    if (theirs !== undefined) closeSync(theirs);
+  }
+}
