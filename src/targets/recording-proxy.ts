@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InvalidOptionError } from '../errors.js';
@@ -14,6 +15,11 @@ import type { HttpExchangeEvent } from './transcript.js';
  * secrets, the model's key among them) runs over URLs, headers and bodies before anything is stored, so the key reaches the upstream and nowhere
  * else. Exchanges still in flight when the attempt stops are kept with what had arrived (a timed-out
  * attempt's partial transcript).
+ *
+ * It serves its one attempt and its one upstream: its `baseUrl` carries a random path prefix that every
+ * request must start with (another attempt on the host's network that finds the port cannot push a forged
+ * exchange into this attempt's transcript), and a request is only ever sent to the upstream's origin — an
+ * absolute-form target naming another host (`GET http://elsewhere/…`) is refused, never forwarded.
  *
  * ```ts
  * const proxy = await startRecordingProxy({ upstream: 'http://127.0.0.1:8719/v1', redactor });
@@ -82,6 +88,15 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   const records: HttpExchangeEvent[] = [];
   let dropped = 0;
   const inflight = new Set<AbortController>();
+  const token = randomBytes(12).toString('hex');
+  const prefix = `/${token}`;
+  /** The request's path without the attempt's prefix, or undefined when it is not this attempt's. */
+  const ownPath = (url: string): string | undefined => {
+    if (!url.startsWith('/')) return undefined;
+    if (url !== prefix && !url.startsWith(`${prefix}/`) && !url.startsWith(`${prefix}?`)) return undefined;
+    const rest = url.slice(prefix.length);
+    return rest.startsWith('/') ? rest : `/${rest}`;
+  };
 
   const server = createServer((req, res) => {
     forward(req, res).catch(() => {
@@ -92,12 +107,20 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
 
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = now();
+    const path = ownPath(req.url ?? '/');
+    if (path === undefined) {
+      req.resume();
+      res
+        .writeHead(403, { 'content-type': 'text/plain', connection: 'close' })
+        .end("not this attempt's endpoint\n");
+      return;
+    }
     const body = await readBoundedBody(req, maxRequestBytes);
     if (body === undefined) {
       res.writeHead(413, { connection: 'close' }).end();
       return;
     }
-    const target = new URL(req.url ?? '/', upstream.origin);
+    const target = new URL(path, upstream.origin);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || HOP_HEADERS.has(name)) continue;
@@ -182,7 +205,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   });
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}${upstream.pathname.replace(/\/+$/, '')}${upstream.search}`,
+    baseUrl: `http://127.0.0.1:${port}${prefix}${upstream.pathname.replace(/\/+$/, '')}${upstream.search}`,
     exchanges: () => records.map((record) => structuredClone(record)),
     dropped: () => dropped,
     close: () =>

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { type RunningModelServer, startModelServer } from '../../src/model-server/model-server.js';
@@ -24,13 +26,48 @@ describe('recording proxy', () => {
   });
   after(() => model.close());
 
+  it("refuses what is not its attempt's (no path prefix) and never forwards to another origin", async () => {
+    let reached = 0;
+    const elsewhere = createServer((_req, res) => {
+      reached++;
+      res.end('forwarded');
+    });
+    elsewhere.listen(0, '127.0.0.1');
+    await new Promise((resolve) => elsewhere.once('listening', resolve));
+    const elsewherePort = (elsewhere.address() as AddressInfo).port;
+    const proxy = await startRecordingProxy({ upstream: `${model.url}/v1` });
+    try {
+      const port = new URL(proxy.baseUrl).port;
+      // Another attempt that found the port, without this attempt's prefix.
+      assert.equal((await fetch(`http://127.0.0.1:${port}/v1/models`)).status, 403);
+      // An absolute-form request naming another host, through the prefix's own port.
+      const answer = await new Promise<string>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1');
+        let text = '';
+        socket.on('data', (chunk: Buffer) => {
+          text += chunk.toString('latin1');
+        });
+        socket.on('close', () => resolve(text));
+        socket.write(
+          `GET http://127.0.0.1:${elsewherePort}${new URL(proxy.baseUrl).pathname}/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        );
+      });
+      assert.match(answer, /^HTTP\/1\.1 403/);
+      assert.equal(reached, 0);
+      assert.deepEqual(proxy.exchanges(), []);
+    } finally {
+      await proxy.close();
+      elsewhere.close();
+    }
+  });
+
   it('passes a streamed exchange through unchanged and records it redacted, with the tool call it carried', async () => {
     const proxy = await startRecordingProxy({
       upstream: `${model.url}/v1`,
       redactor: new SecretRedactor([{ name: 'MODEL_KEY', value: KEY }]),
     });
     try {
-      assert.match(proxy.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      assert.match(proxy.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{24}\/v1$/);
       const body = JSON.stringify({
         model: 'm',
         stream: true,
