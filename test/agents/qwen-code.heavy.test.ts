@@ -19,7 +19,8 @@ import { runCli } from '../support/cli.js';
  * (`target: { kind: agent, preset: qwen-code }`) against `witness model serve`, through the recording
  * proxy. The injected attack must succeed (the agent wrote the hook), the clean control must fail, and
  * the API key given to the agent must be in no stored byte (database, report). The CLI runs in the
- * attempt sandbox (bubblewrap, `network: host`), its settings in the attempt's home.
+ * attempt sandbox (bubblewrap, `network: proxy`: the model relayed into its own network), its settings in
+ * the attempt's home.
  *
  * The agent is found at $WITNESS_QWEN_BIN or node_modules/.bin/qwen; CI installs it (see docs/agents.md).
  */

@@ -6,7 +6,7 @@ import { AGENT_PRESETS } from './agent-preset.js';
  * `target: { kind: agent, preset: … }`: a coding-agent CLI by preset. The key is never written in the
  * campaign: `model.apiKeyEnv` names the environment variable holding it (none is needed for
  * `witness model serve`). `record: true` stores every model exchange in the transcript. The CLI runs in the attempt sandbox like
- * any command agent: it needs `network: host` (the default) to reach the model.
+ * any command agent; under `network: proxy` (the default) its model endpoint is relayed into the sandbox.
  *
  * ```yaml
  * target:
