@@ -9,6 +9,7 @@ import { benchExactLatency } from './rows/exact-latency.js';
 import { benchGlobAll } from './rows/glob-all.js';
 import { benchHashing } from './rows/hashing.js';
 import { benchMemory } from './rows/memory.js';
+import { benchNetwork } from './rows/network.js';
 import { benchPrefixGlob } from './rows/prefix-glob.js';
 import { benchQueue } from './rows/queue.js';
 import { benchReplay } from './rows/replay.js';
@@ -17,7 +18,8 @@ import type { BenchContext, BenchRow } from './table.js';
 
 /**
  * The rows by number: acquisition (1–6: the whole-tree glob, a prefix glob, hashing, exact latency and
- * start-up, replay, memory bounds), the sandbox (7), campaign scale (8), change evidence (9), the queue (10).
+ * start-up, replay, memory bounds), the sandbox (7), campaign scale (8), change evidence (9), the queue (10),
+ * network: proxy (11).
  * docs/benchmarks.md describes each.
  */
 export const BENCHMARKS = {
@@ -31,6 +33,7 @@ export const BENCHMARKS = {
   8: benchCampaignScale,
   9: benchChangeEvidence,
   10: benchQueue,
+  11: benchNetwork,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;
