@@ -2,14 +2,15 @@ import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import type { RemovalReport } from '../sources/local-file/confined-removal.js';
 import { removeTree } from '../sources/local-file/confined-removal.js';
 import { childPath } from '../sources/local-file/surface-fs.js';
-import { listOwnedDirectories } from './owned-directories.js';
+import { claimOwnerLock, listOwnedDirectories, type OwnedDirectory } from './owned-directories.js';
 import { RUN_DIRECTORY_PREFIX, RUN_MARKER } from './workspace.js';
 
 /**
  * Run directories left behind by runs that were killed before their cleanup (`witness clean`). A run
  * directory is recognised by its name prefix, by being a real directory (not a symlink someone planted in
- * the shared temp directory) owned by the current user, and by its marker file. One whose owner process
- * is still alive is in use and left alone.
+ * the shared temp directory) owned by the current user, and by its marker file. One is in use, and left
+ * alone, while a live process holds its owner lock (a worker's run directory) or has the pid its marker
+ * names (a reused pid only keeps a dead run's directory longer).
  */
 
 export interface LeftoverRun {
@@ -33,14 +34,29 @@ export function findLeftoverRuns(input: {
   isAlive: (pid: number) => boolean;
 }): LeftoverRun[] {
   const runs: LeftoverRun[] = [];
-  for (const { path } of listOwnedDirectories(input.parent, input.uid, (name) =>
+  for (const directory of listOwnedDirectories(input.parent, input.uid, (name) =>
     name.startsWith(RUN_DIRECTORY_PREFIX),
   )) {
+    const { path } = directory;
     const marker = readMarker(path);
     if (marker === undefined) continue;
-    runs.push({ path, ...marker, inUse: marker.pid !== null && input.isAlive(marker.pid) });
+    runs.push({
+      path,
+      ...marker,
+      inUse: ownerLockHeld(directory) || (marker.pid !== null && input.isAlive(marker.pid)),
+    });
   }
   return runs;
+}
+
+/**
+ * Whether a live process holds the directory's owner lock (a worker's run directory holds it for its
+ * lifetime; directory-lock.ts). The lock is only tried, and let go at once.
+ */
+function ownerLockHeld(directory: OwnedDirectory): boolean {
+  const owner = claimOwnerLock(directory);
+  if (owner.state === 'claimed') owner.release();
+  return owner.state === 'held';
 }
 
 /** Removes every leftover run not in use; each removal is reported, none throws. */

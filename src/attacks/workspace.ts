@@ -8,6 +8,7 @@ import type { HeldDirectory } from '../sandbox/contained-process.js';
 import { type RemovalReport, removeTree, removeTreeAt } from '../sources/local-file/confined-removal.js';
 import { childPath } from '../sources/local-file/surface-fs.js';
 import { WorkspaceFiles } from '../targets/workspace-files.js';
+import { lockDirectoryHandle } from './directory-lock.js';
 
 /**
  * Where attempts happen. A campaign run owns one **run directory** (mode 0700, `witness-run-*` in the
@@ -83,14 +84,25 @@ export interface Workspace {
 
 const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-/** Creates a run directory (0700) with a marker naming this process, for `witness clean`. */
-export async function createRunDirectory(parent?: string, ownerPid?: number): Promise<RunDirectory> {
+/**
+ * Creates a run directory (0700) with a marker naming this process, for `witness clean`. With `ownerLock`
+ * its handle also holds the directory's owner lock (directory-lock.ts), taken before the marker is
+ * written, so `witness clean` leaves it alone for as long as it is open even where the pid in the marker
+ * means nothing (a worker in another pid namespace sharing the temp directory).
+ */
+export async function createRunDirectory(
+  parent?: string,
+  ownerPid?: number,
+  options: { ownerLock?: boolean } = {},
+): Promise<RunDirectory> {
   const made = await mkdtemp(join(parent ?? tmpdir(), RUN_DIRECTORY_PREFIX));
   let path = made;
   let fd: number | undefined;
   try {
     path = await realpath(made);
     fd = openSync(path, OPEN_DIRECTORY);
+    // Nobody else can hold it yet: `witness clean` considers only directories with a marker.
+    if (options.ownerLock === true) lockDirectoryHandle(fd);
     writeFileSync(
       childPath(fd, Buffer.from(RUN_MARKER)),
       `${JSON.stringify({ pid: ownerPid ?? process.pid, createdAt: new Date().toISOString() })}\n`,

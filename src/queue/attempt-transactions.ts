@@ -1,35 +1,30 @@
-import { CompiledQuery, sql, type Transaction } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type PgBoss from 'pg-boss';
 import { storeAttackResult } from '../memory/store-records.js';
-import type { Tables } from '../memory/tables.js';
 import { type AttackResult, AttackResultSchema } from '../models/attack-result.js';
 import { parseRecord } from '../models/record.js';
 import { type AttemptJob, AttemptJobSchema } from './attempt-job.js';
+import { bossIn } from './boss.js';
 import { ATTEMPT_QUEUE, QUEUE_SCHEMA, type QueueDb } from './queue-store.js';
 
 /**
  * The worker's transactions on an attempt: take it, store its result, end it without one, hand it back.
  *
+ * Every write to a running attempt is made under the lease its worker took with it (attempt-lease.ts):
+ * a worker whose lease lapsed, or was replaced, stores nothing, finishes nothing and hands nothing back.
+ *
  * Lock order. A worker taking a job locks the job's row (pg-boss's fetch) and then the attempt's row; a
- * worker storing a result locks the attempt's row and then the job's (pg-boss's complete). Two workers can
- * hold the same attempt only after its job expired and was handed out again; so that they can never wait
- * for each other in a cycle, taking skips an attempt row that is locked and rolls the whole take back (the
- * job goes back untouched and is fetched again once the result is stored).
+ * worker storing a result (or handing it back, or a sweep returning lapsed leases) locks the attempt's
+ * row and then the job's (pg-boss's complete or fail). Two workers can hold the same attempt only after
+ * its job was handed out again; so that they can never wait for each other in a cycle, taking skips an
+ * attempt row that is locked and rolls the whole take back (the job goes back untouched and is fetched
+ * again a moment later).
  */
 
-/** pg-boss's statements run inside our transaction (its `db` option), so they commit or roll back with it. */
-function bossDb(trx: Transaction<Tables>): PgBoss.Db {
-  return {
-    executeSql: async (text, values) => {
-      const result = await trx.executeQuery(CompiledQuery.raw(text, values));
-      return { rows: result.rows as unknown[] };
-    },
-  };
-}
-
 export type Taken =
-  /** The attempt is now `running` under this worker. */
-  | { kind: 'claimed'; jobId: string; job: AttemptJob }
+  /** The attempt is now `running` under this worker, with a fresh lease (attempt-lease.ts). */
+  | { kind: 'claimed'; jobId: string; job: AttemptJob; lease: string }
   /** Its run was cancelled: the attempt is now `cancelled` and its job complete. */
   | { kind: 'cancelled'; jobId: string; job: AttemptJob }
   /** It already ended (another worker stored it, or it was refused); its job is now complete. */
@@ -53,19 +48,22 @@ export async function takeNextAttempt(
   db: QueueDb,
   boss: PgBoss,
   workerId: string,
+  leaseMs: number,
 ): Promise<Taken | undefined> {
+  const lease = randomUUID();
   const taken = db.transaction().execute(async (trx): Promise<Taken | undefined> => {
-    const [fetched] = await boss.fetch<unknown>(ATTEMPT_QUEUE, { batchSize: 1, db: bossDb(trx) });
+    const [fetched] = await boss.fetch<unknown>(ATTEMPT_QUEUE, { batchSize: 1, db: bossIn(trx) });
     if (fetched === undefined) return undefined;
     const parsed = AttemptJobSchema.safeParse(fetched.data);
     if (!parsed.success) {
       const failure = { message: 'the job is not a Witness attempt' };
-      await boss.fail(ATTEMPT_QUEUE, fetched.id, failure, { db: bossDb(trx) });
+      await boss.fail(ATTEMPT_QUEUE, fetched.id, failure, { db: bossIn(trx) });
       return { kind: 'foreign', jobId: fetched.id };
     }
     const job = parsed.data;
     // One statement: lock the attempt's row (skipping it when locked), read its run's cancellation, and
-    // claim it unless it already ended or its run was cancelled.
+    // claim it unless it already ended or its run was cancelled. A row still `running` under another
+    // worker (its job expired: that worker is stuck) gets this worker's lease, which ends the other's.
     const { rows } = await sql<{ state: string; cancelled: boolean; claimed: boolean }>`
       with target as (
         select a.run_id, a.attack, a.attempt, a.state, r.cancelled_at is not null as cancelled
@@ -75,7 +73,8 @@ export async function takeNextAttempt(
            for update of a skip locked
       ), claimed as (
         update ${sql.raw(QUEUE_SCHEMA)}.attempts a
-           set state = 'running', tries = a.tries + 1, worker = ${workerId}, started_at = now(), error = null
+           set state = 'running', tries = a.tries + 1, worker = ${workerId}, started_at = now(), error = null,
+               lease = ${lease}, lease_renewed_at = now(), lease_ms = ${leaseMs}
           from target t
          where a.run_id = t.run_id and a.attack = t.attack and a.attempt = t.attempt
            and t.state not in ('done', 'cancelled', 'refused') and not t.cancelled
@@ -85,7 +84,7 @@ export async function takeNextAttempt(
              set_config('synchronous_commit', 'off', true) as commit_mode
         from target t`.execute(trx);
     const row = rows[0];
-    if (row?.claimed === true) return { kind: 'claimed', jobId: fetched.id, job };
+    if (row?.claimed === true) return { kind: 'claimed', jobId: fetched.id, job, lease };
     if (row === undefined) {
       const exists = await sql`select 1 from ${sql.raw(QUEUE_SCHEMA)}.attempts
         where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(trx);
@@ -94,7 +93,7 @@ export async function takeNextAttempt(
     const state = row?.state;
     if (state === undefined || state === 'done' || state === 'cancelled' || state === 'refused') {
       const output = { alreadyFinal: state ?? 'unknown' };
-      await boss.complete(ATTEMPT_QUEUE, fetched.id, output, { db: bossDb(trx) });
+      await boss.complete(ATTEMPT_QUEUE, fetched.id, output, { db: bossIn(trx) });
       return { kind: state === 'cancelled' ? 'cancelled' : 'final', jobId: fetched.id, job };
     }
     // Not claimed and not ended: its run was cancelled, so the attempt is cancelled without starting.
@@ -102,7 +101,7 @@ export async function takeNextAttempt(
                where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}`.execute(
       trx,
     );
-    await boss.complete(ATTEMPT_QUEUE, fetched.id, { cancelled: true }, { db: bossDb(trx) });
+    await boss.complete(ATTEMPT_QUEUE, fetched.id, { cancelled: true }, { db: bossIn(trx) });
     return { kind: 'cancelled', jobId: fetched.id, job };
   });
   return taken.catch((error: unknown) => {
@@ -115,66 +114,79 @@ export async function takeNextAttempt(
 class AttemptBusy extends Error {}
 
 /**
- * The exactly-once step: result, row and job completion in one transaction, behind the row lock. Returns
- * false (and stores nothing) when another worker already stored this attempt's result.
+ * The exactly-once step: result, row and job completion in one transaction, behind the row lock, under
+ * the worker's lease. Returns false — and stores nothing, and leaves the job alone — when the lease is no
+ * longer this worker's: it lapsed and was swept, or another worker took the attempt (and so its job).
  */
 export async function completeWithResult(
   db: QueueDb,
   boss: PgBoss,
-  job: AttemptJob,
-  jobId: string,
+  held: { job: AttemptJob; jobId: string; lease: string },
   workerId: string,
   result: AttackResult,
 ): Promise<boolean> {
+  const { job, jobId, lease } = held;
   const record = parseRecord(AttackResultSchema, result, 'attack result');
   return db.transaction().execute(async (trx) => {
-    // Locks the row and tests it in one statement: a row already done is not updated, and then nothing
-    // of this attempt is stored.
+    // Locks the row and tests the lease in one statement: a row not running under this lease is not
+    // updated, and then nothing of this attempt is stored.
     const updated = await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts
                  set state = 'done', finished_at = now(), worker = ${workerId}, result_id = ${record.id},
-                     outcome = ${record.outcome}, error = null
+                     outcome = ${record.outcome}, error = null, lease = null
                where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
-                 and state <> 'done'`.execute(trx);
-    const fresh = Number(updated.numAffectedRows ?? 0n) > 0;
-    if (fresh) await storeAttackResult(trx, record);
-    await boss.complete(ATTEMPT_QUEUE, jobId, { resultId: fresh ? record.id : null }, { db: bossDb(trx) });
-    return fresh;
-  });
-}
-
-/** Ends an attempt with no result (refused or cancelled) and completes its job, in one transaction. */
-export async function finishWithout(
-  db: QueueDb,
-  boss: PgBoss,
-  job: AttemptJob,
-  jobId: string,
-  state: 'refused' | 'cancelled',
-  reason: string,
-): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = ${state}, finished_at = now(), error = ${reason}
-               where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
-                 and state <> 'done'`.execute(trx);
-    await boss.complete(ATTEMPT_QUEUE, jobId, { [state]: reason }, { db: bossDb(trx) });
+                 and state = 'running' and lease = ${lease}`.execute(trx);
+    if (Number(updated.numAffectedRows ?? 0n) === 0) return false;
+    await storeAttackResult(trx, record);
+    await boss.complete(ATTEMPT_QUEUE, jobId, { resultId: record.id }, { db: bossIn(trx) });
+    return true;
   });
 }
 
 /**
- * Gives the attempt back (the worker stops, cannot prepare the run, or the memory failed): its row waits
- * again and its job is failed, which pg-boss retries until the queue's retry limit. Never throws — a
- * worker that cannot reach the database leaves the job to expire instead.
+ * Ends an attempt with no result (refused or cancelled) and completes its job, in one transaction, under
+ * the worker's lease (without it, the attempt and its job are another worker's now: nothing is changed).
+ */
+export async function finishWithout(
+  db: QueueDb,
+  boss: PgBoss,
+  held: { job: AttemptJob; jobId: string; lease: string },
+  state: 'refused' | 'cancelled',
+  reason: string,
+): Promise<boolean> {
+  const { job, jobId, lease } = held;
+  return db.transaction().execute(async (trx) => {
+    const updated =
+      await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = ${state}, finished_at = now(), error = ${reason}, lease = null
+               where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
+                 and state = 'running' and lease = ${lease}`.execute(trx);
+    if (Number(updated.numAffectedRows ?? 0n) === 0) return false;
+    await boss.complete(ATTEMPT_QUEUE, jobId, { [state]: reason }, { db: bossIn(trx) });
+    return true;
+  });
+}
+
+/**
+ * Gives the attempt back (the worker stops, cannot prepare the run, or the memory failed), in one
+ * transaction under the worker's lease: its row waits again and its job is failed, which pg-boss retries
+ * until the queue's retry limit. Without the lease nothing is changed (another worker has the attempt).
+ * Never throws — a worker that cannot reach the database leaves the lease to lapse instead.
  */
 export async function handBack(
   db: QueueDb,
   boss: PgBoss,
-  job: AttemptJob,
-  jobId: string,
+  held: { job: AttemptJob; jobId: string; lease: string },
   message: string,
 ): Promise<void> {
-  await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'queued', error = ${message}
-             where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
-               and state = 'running'`
-    .execute(db)
+  const { job, jobId, lease } = held;
+  await db
+    .transaction()
+    .execute(async (trx) => {
+      const updated =
+        await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'queued', error = ${message}, lease = null
+                 where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
+                   and state = 'running' and lease = ${lease}`.execute(trx);
+      if (Number(updated.numAffectedRows ?? 0n) === 0) return;
+      await boss.fail(ATTEMPT_QUEUE, jobId, { message }, { db: bossIn(trx) });
+    })
     .catch(() => {});
-  await boss.fail(ATTEMPT_QUEUE, jobId, { message }).catch(() => {});
 }

@@ -1,4 +1,6 @@
+import { CompiledQuery, type Transaction } from 'kysely';
 import PgBoss from 'pg-boss';
+import type { Tables } from '../memory/tables.js';
 import { ATTEMPT_QUEUE, BOSS_SCHEMA } from './queue-store.js';
 
 /** Tries at creating the attempt queue before a start fails (see startBoss). */
@@ -44,4 +46,14 @@ export async function startBoss(
     throw error;
   }
   return boss;
+}
+
+/** pg-boss's statements run inside our transaction (its `db` option), so they commit or roll back with it. */
+export function bossIn(trx: Transaction<Tables>): PgBoss.Db {
+  return {
+    executeSql: async (text, values) => {
+      const result = await trx.executeQuery(CompiledQuery.raw(text, values));
+      return { rows: result.rows as unknown[] };
+    },
+  };
 }

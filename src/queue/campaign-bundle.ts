@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { sql } from 'kysely';
 import * as z from 'zod';
 import { BundleMismatchError, InvalidCampaignError } from '../errors.js';
 import { QUEUE_SCHEMA, type QueueDb } from './queue-store.js';
-import { workerDirectoryPrefix } from './worker-directories.js';
+import { createWorkerDirectory, type WorkerDirectory } from './worker-directories.js';
 
 /**
  * A campaign's files travel with its run: every regular file under the campaign file's directory (the
@@ -100,17 +100,19 @@ export async function storeCampaignFiles(
 }
 
 /**
- * Writes the manifest's files into a new private (0700) directory, each checked against its hash first.
- * Paths are checked to stay inside the directory (a forged manifest naming `../x` is refused). The
- * directory's name carries the owner's pid, so one left by a killed worker can be swept later.
+ * Writes the manifest's files into a new private (0700) worker directory, each checked against its hash
+ * first. Paths are checked to stay inside the directory (a forged manifest naming `../x` is refused). The
+ * worker holds the directory's lock until it removes it, so a sweep never takes it for a dead worker's
+ * (worker-directories.ts).
  */
 export async function materializeCampaignFiles(
   db: QueueDb,
   manifest: BundleManifest,
   parent: string = tmpdir(),
   ownerPid: number = process.pid,
-): Promise<string> {
-  const dir = await mkdtemp(join(parent, workerDirectoryPrefix(ownerPid)));
+): Promise<WorkerDirectory> {
+  const directory = createWorkerDirectory(parent, ownerPid);
+  const dir = directory.path;
   try {
     for (const file of manifest.files) {
       const target = resolve(dir, file.path);
@@ -138,8 +140,8 @@ export async function materializeCampaignFiles(
     }
   } catch (error) {
     // A refused bundle leaves nothing behind.
-    await rm(dir, { recursive: true, force: true });
+    await directory.remove();
     throw error;
   }
-  return dir;
+  return directory;
 }

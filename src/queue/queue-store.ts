@@ -11,9 +11,10 @@ import type { Tables } from '../memory/tables.js';
  * - `runs`: one row per queued run — the stored run record, the campaign file's path inside its bundle,
  *   the bundle manifest (path → sha256), the job expiry, and `cancelled_at`.
  * - `blobs`: campaign files, content-addressed by sha256 (shared across runs).
- * - `attempts`: one row per (run, attack, attempt) — its job id, state, tries, worker and result. The
- *   primary key is the attempt itself, so a resubmission can never add a second row, and the row is
- *   locked (`for update`) by the transaction that stores the result and completes the job, so a retried
+ * - `attempts`: one row per (run, attack, attempt) — its job id, state, tries, worker, result and, while
+ *   it runs, its lease (attempt-lease.ts). The primary key is the attempt itself, so a resubmission can
+ *   never add a second row, and the row is locked (`for update`) by the transaction that stores the
+ *   result and completes the job, which stores it only under the lease the worker holds, so a retried
  *   attempt can never store a second result.
  *
  * Created idempotently (`if not exists`) under an advisory lock, so workers starting together agree.
@@ -58,8 +59,24 @@ const DDL = [
      result_id text,
      outcome text,
      error text,
+     lease uuid,
+     lease_renewed_at timestamptz,
+     lease_ms integer,
      primary key (run_id, attack, attempt)
    )`,
+  // Tables made before leases get their columns. Checked first: ALTER TABLE would lock the table on every
+  // start even when there is nothing to add. The index serves the sweep (running rows only), and names no
+  // column a renewal writes, so renewals stay heap-only updates.
+  `do $$ begin
+     if not exists (select 1 from information_schema.columns
+                     where table_schema = '${QUEUE_SCHEMA}' and table_name = 'attempts' and column_name = 'lease') then
+       alter table ${QUEUE_SCHEMA}.attempts
+         add column lease uuid, add column lease_renewed_at timestamptz, add column lease_ms integer;
+     end if;
+     if to_regclass('${QUEUE_SCHEMA}.attempts_running') is null then
+       create index attempts_running on ${QUEUE_SCHEMA}.attempts (run_id) where state = 'running';
+     end if;
+   end $$`,
 ];
 
 /** Queries go through Kysely's `sql` so the final transaction can also call the memory's writers. */

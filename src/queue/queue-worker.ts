@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -14,6 +13,7 @@ import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
 import type { Target } from '../targets/target.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
 import type { AttemptJob } from './attempt-job.js';
+import { DEFAULT_LEASE, LeaseKeeper, LeaseLost, type LeaseTiming, RunCancelled } from './attempt-lease.js';
 import {
   completeWithResult,
   finishWithout,
@@ -25,7 +25,7 @@ import { startBoss } from './boss.js';
 import { BundleManifestSchema, materializeCampaignFiles } from './campaign-bundle.js';
 import { createJobWakeup, notifyAttemptsWaiting } from './job-wakeup.js';
 import { openQueueDb, QUEUE_SCHEMA, type QueueConnection } from './queue-store.js';
-import { type SweptDirectory, sweepWorkerDirectories } from './worker-directories.js';
+import { type SweptDirectory, sweepWorkerDirectories, type WorkerDirectory } from './worker-directories.js';
 
 /**
  * `witness worker`: takes attempt jobs of any run and executes each exactly as `witness run` does — the
@@ -33,18 +33,19 @@ import { type SweptDirectory, sweepWorkerDirectories } from './worker-directorie
  * materializing the run's campaign files (hash-checked) into a private directory, once per run.
  *
  * Exactly-once results. The attempt's attack result, its row's `done`, and the pg-boss completion of its
- * job are written in ONE transaction, which first locks the attempt row (`for update`): a second worker
- * that ran the same attempt (the first was thought lost) finds the row done and stores nothing. A worker
- * killed before that commit leaves its job active; pg-boss's maintenance (run by every worker) fails it
- * after `expireInSeconds` (the attempt timeout plus a grace) and it is retried. Evidence the killed
+ * job are written in ONE transaction, which first locks the attempt row (`for update`) and requires the
+ * lease this worker took with the attempt: a worker whose lease lapsed or was replaced stores nothing.
+ * A worker killed before that commit stops renewing its leases; any worker's sweep returns its attempts
+ * to the queue once they lapse (attempt-lease.ts), and another worker takes them. Evidence the killed
  * attempt stored before dying (its conversation, score, observations) stays in the memory unreferenced by
  * any result; only the committed attack result counts.
  *
- * Per attempt the queue costs two transactions (take: fetch + claim; complete: result + row + job), and an
- * idle worker is woken by NOTIFY rather than its poll (see job-wakeup.ts).
+ * Per attempt the queue costs two transactions (take: fetch + claim; complete: result + row + job); per
+ * worker, one lease renewal every few seconds for all its attempts, and one sweep. An idle worker is
+ * woken by NOTIFY rather than its poll (see job-wakeup.ts).
  *
- * Cancellation: a cancelled run's attempts are not started; a running one is aborted at its next check
- * (every `cancelCheckMs`) and marked cancelled.
+ * Cancellation: a cancelled run's attempts are not started; a running one is stopped when a renewal of
+ * its lease reads the cancellation (every `renewEveryMs`), and marked cancelled.
  */
 
 export interface WorkerOptions {
@@ -59,7 +60,8 @@ export interface WorkerOptions {
   pollIntervalMs?: number | undefined;
   /** Wake on NOTIFY (default true); false leaves only polling (benchmarks compare the two). */
   listen?: boolean | undefined;
-  cancelCheckMs?: number | undefined;
+  /** The lease's timing (attempt-lease.ts); tests shorten it. */
+  lease?: Partial<LeaseTiming> | undefined;
   /** How often this worker's pg-boss expires jobs of lost workers (default 30 s). */
   maintenanceIntervalSeconds?: number | undefined;
   /** Stop after this many jobs were handled (tests, benchmarks); run until the signal otherwise. */
@@ -71,8 +73,8 @@ export interface WorkerOptions {
   /** This process's id, written into the names of its directories (default: the current process). */
   ownerPid?: number | undefined;
   /**
-   * Removes, at start, the campaign directories of workers that were killed (their pid is gone); see
-   * worker-directories.ts. Left out, nothing is swept.
+   * Removes, at start, the campaign directories of workers that were killed (no process holds their lock
+   * or has their pid); see worker-directories.ts. Left out, nothing is swept.
    */
   sweep?: { uid: number; isAlive: (pid: number) => boolean } | undefined;
   log?: ((line: string) => void) | undefined;
@@ -102,6 +104,8 @@ export interface WorkerSummary {
   cancelled: number;
   refused: number;
   failed: number;
+  /** Attempts stopped because their lease was lost (another worker runs them); nothing was stored. */
+  lost: number;
 }
 type WorkerResult = keyof Omit<WorkerSummary, 'workerId'>;
 
@@ -112,7 +116,6 @@ interface RunContext {
   redactor: SecretRedactor;
   /** Holds every attempt's workspace and home on this worker, as in a local run (one per run). */
   runDirectory: RunDirectory;
-  cancelled: () => Promise<boolean>;
 }
 
 type Settled = { ok: true; context: RunContext } | { ok: false; error: Error };
@@ -139,10 +142,20 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       log(describeSwept(workerId, swept));
     }
   }
+  const lease: LeaseTiming = { ...DEFAULT_LEASE, ...options.lease };
   const { queue, memory, boss, wakeup } = await openWorkerConnections(options, concurrency, pollMs);
-  const summary: WorkerSummary = { workerId, done: 0, duplicates: 0, cancelled: 0, refused: 0, failed: 0 };
+  const keeper = new LeaseKeeper(queue.db, boss, lease, (line) => log(`${workerId}: ${line}`));
+  const summary: WorkerSummary = {
+    workerId,
+    done: 0,
+    duplicates: 0,
+    cancelled: 0,
+    refused: 0,
+    failed: 0,
+    lost: 0,
+  };
   const contexts = new Map<string, Promise<Settled>>();
-  const directories: string[] = [];
+  const directories: WorkerDirectory[] = [];
   const runDirectories: RunDirectory[] = [];
   const stop = new AbortController();
   const onAbort = () => stop.abort(options.signal?.reason);
@@ -171,7 +184,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       const takeStarted = performance.now();
       let taken: Taken | undefined;
       try {
-        taken = await takeNextAttempt(queue.db, boss, workerId);
+        taken = await takeNextAttempt(queue.db, boss, workerId, lease.lapseMs);
       } catch (error) {
         // The database is unreachable or failed: nothing was taken; look again after a poll.
         log(`${workerId}: cannot take an attempt: ${(error as Error).message}\n`);
@@ -203,24 +216,55 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     if (taken.kind === 'foreign') return 'failed';
     const { job, jobId } = taken;
     const label = `${job.runId} ${job.attack} #${job.attempt}`;
-    // The job goes back for another try (pg-boss counts retries), and waiting workers are told.
-    const giveBack = async (reason: string, what: string): Promise<WorkerResult> => {
-      await handBack(queue.db, boss, job, jobId, reason);
-      await notifyAttemptsWaiting(queue.db).catch(() => {});
-      log(`${workerId}: ${what}: ${reason}\n`);
-      return 'failed';
-    };
     if (taken.kind === 'final') return 'duplicates';
     if (taken.kind === 'cancelled') {
       log(`${workerId}: ${label} not started: its run is cancelled\n`);
       return 'cancelled';
     }
+    const held = { job, jobId, lease: taken.lease };
+    // Renewed from now on, through preparing the run too; the signal stops the attempt when the lease is
+    // lost or the run cancelled.
+    const attemptAbort = keeper.hold(job, taken.lease);
+    try {
+      return await runHeld(held, label, attemptAbort, timing);
+    } finally {
+      keeper.release(taken.lease);
+    }
+  };
+
+  const runHeld = async (
+    held: { job: AttemptJob; jobId: string; lease: string },
+    label: string,
+    attemptAbort: AbortController,
+    timing: Omit<JobTiming, 'job' | 'result'>,
+  ): Promise<WorkerResult> => {
+    const { job } = held;
+    // The job goes back for another try (pg-boss counts retries), and waiting workers are told.
+    const giveBack = async (reason: string, what: string): Promise<WorkerResult> => {
+      await handBack(queue.db, boss, held, reason);
+      await notifyAttemptsWaiting(queue.db).catch(() => {});
+      log(`${workerId}: ${what}: ${reason}\n`);
+      return 'failed';
+    };
+    // Stopped by the lease keeper: the run was cancelled, or the attempt is another worker's now.
+    const stopped = async (reason: unknown): Promise<WorkerResult | undefined> => {
+      if (reason instanceof RunCancelled) {
+        await finishWithout(queue.db, boss, held, 'cancelled', 'the run was cancelled while it ran');
+        log(`${workerId}: ${label} cancelled while running\n`);
+        return 'cancelled';
+      }
+      if (reason instanceof LeaseLost) {
+        log(`${workerId}: ${label} stopped, nothing stored: ${reason.message}\n`);
+        return 'lost';
+      }
+      return undefined;
+    };
     let started = performance.now();
     const settled = await contextOf(job.runId);
     timing.prepareMs = performance.now() - started;
     if (!settled.ok) {
       if (settled.error instanceof BundleMismatchError) {
-        await finishWithout(queue.db, boss, job, jobId, 'refused', settled.error.message);
+        await finishWithout(queue.db, boss, held, 'refused', settled.error.message);
         log(`${workerId}: REFUSED ${label}: ${settled.error.message}\n`);
         return 'refused';
       }
@@ -228,23 +272,18 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       return giveBack(settled.error.message, `cannot prepare ${label}`);
     }
     const { context } = settled;
+    if (attemptAbort.signal.aborted) {
+      const result = await stopped(attemptAbort.signal.reason);
+      if (result !== undefined) return result;
+    }
     if (stop.signal.aborted) {
       // Stopped while the run was being prepared: the abort listener below would never fire for a signal
       // that has already fired, and the attempt would run to its end after the worker was told to stop.
       return giveBack('the worker stopped before the attempt began', `${label} handed back`);
     }
     const attack = context.campaign.attacks.find((candidate) => candidate.id === job.attack) as Attack;
-    const attemptAbort = new AbortController();
     const onStop = () => attemptAbort.abort(stop.signal.reason);
     stop.signal.addEventListener('abort', onStop, { once: true });
-    const check = setInterval(() => {
-      context.cancelled().then(
-        (cancelled) => {
-          if (cancelled) attemptAbort.abort(new RunCancelled());
-        },
-        () => {},
-      );
-    }, options.cancelCheckMs ?? 2000);
     let captured: AttackResult | undefined;
     try {
       started = performance.now();
@@ -268,20 +307,21 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       await recorder.recordAttempt(record, context.run);
       timing.attemptMs = performance.now() - started;
       started = performance.now();
-      const stored = await completeWithResult(queue.db, boss, job, jobId, workerId, captured as AttackResult);
+      keeper.completing(held.lease);
+      const stored = await completeWithResult(queue.db, boss, held, workerId, captured as AttackResult);
       timing.completeMs = performance.now() - started;
-      log(`${workerId}: ${label} ${stored ? record.outcome : 'already stored by another worker'}\n`);
-      return stored ? 'done' : 'duplicates';
-    } catch (error) {
-      if (attemptAbort.signal.reason instanceof RunCancelled) {
-        await finishWithout(queue.db, boss, job, jobId, 'cancelled', 'the run was cancelled while it ran');
-        log(`${workerId}: ${label} cancelled while running\n`);
-        return 'cancelled';
+      if (!stored) {
+        log(`${workerId}: ${label} not stored: its lease was lost (another worker runs it)\n`);
+        return 'lost';
       }
+      log(`${workerId}: ${label} ${record.outcome}\n`);
+      return 'done';
+    } catch (error) {
+      const result = await stopped(attemptAbort.signal.reason);
+      if (result !== undefined) return result;
       // Stopped, or the memory failed: the job goes back for another try (pg-boss counts retries).
       return giveBack((error as Error).message, `${label} handed back`);
     } finally {
-      clearInterval(check);
       stop.signal.removeEventListener('abort', onStop);
     }
   };
@@ -291,6 +331,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       wakeup.listening() ? ', woken by NOTIFY' : `, polling every ${pollMs} ms`
     })\n`,
   );
+  keeper.start();
+  // A worker starting after a crash need not wait a sweep interval for what it (or another) left.
+  void keeper.sweep();
   try {
     // A slot that fails stops the others (their attempts are handed back), and every slot settles before
     // the run directories and campaign files go: none is still in an attempt.
@@ -306,12 +349,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     if (failed !== undefined) throw failed.reason;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
+    keeper.stop();
     await wakeup.close();
     await boss.stop({ graceful: false, wait: true }).catch(() => {});
     await memory.close();
     await queue.close();
     for (const runDirectory of runDirectories) runDirectory.dispose();
-    for (const dir of directories) await rm(dir, { recursive: true, force: true }).catch(() => {});
+    for (const directory of directories) await directory.remove().catch(() => {});
   }
   return summary;
 }
@@ -345,16 +389,9 @@ async function openWorkerConnections(options: WorkerOptions, concurrency: number
   }
 }
 
-class RunCancelled extends Error {
-  constructor() {
-    super('the run was cancelled');
-    this.name = 'RunCancelled';
-  }
-}
-
 function describeSwept(workerId: string, swept: SweptDirectory): string {
   return swept.report.removed
-    ? `${workerId}: removed ${swept.path}, left by worker process ${swept.pid}, which is gone\n`
+    ? `${workerId}: removed ${swept.path}, left by worker process ${swept.pid}, which is gone (nothing held its lock)\n`
     : `${workerId}: could not fully remove ${swept.path} (left by worker process ${swept.pid}): ${
         swept.report.failures[0]?.reason ?? 'unknown reason'
       }\n`;
@@ -370,7 +407,7 @@ async function loadRunContext(
     workDirectory: string;
     ownerPid: number;
   },
-  directories: string[],
+  directories: WorkerDirectory[],
   runDirectories: RunDirectory[],
 ): Promise<RunContext> {
   const { rows } = await sql<{ run_json: unknown; campaign_file: string; manifest: unknown }>`
@@ -381,27 +418,21 @@ async function loadRunContext(
   if (row === undefined)
     throw new NotFoundError(`run ${runId} is not queued (submit it with witness run --queue)`);
   const run = CampaignRunSchema.parse(row.run_json);
-  const dir = await materializeCampaignFiles(
+  const directory = await materializeCampaignFiles(
     queue.db,
     BundleManifestSchema.parse(row.manifest),
     where.workDirectory,
     where.ownerPid,
   );
-  directories.push(dir);
-  const campaignFile = join(dir, row.campaign_file);
+  directories.push(directory);
+  const campaignFile = join(directory.path, row.campaign_file);
   // The same session a local run opens: campaign, containment and target (with the redactor).
   const { campaign, target, redactor } = await openCampaignSession(campaignFile, {
     hostEnv: where.env,
     memoryLocation: where.url,
   });
-  const runDirectory = await createRunDirectory(where.workDirectory, where.ownerPid);
+  // Held by its lock as long as this worker lives: `witness clean` elsewhere leaves it alone.
+  const runDirectory = await createRunDirectory(where.workDirectory, where.ownerPid, { ownerLock: true });
   runDirectories.push(runDirectory);
-  const cancelled = async () => {
-    const result = await sql<{ cancelled: boolean }>`
-      select cancelled_at is not null as cancelled from ${sql.raw(QUEUE_SCHEMA)}.runs where run_id = ${runId}`.execute(
-      queue.db,
-    );
-    return result.rows[0]?.cancelled === true;
-  };
-  return { run, campaign, target, redactor, runDirectory, cancelled };
+  return { run, campaign, target, redactor, runDirectory };
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type PgBoss from 'pg-boss';
 import { NotFoundError } from '../errors.js';
+import { DEFAULT_LEASE } from './attempt-lease.js';
 import { ATTEMPT_QUEUE, BOSS_SCHEMA, QUEUE_SCHEMA, type QueueDb } from './queue-store.js';
 
 /**
@@ -33,6 +34,21 @@ export interface AttemptStatus {
   worker: string | null;
   outcome: string | null;
   error: string | null;
+  /** While the attempt runs under a lease (attempt-lease.ts); null otherwise. */
+  lease: LeaseStatus | null;
+}
+
+/** Seconds, measured by the database's clock when the status was read. */
+export interface LeaseStatus {
+  /** Since its worker last renewed the lease. */
+  renewedSecondsAgo: number;
+  /**
+   * The longest the attempt would wait to be back in the queue if its worker were lost now: what is left
+   * of its lease (0 once lapsed), then one sweep interval.
+   */
+  backIfLostWithinSeconds: number;
+  /** Until its job expires: the cap for a worker alive but stuck (it keeps renewing). */
+  jobExpiresInSeconds: number | null;
 }
 
 export interface QueuedRunStatus {
@@ -53,6 +69,9 @@ interface Row {
   error: string | null;
   job_state: string | null;
   job_output: { value?: { message?: string } } | null;
+  lease_age: string | null;
+  lease_left: string | null;
+  job_left: string | null;
 }
 
 export async function readRunStatus(db: QueueDb, runId: string): Promise<QueuedRunStatus> {
@@ -64,7 +83,12 @@ export async function readRunStatus(db: QueueDb, runId: string): Promise<QueuedR
   if (run === undefined) throw new NotFoundError(`run ${JSON.stringify(runId)} was not queued`);
   const { rows } = await sql<Row>`
     select a.attack, a.attempt, a.state, a.tries, a.worker, a.outcome, a.error,
-           j.state as job_state, j.output as job_output
+           j.state as job_state, j.output as job_output,
+           case when a.state = 'running' and a.lease is not null then
+             extract(epoch from now() - a.lease_renewed_at) end as lease_age,
+           case when a.state = 'running' and a.lease is not null then
+             extract(epoch from a.lease_renewed_at + a.lease_ms * interval '1 millisecond' - now()) end as lease_left,
+           case when j.state = 'active' then extract(epoch from j.started_on + j.expire_in - now()) end as job_left
       from ${sql.raw(QUEUE_SCHEMA)}.attempts a
       left join ${sql.raw(BOSS_SCHEMA)}.job j on j.name = ${ATTEMPT_QUEUE} and j.id = a.job_id
      where a.run_id = ${runId}
@@ -82,7 +106,18 @@ export async function readRunStatus(db: QueueDb, runId: string): Promise<QueuedR
       worker: row.worker,
       outcome: row.outcome,
       error: row.error ?? (row.job_state === 'failed' ? (row.job_output?.value?.message ?? null) : null),
+      lease: leaseOf(row),
     })),
+  };
+}
+
+function leaseOf(row: Row): LeaseStatus | null {
+  if (row.lease_age === null || row.lease_left === null) return null;
+  const seconds = (value: string) => Math.round(Number(value) * 10) / 10;
+  return {
+    renewedSecondsAgo: Math.max(0, seconds(row.lease_age)),
+    backIfLostWithinSeconds: Math.max(0, seconds(row.lease_left)) + DEFAULT_LEASE.sweepEveryMs / 1000,
+    jobExpiresInSeconds: row.job_left === null ? null : Math.max(0, seconds(row.job_left)),
   };
 }
 
@@ -117,7 +152,8 @@ export function countStates(attempts: readonly AttemptStatus[]): Array<[ShownSta
 
 /**
  * Stops handing out the run's attempts: marks the run cancelled (workers check it before they start an
- * attempt and every few seconds while one runs) and cancels its jobs not yet taken. Returns how many
+ * attempt, and read it with every renewal of a running attempt's lease) and cancels its jobs not yet
+ * taken. Returns how many
  * waiting attempts were cancelled.
  */
 export async function cancelRun(db: QueueDb, boss: PgBoss, runId: string): Promise<number> {

@@ -33,7 +33,10 @@ export interface SubmitRunOptions {
   redactor?: SecretRedactor | undefined;
   /** Resubmits (or names) this run instead of starting a new one. */
   runId?: string | undefined;
-  /** Seconds a job may stay active beyond the attempt timeout before it is retried (default 120). */
+  /**
+   * Seconds a job may stay active beyond the attempt timeout before it is retried (default 120): the cap
+   * for a worker alive but stuck. A lost worker's attempts come back sooner, when their lease lapses.
+   */
   graceSeconds?: number | undefined;
   /** Retries of an attempt whose worker vanished (default 3). */
   retryLimit?: number | undefined;
@@ -46,6 +49,8 @@ export interface SubmittedRun {
   /** Attempts whose retries were used up (job failed, no result) given another try by this call. */
   retried: number;
   total: number;
+  /** Seconds a job may stay active before pg-boss expires it (the cap for a worker alive but stuck). */
+  expireSeconds: number;
 }
 
 export const DEFAULT_GRACE_SECONDS = 120;
@@ -149,7 +154,7 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
     const retried = await retryFailedAttempts(queue.db, boss, run.runId);
     // Idle workers fetch now instead of at their next poll.
     await notifyAttemptsWaiting(queue.db);
-    return { run, enqueued, retried, total: jobs.length };
+    return { run, enqueued, retried, total: jobs.length, expireSeconds };
   } finally {
     await boss.stop({ graceful: false, wait: true });
     await queue.close();

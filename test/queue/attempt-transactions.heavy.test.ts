@@ -66,13 +66,13 @@ describe('taking an attempt', { skip: PG_SKIP }, () => {
       // Another worker's completion transaction holds both attempt rows.
       await storing.query('begin');
       await storing.query('select 1 from witness_queue.attempts for update');
-      const taken = await takeNextAttempt(queue.db, boss, 'w1');
+      const taken = await takeNextAttempt(queue.db, boss, 'w1', 15_000);
       assert.deepEqual(taken, { kind: 'busy' });
       // Rolled back whole: the fetched job is waiting again, nothing is running.
       assert.deepEqual(await jobStates(url), ['created', 'created']);
       await storing.query('rollback');
     });
-    const taken = await takeNextAttempt(queue.db, boss, 'w1');
+    const taken = await takeNextAttempt(queue.db, boss, 'w1', 15_000);
     assert.equal(taken?.kind, 'claimed');
     const rows = await query<{ state: string; worker: string | null; tries: number }>(
       url,
@@ -85,10 +85,10 @@ describe('taking an attempt', { skip: PG_SKIP }, () => {
   it('completes the job of an attempt that already ended without claiming it, and reports an empty queue', async () => {
     const { url, queue, boss } = await queuedRun();
     await query(url, "update witness_queue.attempts set state = 'done'");
-    const first = await takeNextAttempt(queue.db, boss, 'w1');
-    const second = await takeNextAttempt(queue.db, boss, 'w1');
+    const first = await takeNextAttempt(queue.db, boss, 'w1', 15_000);
+    const second = await takeNextAttempt(queue.db, boss, 'w1', 15_000);
     assert.deepEqual([first?.kind, second?.kind], ['final', 'final']);
-    assert.equal(await takeNextAttempt(queue.db, boss, 'w1'), undefined);
+    assert.equal(await takeNextAttempt(queue.db, boss, 'w1', 15_000), undefined);
     assert.deepEqual(await jobStates(url), ['completed', 'completed']);
     const tries = await query<{ tries: number }>(url, 'select tries from witness_queue.attempts');
     assert.deepEqual(tries, [{ tries: 0 }, { tries: 0 }]);

@@ -69,6 +69,10 @@ export async function submitQueuedRun(
         : ''
     }; start workers with \`witness worker --db <same database>\`\n`,
   );
+  const { lostAttemptWaitMs } = await import('../../queue/attempt-lease.js');
+  io.err(
+    `a lost worker's attempt is back in the queue at most ${lostAttemptWaitMs() / 1000} s after its last lease renewal; a worker alive but stuck keeps it until its job expires, ${submitted.expireSeconds} s after it started (attemptTimeoutMs + --job-grace)\n`,
+  );
   io.out(`${submitted.run.runId}\n`);
   if (options.wait === true) await waitForRun(db, submitted.run.runId, campaign.name, options, io);
 }

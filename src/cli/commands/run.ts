@@ -43,7 +43,7 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--run-id <id>', 'with --queue: (re)submit this run; attempts already queued are not added')
     .option(
       '--job-grace <seconds>',
-      'with --queue: how long past attemptTimeoutMs a job may run before retry (120)',
+      "with --queue: how long past attemptTimeoutMs a stuck worker keeps an attempt before retry (120); a lost worker's attempts come back sooner, when their lease lapses",
     )
     .option('--cancel <run>', 'stop handing out the attempts of a queued run')
     .action(async (file: string | undefined, options: Record<string, unknown>) => {

@@ -30,7 +30,9 @@ export function registerRuns(program: Command, io: CliIo): void {
     });
   runs
     .command('show')
-    .description("one queued run: each attempt's state, tries, worker and outcome")
+    .description(
+      "one queued run: each attempt's state, tries, worker, lease (when it would be retried) and outcome",
+    )
     .argument('<run>', 'the run id `witness run --queue` printed')
     .addOption(dbOption())
     .option('--json', 'the status as JSON')
@@ -43,14 +45,24 @@ export function registerRuns(program: Command, io: CliIo): void {
         }
         io.out(`run ${run.runId}  campaign ${run.campaign}  submitted ${run.submittedAt}`);
         io.out(run.cancelledAt === null ? '\n' : `  cancelled ${run.cancelledAt}\n`);
+        // A running attempt's lease: how long ago its worker renewed it, and when the attempt would be
+        // back in the queue — if its worker is lost (lease, then a sweep), or stuck (its job expires).
         const rows = [
-          ['ATTACK', 'ATTEMPT', 'STATE', 'TRIES', 'WORKER', 'OUTCOME'],
+          ['ATTACK', 'ATTEMPT', 'STATE', 'TRIES', 'WORKER', 'LEASE', 'RETRIED', 'OUTCOME'],
           ...run.attempts.map((a) => [
             a.attack,
             String(a.attempt),
             a.state,
             String(a.tries),
             a.worker ?? '-',
+            a.lease === null ? '-' : `renewed ${a.lease.renewedSecondsAgo}s ago`,
+            a.lease === null
+              ? '-'
+              : `within ${Math.ceil(a.lease.backIfLostWithinSeconds)}s if its worker is lost${
+                  a.lease.jobExpiresInSeconds === null
+                    ? ''
+                    : `, ${Math.ceil(a.lease.jobExpiresInSeconds)}s if it is stuck`
+                }`,
             a.outcome ?? (a.error === null ? '-' : `- (${a.error})`),
           ]),
         ];

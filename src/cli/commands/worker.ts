@@ -33,12 +33,13 @@ export function registerWorker(program: Command, io: CliIo): void {
         idleExitMs:
           options.idleExit === undefined ? undefined : positive('--idle-exit', options.idleExit, 0) * 1000,
         signal: io.signal,
-        // Campaign directories left by killed workers on this machine (their pid is gone) are removed.
+        // Campaign directories left by killed workers on this machine (nothing holds their lock, and their
+        // pid is gone) are removed.
         sweep: { uid: process.getuid?.() ?? -1, isAlive: isProcessAlive },
         log: (line) => io.err(line),
       });
       io.err(
-        `${summary.workerId}: ${summary.done} stored, ${summary.duplicates} already stored elsewhere, ${summary.cancelled} cancelled, ${summary.refused} refused, ${summary.failed} handed back\n`,
+        `${summary.workerId}: ${summary.done} stored, ${summary.duplicates} already stored elsewhere, ${summary.cancelled} cancelled, ${summary.refused} refused, ${summary.failed} handed back, ${summary.lost} stopped (lease lost)\n`,
       );
     });
 }
