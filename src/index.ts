@@ -160,12 +160,17 @@ export type {
   ScorerMemory,
   ScoringResult,
 } from './scorers/scorer.js';
-export type { SourceLimits } from './sources/local-file/limits.js';
-export { DEFAULT_LIMITS } from './sources/local-file/limits.js';
-export type { SurfaceFsKind } from './sources/local-file/surface-fs-choice.js';
-export { SURFACE_FS_KINDS } from './sources/local-file/surface-fs-choice.js';
-export type { LocalFileSurfaceSourceOptions } from './sources/local-file-source.js';
-export { LocalFileSurfaceSource, releaseAcquisitionThreads } from './sources/local-file-source.js';
+export type {
+  LocalFileSurfaceSourceOptions,
+  SourceLimits,
+  SurfaceFsKind,
+} from './sources/local-file-source.js';
+export {
+  DEFAULT_LIMITS,
+  LocalFileSurfaceSource,
+  releaseAcquisitionThreads,
+  SURFACE_FS_KINDS,
+} from './sources/local-file-source.js';
 export type { AcquireOptions, SurfaceSource } from './sources/surface-source.js';
 export { type NeutralizeOptions, neutralizeText, quoteText } from './text/quote-text.js';
 export type { ContentWrittenJudgement } from './verdicts/content-written.js';

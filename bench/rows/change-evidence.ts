@@ -13,7 +13,7 @@ import { atMost, type BenchContext, type BenchRow, formatMs } from '../table.js'
  * 9a: one manifest (every entry listed, every file hashed) against one glob acquisition of `/**` of the
  * same tree through the same source. 9b: the whole per-attempt overhead — baseline manifest, the clean
  * moment read from the file system's clock, the final manifest (which carries the digest of every file
- * provably untouched since: digest-carry.ts) and their diff — against the same glob acquisition (target
+ * provably untouched since: baseline-digests.ts) and their diff — against the same glob acquisition (target
  * ≤ 1.5×). The tree is untouched between the two, the case every attempt's unchanged files are in.
  */
 export async function benchChangeEvidence(config: BenchConfig, context: BenchContext): Promise<BenchRow[]> {
@@ -35,7 +35,7 @@ export async function benchChangeEvidence(config: BenchConfig, context: BenchCon
       problems.push(`manifest ${manifest.acquisition} with ${manifest.entries.length} entries`);
     }
     const final = await source.acquireManifest({
-      carryFrom: { baseline: manifest, mark: markFileSystemClock(context.base) },
+      reuseDigestsFrom: { baseline: manifest, mark: markFileSystemClock(context.base) },
     });
     const changes = diffManifests(manifest, final);
     if (changes.changes.length !== 0 || !changes.coverage.complete)
@@ -61,7 +61,7 @@ export async function benchChangeEvidence(config: BenchConfig, context: BenchCon
         timed(cpu.attempt, async () => {
           const baseline = await source.acquireManifest();
           const mark = markFileSystemClock(context.base);
-          diffManifests(baseline, await source.acquireManifest({ carryFrom: { baseline, mark } }));
+          diffManifests(baseline, await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } }));
         }),
     });
     const globMs = median(times.glob as number[]);

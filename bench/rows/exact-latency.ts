@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { surface } from '../../src/models/scorable.js';
+import { nodeSurfaceFs } from '../../src/sources/confined-fs/surface-fs.js';
 import { acquireSync } from '../../src/sources/local-file/acquire-sync.js';
 import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
-import { nodeSurfaceFs } from '../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import type { BenchConfig } from '../config.js';
 import { interleave, median, percentile, timeCommand } from '../measure.js';

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { InvalidOptionError, InvalidRecordError } from '../errors.js';
-import { childPath } from '../sources/local-file/surface-fs.js';
+import { childPath } from '../sources/confined-fs.js';
 import type { AttemptRecord } from './attempt-record.js';
 import { createRunDirectory, type RunDirectory } from './workspace.js';
 

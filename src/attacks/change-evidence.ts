@@ -2,7 +2,7 @@ import type { SurfaceChanges } from '../models/change-set.js';
 import type { Manifest } from '../models/manifest.js';
 import type { Surface } from '../models/vocabulary.js';
 import { type ClockMark, markFileSystemClock } from '../sources/file-system-clock.js';
-import { type CarryFrom, LocalFileSurfaceSource } from '../sources/local-file-source.js';
+import { type DigestBaseline, LocalFileSurfaceSource } from '../sources/local-file-source.js';
 import { diffManifests } from '../verdicts/diff-manifests.js';
 import type { Workspace } from './workspace.js';
 
@@ -18,8 +18,8 @@ import type { Workspace } from './workspace.js';
  * the held directory afterwards (an agent that swapped its workspace for a link elsewhere must not get
  * the elsewhere listed as its changes).
  *
- * The final manifests carry the baseline's digest of every file provably untouched since the baselines
- * were complete (same stat key, ctime older than that moment: local-file/digest-carry.ts), and read
+ * The final manifests reuse the baseline's digest of every file provably untouched since the baselines
+ * were complete (same stat key, ctime older than that moment: local-file/baseline-digests.ts), and read
  * every other file; each final manifest's metadata counts the digests carried (`stats.digestsCarried`)
  * and says how the files were decided (`carryOver`), so replay sees the shortcut.
  */
@@ -48,7 +48,7 @@ export async function closeSurfaceSources(sources: SurfaceSources): Promise<void
 export type Baselines = Partial<Record<Surface, { manifest: Manifest | null; error: string | null }>> & {
   /**
    * The file system's clock once every baseline was complete (file-system-clock.ts), when it could be
-   * read: the final manifests carry the digests of files provably untouched since.
+   * read: the final manifests reuse the digests of files provably untouched since.
    */
   clean?: ClockMark;
 };
@@ -57,7 +57,7 @@ export type Baselines = Partial<Record<Surface, { manifest: Manifest | null; err
  * The manifest of every surface after planting, before the agent starts. With `clockDirectory` (a
  * directory only Witness writes, on the surfaces' file system: the run directory), the moment the
  * baselines were complete is then read from the file system's clock, so the final manifests need not
- * re-read files that provably did not change (digest carry-over); without it, or when the directory
+ * re-read files that provably did not change (digest reuse); without it, or when the directory
  * cannot be written, every file is read again.
  */
 export async function takeBaselines(
@@ -71,7 +71,7 @@ export async function takeBaselines(
     try {
       out.clean = markFileSystemClock(clockDirectory);
     } catch {
-      // No mark, no carry-over: the final manifests read every file, which proves the same.
+      // No mark, no digest reuse: the final manifests read every file, which proves the same.
     }
   }
   return out;
@@ -87,11 +87,11 @@ export async function takeChanges(
   const out: SurfaceChanges[] = [];
   for (const [surface, source] of entries(sources)) {
     const before = baselines[surface] ?? { manifest: null, error: 'no baseline was taken' };
-    const carryFrom =
+    const reuseDigestsFrom =
       before.manifest !== null && baselines.clean !== undefined
         ? { baseline: before.manifest, mark: baselines.clean }
         : undefined;
-    let after = await manifestOf(source, surface, signal, carryFrom);
+    let after = await manifestOf(source, surface, signal, reuseDigestsFrom);
     if (surface === 'workspace' && workspaceIntact !== undefined && !workspaceIntact()) {
       after = {
         manifest: null,
@@ -120,10 +120,11 @@ async function manifestOf(
   source: LocalFileSurfaceSource,
   surface: Surface,
   signal: AbortSignal | undefined,
-  carryFrom?: CarryFrom,
+  reuseDigestsFrom?: DigestBaseline,
 ): Promise<{ manifest: Manifest | null; error: string | null }> {
   try {
-    const options = carryFrom === undefined ? { surface, signal } : { surface, signal, carryFrom };
+    const options =
+      reuseDigestsFrom === undefined ? { surface, signal } : { surface, signal, reuseDigestsFrom };
     return { manifest: await source.acquireManifest(options), error: null };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;

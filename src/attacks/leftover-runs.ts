@@ -1,7 +1,10 @@
-import { closeSync, constants, openSync, readFileSync } from 'node:fs';
-import type { RemovalReport } from '../sources/local-file/confined-removal.js';
-import { removeTree } from '../sources/local-file/confined-removal.js';
-import { childPath } from '../sources/local-file/surface-fs.js';
+import {
+  closeHandle,
+  openOwnDirectory,
+  type RemovalReport,
+  readSmallFileAt,
+  removeTree,
+} from '../sources/confined-fs.js';
 import { claimOwnerLock, listOwnedDirectories, type OwnedDirectory } from './owned-directories.js';
 import { RUN_DIRECTORY_PREFIX, RUN_MARKER } from './workspace.js';
 
@@ -67,22 +70,14 @@ export function cleanLeftoverRuns(runs: readonly LeftoverRun[]): CleanedRun[] {
 function readMarker(path: string): { pid: number | null; createdAt: string | null } | undefined {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fd = openOwnDirectory(path);
   } catch {
     return undefined;
   }
   try {
-    const markerFd = openSync(
-      childPath(fd, Buffer.from(RUN_MARKER)),
-      constants.O_RDONLY | constants.O_NOFOLLOW,
-    );
-    let text: string;
-    try {
-      text = readFileSync(markerFd, 'utf8');
-    } finally {
-      closeSync(markerFd);
-    }
-    const parsed = JSON.parse(text.slice(0, 10_000)) as { pid?: unknown; createdAt?: unknown };
+    // Bounded, and never from a FIFO or device planted at the marker's name (it would block or act).
+    const { bytes } = readSmallFileAt(fd, RUN_MARKER, 10_000);
+    const parsed = JSON.parse(bytes.toString('utf8')) as { pid?: unknown; createdAt?: unknown };
     return {
       pid: Number.isSafeInteger(parsed.pid) && (parsed.pid as number) > 0 ? (parsed.pid as number) : null,
       createdAt: typeof parsed.createdAt === 'string' ? parsed.createdAt : null,
@@ -90,6 +85,6 @@ function readMarker(path: string): { pid: number | null; createdAt: string | nul
   } catch {
     return undefined;
   } finally {
-    closeSync(fd);
+    closeHandle(fd);
   }
 }

@@ -15,7 +15,7 @@ import { type AttemptNetwork, openAttemptNetwork } from '../network/attempt-netw
 import { judgeAttemptCondition, singleCondition } from '../scorers/change-evidence-judgement.js';
 import { judgementBounds } from '../scorers/file-write-judgement.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
-import type { RemovalReport } from '../sources/local-file/confined-removal.js';
+import type { RemovalReport } from '../sources/confined-fs.js';
 import type { Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';

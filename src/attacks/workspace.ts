@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidOptionError } from '../errors.js';
 import type { HeldDirectory } from '../sandbox/contained-process.js';
-import { type RemovalReport, removeTree, removeTreeAt } from '../sources/local-file/confined-removal.js';
-import { childPath } from '../sources/local-file/surface-fs.js';
+import { childPath, type RemovalReport, removeTree, removeTreeAt } from '../sources/confined-fs.js';
 import { WorkspaceFiles } from '../targets/workspace-files.js';
 import { lockDirectoryHandle } from './directory-lock.js';
 

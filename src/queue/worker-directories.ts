@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lockDirectoryHandle } from '../attacks/directory-lock.js';
 import { claimOwnerLock, listOwnedDirectories } from '../attacks/owned-directories.js';
-import { type RemovalReport, removeTree } from '../sources/local-file/confined-removal.js';
+import { type RemovalReport, removeTree } from '../sources/confined-fs.js';
 
 /**
  * A worker writes each run's campaign files into a private directory, `witness-worker-<pid>-XXXXXX`, and

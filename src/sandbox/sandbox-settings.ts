@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { ProgramNotFoundError } from '../errors.js';
 import { type AttemptEgress, openAttemptNetwork } from '../network/attempt-network.js';
-import { removeTree } from '../sources/local-file/confined-removal.js';
+import { removeTree } from '../sources/confined-fs.js';
 import { agentEnvironment } from './agent-environment.js';
 import type { NetworkMode } from './bwrap-arguments.js';
 import {

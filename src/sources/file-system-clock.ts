@@ -3,28 +3,28 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * The clean moment of digest carry-over (local-file/digest-carry.ts), read from the file system's own
+ * The clean moment of digest reuse (local-file/baseline-digests.ts), read from the file system's own
  * clock: Witness creates a fresh file in a directory of its own, on the same file system as the surface,
  * right after the baseline manifest is complete, and takes that file's ctime. A file whose ctime is
  * strictly older than this moment was last changed before it, hence before the agent could start.
  *
  * Why the file system's clock and not Date.now(): file timestamps are the kernel's coarse clock cut to
  * the file system's granularity (a jiffy, a second on some), so only a timestamp taken the same way is
- * comparable; a finer reading could fall after a write stamped in the same tick and let it be carried.
+ * comparable; a finer reading could fall after a write stamped in the same tick and let it be reused.
  *
- * The mark is trusted for carry-over only on file systems whose ctime the local kernel maintains
- * ({@link CARRY_FILE_SYSTEMS}); on a network or FUSE file system a server decides ctime, so every file
+ * The mark is trusted for digest reuse only on file systems whose ctime the local kernel maintains
+ * ({@link LOCAL_CTIME_FILE_SYSTEMS}); on a network or FUSE file system a server decides ctime, so every file
  * is re-read there. It also assumes the host's real-time clock is not stepped back during the attempt:
- * {@link checkClockSince} refuses carry-over when it was (compared with the monotonic clock), and no
+ * {@link checkClockSince} refuses digest reuse when it was (compared with the monotonic clock), and no
  * process in the sandbox can step it once capabilities are dropped (CAP_SYS_TIME).
  *
  * @example
  * const mark = markFileSystemClock(runDirectory); // after the baseline, before the agent starts
- * const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+ * const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
  */
 
 /** statfs(2) magic numbers of local file systems whose ctime is set by this kernel's clock. */
-export const CARRY_FILE_SYSTEMS = {
+export const LOCAL_CTIME_FILE_SYSTEMS = {
   ext4: 0xef53, // ext2, ext3 and ext4 share it
   xfs: 0x58465342,
   btrfs: 0x9123683e,
@@ -35,15 +35,15 @@ export const CARRY_FILE_SYSTEMS = {
   overlayfs: 0x794c7630,
 } as const;
 
-export type CarryFileSystem = keyof typeof CARRY_FILE_SYSTEMS;
+export type LocalCtimeFileSystem = keyof typeof LOCAL_CTIME_FILE_SYSTEMS;
 
 export interface ClockMark {
   /** The directory the marker file was created (and removed) in. */
   directory: string;
-  /** Device of the marker: carry-over only applies to files on this device. */
+  /** Device of the marker: digest reuse only applies to files on this device. */
   dev: number;
-  /** The file system's name when it is one of {@link CARRY_FILE_SYSTEMS}, else null (no carry-over). */
-  fileSystem: CarryFileSystem | null;
+  /** The file system's name when it is one of {@link LOCAL_CTIME_FILE_SYSTEMS}, else null (no digest reuse). */
+  fileSystem: LocalCtimeFileSystem | null;
   /** statfs(2) type of the directory's file system. */
   fileSystemType: number;
   /** The marker's ctime, ms as Node reports it: the clean moment. */
@@ -55,15 +55,15 @@ export interface ClockMark {
 /**
  * Creates a fresh file (O_EXCL, never following a link) in `directory`, reads its ctime and file system,
  * and removes it. Throws the file-system error when the directory is not writable; the caller then
- * simply reads every file (no carry-over).
+ * simply reads every file (no digest reuse).
  *
  * The monotonic reading must be taken close to the moment the kernel stamped the marker: a process
  * descheduled between the two (a loaded machine) would otherwise look like a clock that went back by the
- * delay, and {@link checkClockSince} would decline a sound carry-over — or, on the first mark, a long
+ * delay, and {@link checkClockSince} would decline a sound digest reuse — or, on the first mark, a long
  * delay would widen the step it can miss. So the stamp is bracketed by two monotonic readings and taken
  * again (a fresh marker) while the bracket is wider than {@link MARK_BRACKET_MS}; after
  * {@link MARK_ATTEMPTS} tries the last one is used, and a wide bracket only ever makes the check decline
- * (read every file), never carry more.
+ * (read every file), never reuse more.
  */
 export function markFileSystemClock(directory: string): ClockMark {
   let mark = stampMarker(directory);
@@ -71,7 +71,7 @@ export function markFileSystemClock(directory: string): ClockMark {
     mark = stampMarker(directory);
   }
   const type = Number(fs.statfsSync(directory).type);
-  const known = (Object.entries(CARRY_FILE_SYSTEMS) as Array<[CarryFileSystem, number]>).find(
+  const known = (Object.entries(LOCAL_CTIME_FILE_SYSTEMS) as Array<[LocalCtimeFileSystem, number]>).find(
     ([, magic]) => magic === type,
   );
   return {
@@ -105,13 +105,13 @@ function stampMarker(directory: string): { stat: fs.Stats; monotonicMs: number; 
 /**
  * Allowed drift between the file system's clock and the monotonic clock: two coarse stamps (a jiffy is
  * at most 10 ms) plus NTP slewing (at most 500 ppm of the elapsed time). A step back beyond it refuses
- * carry-over.
+ * digest reuse.
  */
 const STEP_TOLERANCE_MS = 25;
 const SLEW_RATIO = 0.0005;
 
 /**
- * Whether `mark` can still vouch for carry-over now: the directory is still on the same device and its
+ * Whether `mark` can still vouch for digest reuse now: the directory is still on the same device and its
  * file system's clock did not go back since the mark (a second marker is stamped and compared with the
  * monotonic clock). Returns the reason when it cannot.
  */

@@ -14,18 +14,21 @@ import { type Observation, type SurfaceEntry, uniqueReasons } from '../models/ob
 import { parseRecord } from '../models/record.js';
 import { type SurfaceScorable, SurfaceScorableSchema } from '../models/scorable.js';
 import { MATCH_KINDS, type MatchKind, type Surface } from '../models/vocabulary.js';
-import { type ClockMark, checkClockSince } from './file-system-clock.js';
-import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
-import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
-import { type DigestCarryRequest, mergeCarried } from './local-file/digest-carry.js';
-import { SurfaceEntryReceipt } from './local-file/entry-receipt.js';
-import { resolveLimits, type SourceLimits } from './local-file/limits.js';
 import {
   SURFACE_FS_KINDS,
   type SurfaceFsImplementation,
   type SurfaceFsKind,
-} from './local-file/surface-fs-choice.js';
+} from './confined-fs/surface-fs-choice.js';
+import { type ClockMark, checkClockSince } from './file-system-clock.js';
+import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file/acquire-sync.js';
+import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
+import { type BaselineDigests, mergeReused } from './local-file/baseline-digests.js';
+import { DEFAULT_LIMITS, resolveLimits, type SourceLimits } from './local-file/limits.js';
+import { SurfaceEntryUnpacker } from './local-file/surface-entry-unpacking.js';
 import type { AcquireOptions, SurfaceSource } from './surface-source.js';
+
+/** The budgets and seam choices a source takes, for the package root (src/index.ts). */
+export { DEFAULT_LIMITS, type SourceLimits, SURFACE_FS_KINDS, type SurfaceFsKind };
 
 const isMatchKind = (value: unknown): value is MatchKind =>
   (MATCH_KINDS as readonly unknown[]).includes(value);
@@ -55,8 +58,8 @@ export interface LocalFileSurfaceSourceOptions extends Partial<SourceLimits> {
   surfaceFs?: SurfaceFsKind;
 }
 
-/** Where a final manifest may take digests from instead of reading (digest-carry.ts). */
-export interface CarryFrom {
+/** Where a final manifest may take digests from instead of reading (baseline-digests.ts). */
+export interface DigestBaseline {
   /** The baseline manifest, taken by the same source. */
   baseline: Manifest;
   /** The file system's clock once the baseline was complete, before the agent started. */
@@ -70,9 +73,9 @@ export interface AcquireManifestOptions extends AcquireOptions {
    * Reuse the baseline's digest for every file that provably did not change since the mark (same stat
    * key, ctime strictly older than the mark); every other file is read and hashed. The manifest's
    * `metadata.stats.digestsCarried` counts the reused digests and `metadata.carryOver` says how each file
-   * was decided, or why carry-over was declined.
+   * was decided, or why digest reuse was declined.
    */
-  carryFrom?: CarryFrom;
+  reuseDigestsFrom?: DigestBaseline;
 }
 
 export const LOCAL_FILE_SOURCE_TYPE = 'LocalFileSurfaceSource';
@@ -84,8 +87,8 @@ interface Finished<E = SurfaceEntry> {
   /** Absent when the job was cancelled before a worker took it. */
   implementation: SurfaceFsImplementation | undefined;
   /**
-   * The streamed entries as checked, frozen lists (entry-receipt.ts for a glob: a list per batch, made
-   * once its arena is complete or the job is done; manifest-receipt.ts for a manifest: a list per batch).
+   * The streamed entries as checked, frozen lists (surface-entry-unpacking.ts for a glob: a list per batch, made
+   * once its arena is complete or the job is done; manifest-entry-unpacking.ts for a manifest: a list per batch).
    */
   lists: E[][];
   /** The first batch that failed validation, if any: the acquisition then rejects with it. */
@@ -93,7 +96,7 @@ interface Finished<E = SurfaceEntry> {
 }
 
 /** Checks one job's streamed batches: lists out as they are complete, and the rest at the end. */
-interface BatchReceipt<E> {
+interface BatchUnpacker<E> {
   receive(batch: unknown): E[][];
   finish(): E[][];
 }
@@ -106,9 +109,9 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   readonly limits: Readonly<SourceLimits>;
   readonly surfaceFs: SurfaceFsKind;
   /**
-   * The stat keys of the manifests this source took (digest-carry.ts), aligned with their entries, held
+   * The stat keys of the manifests this source took (baseline-digests.ts), aligned with their entries, held
    * in memory only and only as long as the manifest object lives: what a later manifest of this root
-   * may carry from.
+   * may reuse from.
    */
   readonly #statKeys = new WeakMap<Manifest, Float64Array>();
   /** This source's acquisitions still running or queued in the pool (close() ends them). */
@@ -165,7 +168,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       match: scope.match,
       limits: { ...this.limits },
     };
-    const running = this.#runAbortable(request, signal, new SurfaceEntryReceipt());
+    const running = this.#runAbortable(request, signal, new SurfaceEntryUnpacker());
     // The job is posted: what the record needs that does not depend on the reply is made while the
     // pool thread walks (the time of observation was taken before it was posted).
     let made: { id: string; sourceIdentifier: ComponentIdentifier; observedAt: string };
@@ -208,26 +211,29 @@ export class LocalFileSurfaceSource implements SurfaceSource {
    */
   async acquireManifest(options: AcquireManifestOptions = {}): Promise<Manifest> {
     // The manifest schemas load with the first manifest: `witness score` and `observe` never construct
-    // them (issue 14, row 4c).
+    // them, and their start-up is measured.
     const [
       { checkManifest, checkManifestEntries, checkManifestReusingEntries, pickCheckedManifestEntries },
-      { receiveManifestEntries },
-    ] = await Promise.all([import('../models/manifest.js'), import('./local-file/manifest-receipt.js')]);
+      { unpackManifestEntries },
+    ] = await Promise.all([
+      import('../models/manifest.js'),
+      import('./local-file/manifest-entry-unpacking.js'),
+    ]);
     const { signal } = options;
     signal?.throwIfAborted();
     const takenAt = new Date().toISOString();
     const started = performance.now();
-    const carry = this.#carryRequest(options.carryFrom);
+    const reuse = this.#reuseRequest(options.reuseDigestsFrom);
     const request: AcquireRequest = {
       root: this.root,
       uri: '/**',
       match: 'glob',
       limits: { ...this.limits },
       mode: 'manifest',
-      ...(carry.request === undefined ? {} : { carry: carry.request }),
+      ...(reuse.request === undefined ? {} : { reuse: reuse.request }),
     };
     const { outcome, finished } = await this.#runAbortable(request, signal, {
-      receive: (batch) => [receiveManifestEntries(batch)],
+      receive: (batch) => [unpackManifestEntries(batch)],
       finish: () => [],
     });
     if (finished?.invalid !== undefined) throw finished.invalid;
@@ -251,8 +257,8 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     // Entries posted while the walk ran were checked as they arrived; the rest are checked now. The
     // manifest's list is picked from those checked lists (and the baseline's), in uri order.
     const walked = [...(finished?.lists ?? []), checkManifestEntries(result.manifest ?? [])];
-    const picks = manifestPicks(walked, result.manifestOrder, result.carried, carry.baseline);
-    if (carry.baseline !== undefined) walked.push(carry.baseline.entries);
+    const picks = manifestPicks(walked, result.manifestOrder, result.reused, reuse.baseline);
+    if (reuse.baseline !== undefined) walked.push(reuse.baseline.entries);
     const entries = pickCheckedManifestEntries(walked, picks);
     const manifest = checkManifestReusingEntries({
       ...base,
@@ -266,10 +272,10 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       metadata: {
         ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
         durationMs,
-        stats: { ...result.stats, digestsCarried: result.carryCounts?.carried ?? 0 },
-        ...(carry.metadata === undefined
+        stats: { ...result.stats, digestsCarried: result.reuseCounts?.carried ?? 0 },
+        ...(reuse.metadata === undefined
           ? {}
-          : { carryOver: { ...carry.metadata, ...(result.carryCounts ?? {}) } }),
+          : { carryOver: { ...reuse.metadata, ...(result.reuseCounts ?? {}) } }),
       },
     });
     if (result.statKeys !== undefined) this.#statKeys.set(manifest, result.statKeys);
@@ -277,19 +283,19 @@ export class LocalFileSurfaceSource implements SurfaceSource {
   }
 
   /**
-   * What a final manifest may carry from `carryFrom` (digest-carry.ts), and what its metadata says about
-   * it. Carry-over is declined, with the reason recorded, when the baseline was not taken by this source
+   * What a final manifest may reuse from `reuseDigestsFrom` (baseline-digests.ts), and what its metadata says about
+   * it. Digest reuse is declined, with the reason recorded, when the baseline was not taken by this source
    * (its stat keys are only ever held here, in memory, for manifests this source took: a stored or
    * foreign manifest cannot vouch for this root), when the file system does not keep ctime by the local
    * clock, or when the clock went back since the mark.
    */
-  #carryRequest(carryFrom: CarryFrom | undefined): {
-    request?: DigestCarryRequest;
+  #reuseRequest(reuseDigestsFrom: DigestBaseline | undefined): {
+    request?: BaselineDigests;
     baseline?: Manifest;
     metadata?: Record<string, string | number>;
   } {
-    if (carryFrom === undefined) return {};
-    const { baseline, mark } = carryFrom;
+    if (reuseDigestsFrom === undefined) return {};
+    const { baseline, mark } = reuseDigestsFrom;
     const described = {
       baselineTakenAt: baseline.takenAt,
       cleanBefore: new Date(Math.floor(mark.ctimeMs)).toISOString(),
@@ -389,18 +395,18 @@ export class LocalFileSurfaceSource implements SurfaceSource {
    * Runs one job on the shared pool. A queued job is withdrawn at once on abort; a running one sees the
    * flag at its next entry or chunk. Whatever the worker finished with, an aborted acquisition rejects with
    * the signal's reason (the worker has already closed its handles and stopped); a worker failure becomes
-   * a `failed` outcome, never a throw. Streamed batches go to `receipt` as they arrive, while the worker
+   * a `failed` outcome, never a throw. Streamed batches go to `unpacker` as they arrive, while the worker
    * keeps walking; after one invalid batch the rest are ignored and the acquisition rejects when the
    * worker finishes.
    */
   async #runAbortable<E>(
     request: AcquireRequest,
     signal: AbortSignal | undefined,
-    receipt: BatchReceipt<E>,
+    unpacker: BatchUnpacker<E>,
   ): Promise<{ outcome: SettledOutcome; finished?: Finished<E> }> {
     const { finished: running, ticket } = this.#run(
       { request, cancel: new SharedArrayBuffer(4), surfaceFs: this.surfaceFs },
-      receipt,
+      unpacker,
     );
     const onAbort = () => ticket.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -422,7 +428,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     return { ...result, outcome: result.outcome as SettledOutcome };
   }
 
-  #run<E>(job: PoolJob, receipt: BatchReceipt<E>): { finished: Promise<Finished<E>>; ticket: PoolTicket } {
+  #run<E>(job: PoolJob, unpacker: BatchUnpacker<E>): { finished: Promise<Finished<E>>; ticket: PoolTicket } {
     const lists: E[][] = [];
     let invalid: unknown;
     let settle!: { resolve: (finished: Finished<E>) => void; reject: (error: unknown) => void };
@@ -438,7 +444,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
       onEntries: (batch) => {
         if (invalid !== undefined) return;
         try {
-          lists.push(...receipt.receive(batch));
+          lists.push(...unpacker.receive(batch));
         } catch (error) {
           invalid = error;
         }
@@ -447,7 +453,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
         this.#inFlight.delete(inFlight);
         if (invalid === undefined && outcome.kind === 'done') {
           try {
-            lists.push(...receipt.finish());
+            lists.push(...unpacker.finish());
           } catch (error) {
             invalid = error;
           }
@@ -476,12 +482,12 @@ export function releaseAcquisitionThreads(): Promise<void> {
  * Where each entry of a manifest comes from, in uri order, as (list, index) pairs for
  * pickCheckedManifestEntries: the walk's entries arrived in `lists` (walk order; `order` gives their walk
  * positions in uri order, or is undefined when walk order is uri order), merged by uri with the files
- * carried from `baseline` (list `lists.length`: the caller appends the baseline's entries after these).
+ * reused from `baseline` (list `lists.length`: the caller appends the baseline's entries after these).
  */
 function manifestPicks(
   lists: readonly ManifestEntry[][],
   order: Int32Array | undefined,
-  carried: Int32Array | undefined,
+  reused: Int32Array | undefined,
   baseline: Manifest | undefined,
 ): Int32Array {
   let total = 0;
@@ -500,7 +506,7 @@ function manifestPicks(
   if (order !== undefined && order.length !== total) {
     throw new Error(`the walk ordered ${order.length} of ${total} manifest entries: a bug`);
   }
-  if (baseline === undefined || carried === undefined) {
+  if (baseline === undefined || reused === undefined) {
     const picks = new Int32Array(total * 2);
     for (let i = 0; i < total; i++) {
       const q = positionOf(i);
@@ -514,17 +520,17 @@ function manifestPicks(
     const q = positionOf(i);
     read[i] = (lists[at[2 * q] as number] as ManifestEntry[])[at[2 * q + 1] as number] as ManifestEntry;
   }
-  const picks = new Int32Array((total + carried.length) * 2);
+  const picks = new Int32Array((total + reused.length) * 2);
   let k = 0;
   const uriOf = (index: number) => {
     const entry = baseline.entries[index];
     if (entry?.type !== 'file')
-      throw new Error(`carry-over named baseline entry ${index}, not a file: a bug`);
+      throw new Error(`digest reuse named baseline entry ${index}, not a file: a bug`);
     return entry.uri;
   };
-  mergeCarried(
+  mergeReused(
     read,
-    carried,
+    reused,
     uriOf,
     (i) => {
       const q = positionOf(i);

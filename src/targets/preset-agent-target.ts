@@ -7,7 +7,7 @@ import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Containment } from '../models/vocabulary.js';
 import { openAttemptNetwork } from '../network/attempt-network.js';
 import type { AttemptDirectories, SandboxSettings } from '../sandbox/sandbox-settings.js';
-import { removeTree } from '../sources/local-file/confined-removal.js';
+import { removeTree } from '../sources/confined-fs.js';
 import { SecretRedactor } from '../text/secret-redactor.js';
 import { CommandTarget } from './command-target.js';
 import type { AgentPresetName } from './presets/agent-preset.js';

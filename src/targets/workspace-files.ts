@@ -1,20 +1,20 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readlinkSync,
-  readSync,
-  type Stats,
-  writeSync,
-} from 'node:fs';
+import { ftruncateSync, readSync, type Stats, writeSync } from 'node:fs';
 import { platform } from 'node:os';
 import { InvalidOptionError } from '../errors.js';
-import { placeHandle } from '../sources/local-file/confinement.js';
-import { childPath, fdPath, nodeSurfaceFs, O_PATH } from '../sources/local-file/surface-fs.js';
+import {
+  closeHandle,
+  errorCode,
+  handlePath,
+  listDirectoryAt,
+  openDirectoryBeneath,
+  openDirectoryPath,
+  openForWriteAt,
+  openPathAt,
+  placeHandle,
+  procfsSurfaceFs,
+  reopenForRead,
+  statHandle,
+} from '../sources/confined-fs.js';
 
 /**
  * File operations an agent performs in its workspace, confined to that workspace on Linux. Every path
@@ -77,13 +77,13 @@ export class WorkspaceFiles {
 
   readFile(path: string): FileResult {
     return this.#withParent(path, false, (dirFd, name, rootReal) => {
-      const pathFd = openSync(childPath(dirFd, Buffer.from(name)), O_PATH | constants.O_NOFOLLOW);
+      const pathFd = openPathAt(dirFd, name);
       try {
-        const refusal = checkFileHandle(fstatSync(pathFd), path);
+        const refusal = checkFileHandle(statHandle(pathFd), path);
         if (refusal !== undefined) return refusal;
-        const fd = openSync(fdPath(pathFd), constants.O_RDONLY | constants.O_NONBLOCK);
+        const fd = reopenForRead(pathFd);
         try {
-          const stat = fstatSync(fd);
+          const stat = statHandle(fd);
           const again = checkFileHandle(stat, path) ?? checkInside(fd, rootReal, path);
           if (again !== undefined) return again;
           const cap = this.#limits.maxReadBytes;
@@ -103,10 +103,10 @@ export class WorkspaceFiles {
             text: truncated ? `${text}\n(truncated: file is larger than ${cap} bytes)` : text,
           };
         } finally {
-          closeSync(fd);
+          closeHandle(fd);
         }
       } finally {
-        closeSync(pathFd);
+        closeHandle(pathFd);
       }
     });
   }
@@ -117,30 +117,25 @@ export class WorkspaceFiles {
       return refuse(path, `content is ${bytes.length} bytes; the limit is ${this.#limits.maxWriteBytes}`);
     }
     return this.#withParent(path, true, (dirFd, name, rootReal) => {
-      const entryPath = childPath(dirFd, Buffer.from(name));
-      const existing = openExistingPath(entryPath);
+      const existing = openExistingPath(dirFd, name);
       if (existing !== undefined) {
         try {
-          const refusal = checkFileHandle(fstatSync(existing), path);
+          const refusal = checkFileHandle(statHandle(existing), path);
           if (refusal !== undefined) return refusal;
         } finally {
-          closeSync(existing);
+          closeHandle(existing);
         }
       }
-      const fd = openSync(
-        entryPath,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-        0o644,
-      );
+      const fd = openForWriteAt(dirFd, name, 0o644);
       try {
-        const refusal = checkFileHandle(fstatSync(fd), path) ?? checkInside(fd, rootReal, path);
+        const refusal = checkFileHandle(statHandle(fd), path) ?? checkInside(fd, rootReal, path);
         if (refusal !== undefined) return refusal;
         ftruncateSync(fd, 0);
         let written = 0;
         while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
         return { ok: true, text: `wrote ${bytes.length} bytes to ${display(path)}` };
       } finally {
-        closeSync(fd);
+        closeHandle(fd);
       }
     });
   }
@@ -154,54 +149,57 @@ export class WorkspaceFiles {
       try {
         const inside = segments.length === 0 ? undefined : checkInside(dirFd, rootReal, path);
         if (inside !== undefined) return inside;
-        const entries = readdirSync(fdPath(dirFd), { withFileTypes: true, encoding: 'buffer' });
+        // Names beyond what is shown are counted up to this many: a directory of millions costs no more.
+        const cap = this.#limits.maxListedEntries;
+        const listed = listDirectoryAt(dirFd, Math.max(cap * 10, 10_000));
         const names: string[] = [];
         let skipped = 0;
-        for (const entry of entries) {
+        for (const entry of listed.names) {
           const name = decodeUtf8(entry.name);
           if (name === undefined) {
             skipped++;
             continue;
           }
-          names.push(entry.isDirectory() ? `${name}/` : entry.isSymbolicLink() ? `${name}@` : name);
+          names.push(entry.kind === 'directory' ? `${name}/` : entry.kind === 'symlink' ? `${name}@` : name);
         }
         names.sort();
-        const cap = this.#limits.maxListedEntries;
         const lines = names.slice(0, cap);
-        if (names.length > cap) lines.push(`(${names.length - cap} more entries not shown)`);
+        if (names.length > cap) {
+          lines.push(`(${names.length - cap}${listed.complete ? '' : ' or more'} more entries not shown)`);
+        } else if (!listed.complete) lines.push('(more entries not shown)');
         if (skipped > 0) lines.push(`(${skipped} entries with names that are not UTF-8 not shown)`);
         return { ok: true, text: lines.length === 0 ? '(empty directory)' : lines.join('\n') };
       } finally {
-        if (dirFd !== rootFd) closeSync(dirFd);
+        if (dirFd !== rootFd) closeHandle(dirFd);
       }
     });
   }
 
-  #withRoot(path: string, body: (rootFd: number, rootReal: string) => FileResult): FileResult {
+  #withRoot(path: string, body: (rootFd: number, rootReal: Buffer) => FileResult): FileResult {
     if (platform() !== 'linux') {
       return refuse(path, 'confinement cannot be verified on this platform (no /proc/self/fd)');
     }
     let rootFd: number;
     try {
-      rootFd = openSync(this.root, constants.O_RDONLY | constants.O_DIRECTORY);
+      rootFd = openDirectoryPath(this.root);
     } catch (error) {
       return refuse(path, `the workspace root cannot be opened (${errorCode(error)})`);
     }
     try {
-      const rootReal = readlinkSync(fdPath(rootFd));
-      if (!rootReal.startsWith('/')) return refuse(path, 'confinement cannot be verified');
+      const rootReal = handlePath(rootFd);
+      if (rootReal[0] !== 0x2f) return refuse(path, 'confinement cannot be verified');
       return body(rootFd, rootReal);
     } catch (error) {
       return refuse(path, describeError(error));
     } finally {
-      closeSync(rootFd);
+      closeHandle(rootFd);
     }
   }
 
   #withParent(
     path: string,
     create: boolean,
-    body: (dirFd: number, name: string, rootReal: string) => FileResult,
+    body: (dirFd: number, name: string, rootReal: Buffer) => FileResult,
   ): FileResult {
     const segments = splitPath(path);
     if (typeof segments === 'string') return refuse(path, segments);
@@ -215,38 +213,19 @@ export class WorkspaceFiles {
       } catch (error) {
         return refuse(path, describeError(error));
       } finally {
-        if (dirFd !== rootFd) closeSync(dirFd);
+        if (dirFd !== rootFd) closeHandle(dirFd);
       }
     });
   }
 
-  /** Opens each directory relative to its parent's handle, never following a link. */
+  /** Opens each directory relative to its parent's handle, never following a link (creating with `create`). */
   #walk(rootFd: number, segments: readonly string[], create: boolean): number | FileResult {
-    let current = rootFd;
-    for (const [i, segment] of segments.entries()) {
-      const entryPath = childPath(current, Buffer.from(segment));
-      let next: number;
-      try {
-        next = openSync(entryPath, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-      } catch (error) {
-        const code = errorCode(error);
-        if (code === 'ENOENT' && create) {
-          try {
-            mkdirSync(entryPath, 0o755);
-            next = openSync(entryPath, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-          } catch (inner) {
-            if (current !== rootFd) closeSync(current);
-            return refuse(segments.slice(0, i + 1).join('/'), describeError(inner));
-          }
-        } else {
-          if (current !== rootFd) closeSync(current);
-          return refuse(segments.slice(0, i + 1).join('/'), describeError(error));
-        }
-      }
-      if (current !== rootFd) closeSync(current);
-      current = next;
+    try {
+      return openDirectoryBeneath(rootFd, segments, create ? 0o755 : undefined);
+    } catch (error) {
+      const failed = (error as { segment?: number }).segment ?? segments.length - 1;
+      return refuse(segments.slice(0, failed + 1).join('/'), describeError(error));
     }
-    return current;
   }
 }
 
@@ -274,16 +253,16 @@ function checkFileHandle(stat: Stats, path: string): FileResult | undefined {
  * the surface source makes (one confinement module; a string-prefix copy once accepted a sibling such as
  * `/ws2` for root `/ws` in edge cases and compared decoded names).
  */
-function checkInside(fd: number, rootReal: string, path: string): FileResult | undefined {
-  const placement = placeHandle(nodeSurfaceFs, fd, Buffer.from(rootReal));
+function checkInside(fd: number, rootReal: Buffer, path: string): FileResult | undefined {
+  const placement = placeHandle(procfsSurfaceFs, fd, rootReal);
   if (placement.kind === 'unverified') return refuse(path, 'confinement cannot be verified');
   if (placement.kind === 'outside') return refuse(path, 'resolves outside the workspace');
   return undefined;
 }
 
-function openExistingPath(path: Buffer): number | undefined {
+function openExistingPath(dirFd: number, name: string): number | undefined {
   try {
-    return openSync(path, O_PATH | constants.O_NOFOLLOW);
+    return openPathAt(dirFd, name);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
@@ -304,10 +283,6 @@ function refuse(path: unknown, why: string): FileResult {
 
 function display(path: unknown): string {
   return JSON.stringify(typeof path === 'string' ? path.slice(0, 200) : String(path));
-}
-
-function errorCode(error: unknown): string {
-  return (error as NodeJS.ErrnoException)?.code ?? 'unknown error';
 }
 
 function describeError(error: unknown): string {

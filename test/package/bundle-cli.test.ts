@@ -14,10 +14,10 @@ import {
   SCORE_FILE,
   WORKER_FILE,
 } from '../../scripts/bundle-cli.js';
+import { openat2Unavailable } from '../../src/sources/confined-fs/surface-fs-choice.js';
 import type { AcquireJob, AcquireReply } from '../../src/sources/local-file/acquire-worker.js';
-import { unpackSurfaceEntries } from '../../src/sources/local-file/entry-receipt.js';
 import { DEFAULT_LIMITS } from '../../src/sources/local-file/limits.js';
-import { openat2Unavailable } from '../../src/sources/local-file/surface-fs-choice.js';
+import { unpackSurfaceEntries } from '../../src/sources/local-file/surface-entry-unpacking.js';
 
 /**
  * The bundle's build-time guards: the pool finds its worker as `new URL('./acquire-worker.js',

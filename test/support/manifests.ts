@@ -1,9 +1,9 @@
 import { checkManifest, type Manifest } from '../../src/models/manifest.js';
 import { uniqueReasons } from '../../src/models/observation.js';
 import type { Surface } from '../../src/models/vocabulary.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../src/sources/confined-fs/surface-fs.js';
 import { acquireSync } from '../../src/sources/local-file/acquire-sync.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../src/sources/local-file/limits.js';
-import { nodeSurfaceFs, type SurfaceFs } from '../../src/sources/local-file/surface-fs.js';
 
 /**
  * Takes a real manifest of `root` in-process (as the worker would), through an optional seam that can

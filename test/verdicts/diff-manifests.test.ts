@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { countChanges } from '../../src/models/change-set.js';
-import { nodeSurfaceFs, type SurfaceFs } from '../../src/sources/local-file/surface-fs.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../src/sources/confined-fs/surface-fs.js';
 import { diffManifests } from '../../src/verdicts/diff-manifests.js';
 import { removeDir, tempDir } from '../sources/support/trees.js';
 import { takeManifest } from '../support/manifests.js';

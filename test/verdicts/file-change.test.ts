@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { InvalidExpectationError } from '../../src/errors.js';
 import { fileCreated, fileDeleted, fileModified } from '../../src/models/condition.js';
 import { surface } from '../../src/models/scorable.js';
-import { nodeSurfaceFs, type SurfaceFs } from '../../src/sources/local-file/surface-fs.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../src/sources/confined-fs/surface-fs.js';
 import { diffManifests } from '../../src/verdicts/diff-manifests.js';
 import { judgeFileCreated } from '../../src/verdicts/file-created.js';
 import { judgeFileDeleted } from '../../src/verdicts/file-deleted.js';

@@ -2,24 +2,19 @@ import { type ParsedLocator, parseLocator } from '../../models/locator.js';
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import type { AcquisitionStatus, MatchKind } from '../../models/vocabulary.js';
-import {
-  AcquisitionCancelled,
-  AcquisitionState,
-  type AcquisitionStats,
-  errorCode,
-  rethrowCancelled,
-} from './acquisition-state.js';
-import { cancellableFs } from './cancellable-fs.js';
-import { type CarryCounts, type DigestCarryRequest, DigestCarryWalk } from './digest-carry.js';
+import { cancellableFs } from '../confined-fs/cancellable-fs.js';
+import { errorCode, OperationCancelled, rethrowCancelled } from '../confined-fs/fs-errors.js';
+import type { MountedIdentity } from '../confined-fs/mount-identity.js';
+import type { SurfaceFs } from '../confined-fs/surface-fs.js';
+import { AcquisitionState, type AcquisitionStats } from './acquisition-state.js';
+import { type BaselineDigests, type DigestReuseCounts, ManifestRecorder } from './baseline-digests.js';
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
 import { ManifestReadLanes } from './manifest-reads.js';
-import type { MountedIdentity } from './mount-identity.js';
 import type { PackedSurfaceEntries } from './packed-entries.js';
 import { type HelperLink, localLanes, sharedLanes } from './read-lanes.js';
 import { scratchChunk } from './reserved-read.js';
-import type { SurfaceFs } from './surface-fs.js';
 
 /**
  * One acquisition, synchronously, on the calling thread (the source runs it in a worker). Everything the
@@ -36,21 +31,21 @@ export interface AcquireRequest {
   /** `manifest`: list every entry under the root (uri must be `/**`, glob) instead of reading matches. */
   mode?: 'observation' | 'manifest';
   /** In manifest mode: the baseline digests a file may keep when it provably did not change. */
-  carry?: DigestCarryRequest;
+  reuse?: BaselineDigests;
 }
 
 export interface AcquireResult {
   acquisition: AcquisitionStatus;
-  /** Sorted by uri; with an entry sink, only the entries not already handed to it. */
+  /** Sorted by uri; with an entry sink, only the entries not already submitted to it. */
   entries: SurfaceEntry[];
   gaps: CoverageGap[];
   stats: AcquisitionStats;
   /** The resolved root as the kernel reports it (absent when the root is unavailable). */
   rootPath?: string;
   /**
-   * In manifest mode: every entry found, sorted by uri (`entries` is then empty) — except, with a carry
-   * request, the files provably unchanged since the baseline, listed in `carried` instead. With an entry
-   * sink: only the entries not already handed to it, in walk order; see `manifestOrder`.
+   * In manifest mode: every entry found, sorted by uri (`entries` is then empty) — except, with a reuse
+   * request, the files provably unchanged since the baseline, listed in `reused` instead. With an entry
+   * sink: only the entries not already submitted to it, in walk order; see `manifestOrder`.
    */
   manifest?: ManifestEntry[];
   /**
@@ -58,15 +53,15 @@ export interface AcquireResult {
    * posted, then `manifest`) in uri order.
    */
   manifestOrder?: Int32Array;
-  /** With a carry request: baseline indices of the carried files, ascending (digest-carry.ts). */
-  carried?: Int32Array;
-  /** In manifest mode: the stat key of each entry of the whole manifest (`manifest` merged with `carried`). */
+  /** With a reuse request: baseline indices of the reused files, ascending (baseline-digests.ts). */
+  reused?: Int32Array;
+  /** In manifest mode: the stat key of each entry of the whole manifest (`manifest` merged with `reused`). */
   statKeys?: Float64Array;
-  /** In manifest mode with a carry request: how the files were decided. */
-  carryCounts?: CarryCounts;
+  /** In manifest mode with a reuse request: how the files were decided. */
+  reuseCounts?: DigestReuseCounts;
   /** Batches of files the second reader thread read (absent without one). Not part of the evidence. */
   helperBatches?: number;
-  /** Names the second reader statted for a carrying manifest (stat-ahead.ts). Not evidence. */
+  /** Names the second reader statted for a reusing manifest (stat-ahead.ts). Not evidence. */
   helperStats?: number;
 }
 
@@ -102,7 +97,7 @@ export function acquireSync(
   try {
     return acquireGuarded(request, locator, cancellableFs(fs, cancelled), cancelled, options);
   } catch (error) {
-    if (error instanceof AcquisitionCancelled) return { kind: 'cancelled' };
+    if (error instanceof OperationCancelled) return { kind: 'cancelled' };
     throw error;
   }
 }
@@ -177,7 +172,7 @@ function acquireGuarded(
     if (named !== undefined) return { kind: 'done', result: { ...named, entries: [], stats: emptyStats } };
     const state = new AcquisitionState(fs, request.limits, rootPath, rootFd, cancelled, scratchChunk());
     // A glob observation's entries leave packed, in batches; an exact locator's one entry stays in the
-    // result (one message, not two: row 4a). A manifest's batches are manifest entries (DigestCarryWalk
+    // result (one message, not two: an exact acquisition's latency is mostly messages). A manifest's batches are manifest entries (ManifestRecorder
     // posts them).
     if (request.mode !== 'manifest' && locator.match === 'glob' && options.onEntries !== undefined) {
       state.packEntriesTo(options.onEntries);
@@ -186,8 +181,8 @@ function acquireGuarded(
     if (request.mode === 'manifest') {
       if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
       state.manifest = [];
-      state.digestCarry = new DigestCarryWalk(request.carry, state.manifest, options.onManifestEntries);
-      reads = new ManifestReadLanes(state.digestCarry, () => state.checkCancelled());
+      state.recorder = new ManifestRecorder(request.reuse, state.manifest, options.onManifestEntries);
+      reads = new ManifestReadLanes(state.recorder, () => state.checkCancelled());
       state.manifestReads = reads;
     }
     const reader = reads === undefined ? state.reader : reads.reader(state.reader);
@@ -217,7 +212,7 @@ function acquireGuarded(
     }
     const gaps = state.orderedGaps();
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
-    const manifest = state.digestCarry?.finish();
+    const manifest = state.recorder?.finish();
     return {
       kind: 'done',
       result: {
@@ -231,12 +226,12 @@ function acquireGuarded(
           : {
               manifest: manifest.manifest,
               statKeys: manifest.keys,
-              carried: manifest.carried,
+              reused: manifest.reused,
               ...(manifest.order === undefined ? {} : { manifestOrder: manifest.order }),
             }),
-        ...(request.carry === undefined || state.digestCarry === undefined
+        ...(request.reuse === undefined || state.recorder === undefined
           ? {}
-          : { carryCounts: state.digestCarry.counts }),
+          : { reuseCounts: state.recorder.counts }),
         ...(lanes === undefined
           ? {}
           : { helperBatches: lanes.helperBatches, helperStats: lanes.helperStats }),

@@ -1,8 +1,14 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { ManifestEntry } from '../../models/manifest.js';
+import { checkProcFdDirectory } from '../confined-fs/openat2-surface-fs.js';
+import { procfsSurfaceFs } from '../confined-fs/surface-fs.js';
+import {
+  chooseSurfaceFs,
+  type SurfaceFsImplementation,
+  type SurfaceFsKind,
+} from '../confined-fs/surface-fs-choice.js';
 import { type AcquireOutcome, type AcquireRequest, acquireSync } from './acquire-sync.js';
-import { BellWatch, LINGER_MS } from './job-bell.js';
-import { checkProcFdDirectory } from './openat2-surface-fs.js';
+import { LINGER_MS, MailboxWatch } from './job-mailbox.js';
 import {
   manifestTransfer,
   type PackedManifestEntries,
@@ -11,8 +17,6 @@ import {
 } from './packed-entries.js';
 import type { ToHelper } from './read-lanes.js';
 import { serveSecondReader } from './second-reader.js';
-import { procfsSurfaceFs } from './surface-fs.js';
-import { chooseSurfaceFs, type SurfaceFsImplementation, type SurfaceFsKind } from './surface-fs-choice.js';
 
 /**
  * Worker thread entry: runs acquisitions with synchronous I/O off the main thread (measured ~8× cheaper
@@ -33,8 +37,8 @@ export interface AcquireJob {
   helper?: { port: MessagePort; state: SharedArrayBuffer };
 }
 
-/** An exact acquisition given through the bell (job-bell.ts): an AcquireJob's plain data. */
-export type RungJob = Pick<AcquireJob, 'kind' | 'id' | 'request' | 'surfaceFs'>;
+/** An exact acquisition given through the mailbox (job-mailbox.ts): an AcquireJob's plain data. */
+export type MailboxJob = Pick<AcquireJob, 'kind' | 'id' | 'request' | 'surfaceFs'>;
 
 export interface HelpJob {
   kind: 'help';
@@ -70,8 +74,8 @@ export type AcquireReply =
 export interface AcquireWorkerData {
   /** Load and probe the openat2 seam at once, then say so (`{ probed: true }`), before any job. */
   probeAtStart?: boolean;
-  /** The thread's bell (job-bell.ts): the pool may give it exact jobs there while it lingers. */
-  bell?: SharedArrayBuffer;
+  /** The thread's mailbox (job-mailbox.ts): the pool may give it exact jobs there while it lingers. */
+  mailbox?: SharedArrayBuffer;
 }
 
 const port = parentPort;
@@ -91,8 +95,8 @@ if ((workerData as AcquireWorkerData | null)?.probeAtStart === true) {
   }
 }
 
-const bell = (workerData as AcquireWorkerData | null)?.bell;
-const watch = bell === undefined ? undefined : new BellWatch(bell);
+const mailbox = (workerData as AcquireWorkerData | null)?.mailbox;
+const watch = mailbox === undefined ? undefined : new MailboxWatch(mailbox);
 
 /** When this thread last posted an acquisition's reply (performance.now()). */
 let repliedAt = Number.NEGATIVE_INFINITY;
@@ -108,8 +112,8 @@ port.on('message', (job: AcquireJob | HelpJob) => {
   const backToBack = performance.now() - repliedAt < LINGER_MS;
   const flag = new Int32Array(job.cancel);
   const reply = acquire(job, () => Atomics.load(flag, 0) !== 0);
-  // Awake for a moment: the next exact job may come through the bell (job-bell.ts).
-  if (watch !== undefined && backToBack) watch.linger(reply, postReply, runRung, LINGER_MS);
+  // Awake for a moment: the next exact job may come through the mailbox (job-mailbox.ts).
+  if (watch !== undefined && backToBack) watch.linger(reply, postReply, runMailboxJob, LINGER_MS);
   else postReply(reply);
 });
 
@@ -118,13 +122,13 @@ function postReply(reply: AcquireReply): void {
   repliedAt = performance.now();
 }
 
-/** An exact job given through the bell: the same acquisition, cancelled through the bell's flag. */
-function runRung(job: unknown): AcquireReply {
-  return acquire(job as RungJob, (watch as BellWatch).cancelled);
+/** An exact job given through the mailbox: the same acquisition, cancelled through the mailbox's flag. */
+function runMailboxJob(job: unknown): AcquireReply {
+  return acquire(job as MailboxJob, (watch as MailboxWatch).cancelled);
 }
 
 /** One acquisition job, answered: its outcome, or the failure that stopped it. */
-function acquire(job: RungJob | AcquireJob, cancelled: () => boolean): AcquireReply {
+function acquire(job: MailboxJob | AcquireJob, cancelled: () => boolean): AcquireReply {
   const helper = 'helper' in job ? job.helper : undefined;
   try {
     const choice = chooseSurfaceFs(job.surfaceFs);

@@ -1,11 +1,11 @@
 import os from 'node:os';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import type { SurfaceFsImplementation, SurfaceFsKind } from '../confined-fs/surface-fs-choice.js';
 import type { AcquireOutcome, AcquireRequest } from './acquire-sync.js';
-import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob, RungJob } from './acquire-worker.js';
-import { createBellBuffer, JobBell } from './job-bell.js';
+import type { AcquireJob, AcquireReply, AcquireWorkerData, HelpJob, MailboxJob } from './acquire-worker.js';
+import { createMailboxBuffer, JobMailbox } from './job-mailbox.js';
 import type { PackedManifestEntries, PackedSurfaceEntries } from './packed-entries.js';
 import { LINK, LINK_INTS } from './reader-link.js';
-import type { SurfaceFsImplementation, SurfaceFsKind } from './surface-fs-choice.js';
 
 /**
  * One bounded pool of acquisition threads per process, shared by every LocalFileSurfaceSource and every
@@ -27,7 +27,7 @@ export interface PoolJob {
   /**
    * Int32Array over this buffer; non-zero means cancelled. The worker checks it at every entry and chunk.
    * Raise it through the ticket (`PoolTicket.cancel`), which also reaches a job given through a thread's
-   * bell; a job submitted with it already raised is posted, never rung.
+   * mailbox; a job submitted with it already raised is posted, never delivered.
    */
   cancel: SharedArrayBuffer;
   /** 1: never a second reader thread (default 2: one when the walk asks and a thread is free). */
@@ -58,7 +58,7 @@ export const POOL_SIZE = Math.max(1, os.availableParallelism());
  * The young generation of each pool thread, in MiB, unless the process sets another
  * ({@link AcquisitionPool.setThreadYoungGenerationMb}). A large acquisition allocates every entry's text on
  * its threads: with 6 MiB they spent about a fifth of their time in scavenges, and 12 or 16 MiB took
- * ≈ 18 % off the CPU of a 100,000-file acquisition (docs/perf/s16-walk.md). The cost is resident memory
+ * ≈ 18 % off the CPU of a 100,000-file acquisition. The cost is resident memory
  * that a thread keeps once V8 has grown its young generation to the cap.
  */
 export const DEFAULT_THREAD_YOUNG_GENERATION_MB = 16;
@@ -66,7 +66,7 @@ export const DEFAULT_THREAD_YOUNG_GENERATION_MB = 16;
  * What a campaign process sets (`witness run`, `witness worker`): two 2 MiB semi-spaces and their
  * large-object share. Left to a larger cap, V8 grows it once a long campaign's steady trickle of surviving
  * objects makes the survival rate look high, a step of ~8–20 MiB across two threads that a campaign of
- * 1,600 attempts takes and one of 100 does not (issue 14, row 8). The old generation is not capped.
+ * 1,600 attempts takes and one of 100 does not. The old generation is not capped.
  */
 export const CAMPAIGN_THREAD_YOUNG_GENERATION_MB = 6;
 /** A worker idle this long is terminated (its isolate's memory returns to the system). */
@@ -88,8 +88,8 @@ interface Queued {
   held?: () => void;
   /** onDone or onFailure was called: later messages for this job are dropped. */
   settled: boolean;
-  /** The slot whose bell this job was rung through (job-bell.ts); absent for a posted job. */
-  rungAt?: Slot;
+  /** The slot whose mailbox this job was delivered through (job-mailbox.ts); absent for a posted job. */
+  deliveredAt?: Slot;
 }
 
 interface Run {
@@ -101,10 +101,10 @@ interface Run {
 interface Slot {
   worker: Worker;
   /**
-   * The thread's bell: exact jobs are rung there while it lingers after a job. None with a single core,
+   * The thread's mailbox: exact jobs are delivered there while it lingers after a job. None with a single core,
    * where a lingering thread would only take the core from the thread that is about to ask.
    */
-  bell: JobBell | undefined;
+  mailbox: JobMailbox | undefined;
   running: Run | undefined;
   idleTimer: NodeJS.Timeout | undefined;
   /** Started by `prewarm` and still probing: kept referenced until its `probed` message. */
@@ -117,8 +117,8 @@ class AcquisitionPool {
   #nextId = 1;
   #youngGenerationMb = DEFAULT_THREAD_YOUNG_GENERATION_MB;
   #manifestsShareReaders = true;
-  /** Jobs rung through the bells of threads since removed (`rungJobs`). */
-  #rungByGone = 0;
+  /** jobs delivered through the mailboxes of threads since removed (`mailboxJobs`). */
+  #deliveredByGone = 0;
 
   /**
    * The young generation (MiB) of the threads started from now on; threads already running keep theirs
@@ -134,7 +134,7 @@ class AcquisitionPool {
   /**
    * Whether a manifest job may take a second reader thread, as a glob job does (default true). A campaign
    * process turns it off: its attempts already keep both threads busy, and a manifest read by two threads
-   * raised a 1,600-attempt campaign's peak by ≈ 20 MiB (row 8b, docs/benchmarks.md). Evidence is the same
+   * raised a 1,600-attempt campaign's peak by ≈ 20 MiB. Evidence is the same
    * either way (manifest-two-readers.test.ts).
    */
   setManifestsShareReaders(share: boolean): void {
@@ -164,10 +164,10 @@ class AcquisitionPool {
           return;
         }
         Atomics.store(new Int32Array(job.cancel), 0, 1);
-        // A rung job reads the bell's flag, which belongs to whatever job the thread runs now: raised
+        // A delivered job reads the mailbox's flag, which belongs to whatever job the thread runs now: raised
         // only while that is still this one.
-        const slot = queued.rungAt;
-        if (slot !== undefined && slot.running?.queued === queued) slot.bell?.cancel();
+        const slot = queued.deliveredAt;
+        if (slot !== undefined && slot.running?.queued === queued) slot.mailbox?.cancel();
       },
     };
   }
@@ -179,7 +179,7 @@ class AcquisitionPool {
 
   /**
    * True when no job is queued or running and no thread is still probing (`prewarm`): every thread alive
-   * is parked, waiting for a message, or lingering in JavaScript for its bell (job-bell.ts). A process may
+   * is parked, waiting for a message, or lingering in JavaScript for its mailbox (job-mailbox.ts). A process may
    * then end at once (`process.exit`) without terminating a thread inside koffi's native code, which
    * aborts the process (acquire-worker.ts).
    */
@@ -258,20 +258,20 @@ class AcquisitionPool {
   }
 
   /**
-   * Gives an exact job to whichever free thread is lingering (job-bell.ts), if one is: true when one took
-   * it. Any free thread's bell is tried, not only the first free thread's, so a job never wakes a sleeping
+   * Gives an exact job to whichever free thread is lingering (job-mailbox.ts), if one is: true when one took
+   * it. Any free thread's mailbox is tried, not only the first free thread's, so a job never wakes a sleeping
    * thread while another one is awake and waiting. A job whose own flag is already raised is posted (a
-   * rung job reads only the bell's flag).
+   * delivered job reads only the mailbox's flag).
    */
   #ringFree(queued: Queued): boolean {
     const { request } = queued.job;
     if (request.match !== 'exact' || request.mode === 'manifest') return false;
     if (Atomics.load(new Int32Array(queued.job.cancel), 0) !== 0) return false;
-    const rung: RungJob = { kind: 'acquire', id: queued.id, request, surfaceFs: queued.job.surfaceFs };
+    const job: MailboxJob = { kind: 'acquire', id: queued.id, request, surfaceFs: queued.job.surfaceFs };
     for (const slot of this.#slots) {
-      if (slot.running !== undefined || slot.bell?.ring(rung) !== true) continue;
+      if (slot.running !== undefined || slot.mailbox?.deliver(job) !== true) continue;
       this.#occupy(slot, { id: queued.id, queued, role: 'walker' });
-      queued.rungAt = slot;
+      queued.deliveredAt = slot;
       return true;
     }
     return false;
@@ -298,17 +298,17 @@ class AcquisitionPool {
     this.#post(slot, message, [link.port]);
   }
 
-  /** Posts a job, telling a lingering thread first that a message is on its way (job-bell.ts). */
+  /** Posts a job, telling a lingering thread first that a message is on its way (job-mailbox.ts). */
   #post(slot: Slot, message: AcquireJob | HelpJob, transfer: MessagePort[]): void {
-    slot.bell?.mail();
+    slot.mailbox?.mail();
     slot.worker.postMessage(message, transfer);
   }
 
-  /** @internal Jobs given through the threads' bells instead of posted, for tests and the bench. */
-  get rungJobs(): number {
-    let rung = 0;
-    for (const slot of this.#slots) rung += slot.bell?.rung ?? 0;
-    return rung + this.#rungByGone;
+  /** @internal Jobs given through the threads' mailboxes instead of posted, for tests and the bench. */
+  get mailboxJobs(): number {
+    let delivered = 0;
+    for (const slot of this.#slots) delivered += slot.mailbox?.delivered ?? 0;
+    return delivered + this.#deliveredByGone;
   }
 
   #occupy(slot: Slot, run: Run): void {
@@ -330,14 +330,14 @@ class AcquisitionPool {
   }
 
   #spawn(data: AcquireWorkerData = {}): Slot {
-    const bell = POOL_SIZE > 1 ? createBellBuffer() : undefined;
+    const mailbox = POOL_SIZE > 1 ? createMailboxBuffer() : undefined;
     const worker = new Worker(new URL('./acquire-worker.js', import.meta.url), {
       resourceLimits: { maxYoungGenerationSizeMb: this.#youngGenerationMb },
-      workerData: { ...data, ...(bell === undefined ? {} : { bell }) } satisfies AcquireWorkerData,
+      workerData: { ...data, ...(mailbox === undefined ? {} : { mailbox }) } satisfies AcquireWorkerData,
     });
     const slot: Slot = {
       worker,
-      bell: bell === undefined ? undefined : new JobBell(bell),
+      mailbox: mailbox === undefined ? undefined : new JobMailbox(mailbox),
       running: undefined,
       idleTimer: undefined,
     };
@@ -450,7 +450,7 @@ class AcquisitionPool {
   }
 
   #remove(slot: Slot): void {
-    if (this.#slots.has(slot)) this.#rungByGone += slot.bell?.rung ?? 0;
+    if (this.#slots.has(slot)) this.#deliveredByGone += slot.mailbox?.delivered ?? 0;
     if (slot.idleTimer !== undefined) clearTimeout(slot.idleTimer);
     slot.idleTimer = undefined;
     this.#slots.delete(slot);

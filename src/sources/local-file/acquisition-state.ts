@@ -1,11 +1,12 @@
 import type { ManifestEntry } from '../../models/manifest.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
-import type { DigestCarryWalk } from './digest-carry.js';
+import { OperationCancelled } from '../confined-fs/fs-errors.js';
+import type { SurfaceFs } from '../confined-fs/surface-fs.js';
+import type { ManifestRecorder } from './baseline-digests.js';
 import type { SourceLimits } from './limits.js';
 import type { ManifestReadLanes } from './manifest-reads.js';
 import { type PackedSurfaceEntries, SurfaceEntryPacker } from './packed-entries.js';
 import { type LocalReader, localLanes, type ReadLanes } from './read-lanes.js';
-import type { SurfaceFs } from './surface-fs.js';
 
 /** Counts of the work one acquisition did; stored in the observation's metadata. */
 export interface AcquisitionStats {
@@ -14,22 +15,6 @@ export interface AcquisitionStats {
   candidates: number;
   filesRead: number;
   bytesRead: number;
-}
-
-/** Thrown inside the walk when the caller's cancellation flag is set; never escapes the acquisition. */
-export class AcquisitionCancelled extends Error {
-  constructor() {
-    super('acquisition cancelled');
-    this.name = 'AcquisitionCancelled';
-  }
-}
-
-/**
- * Lets a cancellation through a catch that turns I/O errors into gaps: an aborted acquisition must reject,
- * never come back as a partial observation that looks like evidence.
- */
-export function rethrowCancelled(error: unknown): void {
-  if (error instanceof AcquisitionCancelled) throw error;
 }
 
 /** Thrown inside the walk when a budget stops enumeration at once (the gap is already recorded). */
@@ -48,7 +33,7 @@ export class AcquisitionState {
   /** Per gap: its place in enumeration order (see {@link gap} and {@link taskGap}). */
   readonly #gapKeys: number[] = [];
   #gapsInOrder = true;
-  /** Read tasks created so far (each candidate handed to a reader gets the next number). */
+  /** Read tasks created so far (each candidate submitted to a reader gets the next number). */
   #tasks = 0;
   /** Bytes of maxReadBytes reserved so far, in enumeration order. */
   #reserved = 0;
@@ -75,8 +60,8 @@ export class AcquisitionState {
    */
   manifest: ManifestEntry[] | undefined;
 
-  /** Set in manifest mode: the stat keys recorded for a later manifest, and the baseline's to carry from. */
-  digestCarry: DigestCarryWalk | undefined;
+  /** Set in manifest mode: the stat keys recorded for a later manifest, and the baseline's to reuse from. */
+  recorder: ManifestRecorder | undefined;
 
   /** Set in manifest mode: completes each file's entry with what its reader read (manifest-reads.ts). */
   manifestReads: ManifestReadLanes | undefined;
@@ -123,11 +108,11 @@ export class AcquisitionState {
 
   /** Called at every directory entry and every read chunk. */
   checkCancelled(): void {
-    if (this.cancelled()) throw new AcquisitionCancelled();
+    if (this.cancelled()) throw new OperationCancelled();
   }
 
   /**
-   * From now on entries are packed and handed to `sink` in batches as each fills (the last one by
+   * From now on entries are packed and submitted to `sink` in batches as each fills (the last one by
    * {@link flushEntries}); a whole ASCII file's text goes into its batch as bytes.
    */
   packEntriesTo(sink: (batch: PackedSurfaceEntries) => void): void {
@@ -199,10 +184,4 @@ export class AcquisitionState {
     this.#reserved += reservation;
     return reservation;
   }
-}
-
-/** The errno code of a Node fs error, or 'UNKNOWN'. */
-export function errorCode(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'UNKNOWN';
 }

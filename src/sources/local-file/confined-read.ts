@@ -1,5 +1,7 @@
-import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
-import { placeHandle } from './confinement.js';
+import { describeNonFile } from '../confined-fs/file-stat.js';
+import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
+import { placeHandle } from '../confined-fs/placement.js';
+import type { AcquisitionState } from './acquisition-state.js';
 
 /**
  * Reads one candidate file under the confinement rules of SPEC §5 and §5.1:
@@ -50,7 +52,7 @@ export function readCandidate(
 
 /**
  * Steps 2 to 6 for a candidate already opened as O_PATH (step 1): this function owns `pathFd` from here
- * and closes it, or hands it to a reader that does.
+ * and closes it, or submits it to a reader that does.
  */
 export function readOpenedCandidate(
   state: AcquisitionState,
@@ -59,7 +61,7 @@ export function readOpenedCandidate(
   listedFile = false,
 ): CandidateResult {
   const { fs } = state;
-  let handed = false;
+  let submitted = false;
   try {
     // A regular file the kernel proved beneath the root at open time (openat2, RESOLVE_BENEATH from the
     // root handle) is strictly inside it: the root is a directory, so a file cannot be the root itself.
@@ -80,13 +82,13 @@ export function readOpenedCandidate(
     }
     if (!pathStat.isFile()) {
       if (listedFile) return 'not_regular';
-      state.gap('not_a_file', uri, describeKind(pathStat));
+      state.gap('not_a_file', uri, describeNonFile(pathStat));
       return 'gap';
     }
     // From here the O_PATH handle belongs to the lanes: a reader reopens it, and it is closed on this
     // thread once the reader is done with it.
-    handed = true;
-    return state.lanes.hand(
+    submitted = true;
+    return state.lanes.submit(
       {
         seq: state.nextTaskSeq(),
         pathFd,
@@ -99,7 +101,7 @@ export function readOpenedCandidate(
       pathStat,
     );
   } finally {
-    if (!handed) fs.close(pathFd);
+    if (!submitted) fs.close(pathFd);
   }
 }
 
@@ -125,19 +127,4 @@ function openFailed(
   }
   state.gap('read_failed', uri, `open failed (${code})`);
   return 'gap';
-}
-
-function describeKind(stat: {
-  isDirectory(): boolean;
-  isFIFO(): boolean;
-  isSocket(): boolean;
-  isCharacterDevice(): boolean;
-  isBlockDevice(): boolean;
-}): string {
-  if (stat.isDirectory()) return 'a directory';
-  if (stat.isFIFO()) return 'a FIFO';
-  if (stat.isSocket()) return 'a socket';
-  if (stat.isCharacterDevice()) return 'a character device';
-  if (stat.isBlockDevice()) return 'a block device';
-  return 'not a regular file';
 }

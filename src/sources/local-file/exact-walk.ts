@@ -1,4 +1,5 @@
-import { type AcquisitionState, errorCode, rethrowCancelled } from './acquisition-state.js';
+import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
+import type { AcquisitionState } from './acquisition-state.js';
 import { readCandidate, readOpenedCandidate } from './confined-read.js';
 
 /**

@@ -1,17 +1,13 @@
 import { type GlobSegment, matchesSegment, type ParsedLocator } from '../../models/locator.js';
-import {
-  type AcquisitionState,
-  EnumerationStopped,
-  errorCode,
-  rethrowCancelled,
-} from './acquisition-state.js';
+import { type EntryKind, entryKindOf } from '../confined-fs/file-stat.js';
+import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
+import { childUri, compareNames, decodeName, decodeNameLossy, escapeName } from '../confined-fs/names.js';
+import { placeHandle } from '../confined-fs/placement.js';
+import { type AcquisitionState, EnumerationStopped } from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
-import { placeHandle } from './confinement.js';
 import { resolveLinkTarget } from './exact-walk.js';
 import { recordManifestChild, STAT_AHEAD_CHUNK, statChildrenAhead } from './manifest-entry.js';
-import { childUri, compareNames, decodeName, decodeNameLossy, escapeName } from './names.js';
 import type { StatAhead } from './stat-ahead.js';
-import type { EntryTypeTests } from './surface-fs.js';
 
 /**
  * Acquires a glob locator by walking from the root handle (SPEC §5, §5.1).
@@ -32,13 +28,10 @@ export function walkGlob(state: AcquisitionState, locator: ParsedLocator): void 
   }
 }
 
-/** What the listing said a child is ('file': a regular file; 'other': a FIFO, socket or device). */
-export type ChildKind = 'directory' | 'symlink' | 'file' | 'other' | 'unknown';
-
 interface Child {
   name: Buffer;
   uri: string;
-  kind: ChildKind;
+  kind: EntryKind;
   /**
    * Pattern positions to continue with inside this child when it is a directory. Never changed once the
    * child is built: children of one listing with the same positions share one set.
@@ -61,7 +54,7 @@ function visitDirectory(
   const children = needsListing
     ? matchListing(state, segments, dirFd, dirUri, live, isRoot)
     : matchLiterals(segments, dirUri, live);
-  // A carrying manifest stats every child first: those stats are taken ahead, on both reader threads, a
+  // A reusing manifest stats every child first: those stats are taken ahead, on both reader threads, a
   // chunk of children at a time (a walk that maxFiles stops soon stats few names it never visits).
   let ahead: StatAhead[] | undefined;
   let aheadFrom = 0;
@@ -148,7 +141,7 @@ function matchListing(
   // Sorted once the names that lead nowhere are gone (they record nothing, so their order never shows):
   // the same gaps, recorded before any child is visited, and the same children, each in byte order, as
   // sorting the whole listing first — without sorting the thousands of names a narrow pattern such as
-  // `x*.md` drops (issue 14, row 2a).
+  // `x*.md` drops.
   unrepresentable.sort(compareNames);
   for (const name of unrepresentable) {
     state.gap('unrepresentable_name', dirUri, `a name in this directory is not UTF-8: ${escapeName(name)}`);
@@ -204,7 +197,7 @@ class NextSets {
 
 interface Listed {
   name: Buffer;
-  kind: ChildKind;
+  kind: EntryKind;
 }
 
 /**
@@ -269,7 +262,7 @@ function listDirectory(state: AcquisitionState, dirFd: number, dirUri: string, i
         state.listingBudgetSpent = true;
         return [];
       }
-      listed.push({ name: dirent.name, kind: kindOf(dirent) });
+      listed.push({ name: dirent.name, kind: entryKindOf(dirent) });
     }
   } finally {
     dir.closeSync();
@@ -286,16 +279,6 @@ function directoryIsInside(state: AcquisitionState, dirFd: number, dirUri: strin
     state.gap('link_outside_root', dirUri, 'the directory is no longer inside the root; it was not listed');
   } else state.gap('confinement_unverified', dirUri, placement.detail);
   return false;
-}
-
-function kindOf(dirent: EntryTypeTests): ChildKind {
-  if (dirent.isDirectory()) return 'directory';
-  if (dirent.isSymbolicLink()) return 'symlink';
-  if (dirent.isFile()) return 'file';
-  if (dirent.isFIFO() || dirent.isSocket() || dirent.isCharacterDevice() || dirent.isBlockDevice()) {
-    return 'other';
-  }
-  return 'unknown';
 }
 
 function visitChild(

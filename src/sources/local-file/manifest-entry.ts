@@ -1,17 +1,12 @@
 import type { ManifestEntry } from '../../models/manifest.js';
-import {
-  type AcquisitionState,
-  EnumerationStopped,
-  errorCode,
-  rethrowCancelled,
-} from './acquisition-state.js';
+import type { EntryKind, EntryStat } from '../confined-fs/file-stat.js';
+import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
+import { decodeName, escapeName } from '../confined-fs/names.js';
+import { type AcquisitionState, EnumerationStopped } from './acquisition-state.js';
+import type { ManifestRecorder } from './baseline-digests.js';
 import { type CandidateResult, readCandidate } from './confined-read.js';
-import type { DigestCarryWalk } from './digest-carry.js';
-import type { ChildKind } from './glob-walk.js';
 import type { ManifestReadLanes } from './manifest-reads.js';
-import { decodeName, escapeName } from './names.js';
 import type { StatAhead } from './stat-ahead.js';
-import type { EntryStat } from './statx.js';
 
 /**
  * Records one child met by the glob walk in manifest mode (SPEC §12). The walk itself is the source's:
@@ -23,13 +18,13 @@ import type { EntryStat } from './statx.js';
  *   link to `/etc` or to a FIFO costs nothing and reaches nothing outside the root.
  * - a regular file: read through the confined read (O_PATH, placement check, reopen through the handle),
  *   so its size and digest are those of the object checked inside the root, within the shared read budget
- *   (by this thread or the walk's second reader: manifest-reads.ts) — unless the walk carries digests from a baseline and this file provably has not changed since
- *   (digest-carry.ts): then the baseline's digest is its digest and nothing is opened.
+ *   (by this thread or the walk's second reader: manifest-reads.ts) — unless the walk reuses digests from a baseline and this file provably has not changed since
+ *   (baseline-digests.ts): then the baseline's digest is its digest and nothing is opened.
  * - anything else (FIFO, socket, device): lstat only, never opened — a FIFO cannot stall the walk.
  *
  * Every child counts against maxFiles except directories (bounded by maxListedEntries already).
  * A manifest is taken when nothing in the sandbox runs (SPEC §11), so lstat and the read see one object.
- * A name the listing reports as a regular file, in a manifest that carries nothing, is not lstat'ed
+ * A name the listing reports as a regular file, in a manifest that reuses nothing, is not lstat'ed
  * first: it goes straight to the confined read, and the fstat of the checked handle stands in for the
  * lstat (the same inode; the type check before any read intent is the confined read's own).
  */
@@ -38,13 +33,13 @@ export function recordManifestChild(
   dirFd: number,
   name: Buffer,
   uri: string,
-  listed: ChildKind = 'unknown',
+  listed: EntryKind = 'unknown',
   ahead?: StatAhead,
 ): 'descend' | 'done' {
-  const walk = state.digestCarry as DigestCarryWalk;
+  const walk = state.recorder as ManifestRecorder;
   state.checkCancelled();
-  if (listed === 'file' && !walk.carries) {
-    // The listing says a regular file and nothing can be carried: the file is read at once, and the
+  if (listed === 'file' && !walk.reusesDigests) {
+    // The listing says a regular file and nothing can be reused: the file is read at once, and the
     // fstat of the O_PATH handle the confined read checks (the very inode reopened and hashed) gives
     // its mode, size and key, in place of an lstat of the name (one system call per file fewer on the
     // walking thread). The read's checks are the confined read's own, unchanged.
@@ -76,7 +71,7 @@ export const STAT_AHEAD_CHUNK = 256;
 
 /**
  * The stats of a listed directory's children `from` to `from + STAT_AHEAD_CHUNK` taken ahead, for a walk
- * that carries digests (every child is then statted first) when its lanes share a second reader and the
+ * that reuses digests (every child is then statted first) when its lanes share a second reader and the
  * seam has statx (stat-ahead.ts); undefined otherwise (each child is statted when it is visited). In the
  * children's order.
  */
@@ -88,7 +83,7 @@ export function statChildrenAhead(
 ): StatAhead[] | undefined {
   const { fs, lanes } = state;
   const statAt = fs.entryStatAt;
-  if (state.digestCarry?.carries !== true || lanes.statAhead === undefined || statAt === undefined) {
+  if (state.recorder?.reusesDigests !== true || lanes.statAhead === undefined || statAt === undefined) {
     return undefined;
   }
   const names: Buffer[] = [];
@@ -105,7 +100,7 @@ export function statChildrenAhead(
  */
 function recordByStat(
   state: AcquisitionState,
-  walk: DigestCarryWalk,
+  walk: ManifestRecorder,
   dirFd: number,
   name: Buffer,
   uri: string,
@@ -144,9 +139,9 @@ function recordByStat(
     walk.add({ uri, type: 'other', sizeBytes: stat.size, sha256: null, mode, linkTarget: null });
     return 'done';
   }
-  // Provably unchanged since the baseline (digest-carry.ts): its entry is the baseline's, nothing is read
+  // Provably unchanged since the baseline (baseline-digests.ts): its entry is the baseline's, nothing is read
   // (and no entry is made here: the caller's thread takes the baseline's).
-  if (mayRead && walk.carriedFrom(uri, stat) !== undefined) return 'done';
+  if (mayRead && walk.unchangedBaselineEntry(uri, stat) !== undefined) return 'done';
   const entry: ManifestEntry = {
     uri,
     type: 'file',
@@ -159,9 +154,9 @@ function recordByStat(
     walk.add(entry);
     return 'done';
   }
-  // Handed to a reader (either thread): the entry is in the manifest already and gets the reader's size
-  // and digest when the read is back; a later manifest may carry it only if the bytes hashed are the ones
-  // the stat describes (DigestCarryWalk.settleRead).
+  // Submitted to a reader (either thread): the entry is in the manifest already and gets the reader's size
+  // and digest when the read is back; a later manifest may reuse it only if the bytes hashed are the ones
+  // the stat describes (ManifestRecorder.settleRead).
   let result: CandidateResult = 'absent';
   const reads = state.manifestReads as ManifestReadLanes;
   if (reads.readFile(entry, stat, () => (result = readCandidate(state, dirFd, name, uri)))) return 'done';

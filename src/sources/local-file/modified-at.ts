@@ -2,7 +2,7 @@
  * A file's modification time as the record's timestamp (`modifiedAt`), on the reading threads.
  *
  * `new Date(ms).toISOString()` goes through V8's date formatting, which prints with `snprintf`: ≈ 0.5 µs a
- * file here, 2 % of a 100,000-file acquisition's CPU (issue 14, row 1a; docs/perf/s22-walk.md). The same
+ * file here, 2 % of a 100,000-file acquisition's CPU. The same
  * string is built here from integer arithmetic and two lookup tables (≈ 0.17 µs). It is the same function
  * of the same number: `modified-at.test.ts` compares it with `toISOString` on the edges (years 0000 and
  * 9999, leap days of every rule, negative and fractional times, the clamps) and on two million random

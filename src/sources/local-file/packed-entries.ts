@@ -3,9 +3,9 @@ import type { SurfaceEntry } from '../../models/observation.js';
 import { MANIFEST_ENTRY_TYPES, type ManifestEntryType } from '../../models/vocabulary.js';
 
 /**
- * How a glob acquisition's entries travel from a pool thread to the caller's thread. Issue 14, row 1a: with
+ * How a glob acquisition's entries travel from a pool thread to the caller's thread. With
  * every entry posted as an object, the caller's heap received 100,000 small strings of file text (≈ 105 MB
- * for the bench tree), and the garbage collector copied each of them twice (young generation, then old)
+ * for a 100,000-file tree), and the garbage collector copied each of them twice (young generation, then old)
  * and marked them again at every cycle while the heap grew: ≈ 1 s of the process's CPU per acquisition, on
  * threads that compete with the readers for two cores.
  *
@@ -13,11 +13,10 @@ import { MANIFEST_ENTRY_TYPES, type ManifestEntryType } from '../../models/vocab
  * sizes and flags as typed arrays, and the text of every file that is ASCII (nearly every file of a source
  * tree) and at most 8 KiB as raw bytes back to back in one buffer that is transferred, not copied (a
  * reading thread puts such a file's bytes there straight from its read: {@link SurfaceEntryPacker}). The
- * caller (entry-receipt.ts, kept apart so that a pool thread never loads the entry rule and its schemas)
+ * caller (surface-entry-unpacking.ts, kept apart so that a pool thread never loads the entry rule and its schemas)
  * gathers those bytes until about 512 KiB wait, turns them into one string (large enough that V8 puts it
  * in its large-object space, where the collector never copies it) and gives each entry a slice of it.
- * Other text travels as a string of its own, as before; a null content stays null. Measured in
- * docs/perf/s19-walk.md and s22-walk.md.
+ * Other text travels as a string of its own; a null content stays null.
  *
  * What the caller gets is what it got before: each entry a fresh frozen plain object, checked on arrival by
  * the entry rule (checked-observation.ts), whose `content` is a string equal to the file's text. A slice
@@ -31,8 +30,8 @@ export interface PackedSurfaceEntries {
   readonly uris: string[];
   /**
    * The digests of the entries whose `digested` is 1, back to back ({@link SHA256_HEX_LENGTH} characters
-   * each): one string to clone and to check (entry-receipt.ts checks it is lowercase hex in one pass, where
-   * a pattern test per digest was a tenth of the caller's CPU in row 1a).
+   * each): one string to clone and to check (surface-entry-unpacking.ts checks it is lowercase hex in one pass, where
+   * a pattern test per digest was a tenth of the caller's CPU in a 100,000-file acquisition).
    */
   readonly sha256s: string;
   /** 1 where the entry has a digest (in `sha256s`), 0 where its digest is null. */
@@ -59,7 +58,7 @@ export const TIMESTAMP_LENGTH = 24;
 
 /**
  * Texts longer than this travel as strings of their own: a batch's ASCII texts then stay under 800 KiB
- * (100 × 8 KiB), so an arena of the receiver (entry-receipt.ts) stays below the size at which Node would
+ * (100 × 8 KiB), so an arena of the receiver (surface-entry-unpacking.ts) stays below the size at which Node would
  * keep its string outside the heap, and a kept slice pins at most about 1 MB.
  */
 export const PACKED_TEXT_MAX = 8 * 1024;
@@ -70,8 +69,8 @@ const isAscii = (text: string): boolean => Buffer.byteLength(text, 'utf8') === t
 /**
  * Entries per batch a reading thread posts (about 100 KB of small files' text per message). Entries wait in
  * the pool thread's young generation until their batch leaves, and every scavenge copies the waiting ones:
- * 1,000 a batch made garbage collection the largest single cost of a reader thread (s15-walk); 100 took
- * ≈ 11 % off the CPU of a 100,000-file acquisition, 250 ≈ 8 % (docs/perf/s16-walk.md).
+ * 1,000 a batch made garbage collection the largest single cost of a reader thread; 100 took
+ * ≈ 11 % off the CPU of a 100,000-file acquisition, 250 ≈ 8 %.
  */
 export const ENTRY_BATCH = 100;
 
@@ -89,7 +88,7 @@ let spareText: Buffer | undefined;
  * file read at once whose bytes are all ASCII (nearly every file of a source tree), as those bytes
  * ({@link addAscii}): they are copied straight into the batch, so no string of the text is ever made on
  * the pool thread (decoding, measuring and writing it back cost ≈ 1.5 % of a 100,000-file acquisition's
- * CPU; docs/perf/s22-walk.md). The caller's thread checks the batch's bytes are ASCII all the same.
+ * CPU). The caller's thread checks the batch's bytes are ASCII all the same.
  *
  * Given a `post`, the packer posts each batch of {@link ENTRY_BATCH} as it fills and the rest at
  * {@link flush}; a batch is cleared only once posted, so a post that fails (the entry being added gets a
@@ -224,7 +223,7 @@ export class SurfaceEntryPacker {
   /**
    * This thread's text buffer goes back to the thread, for the next packer (call once the last batch has
    * been taken): a campaign's thousands of small acquisitions would otherwise each leave one behind for
-   * the collector (row 8b's peak memory rose by ≈ 20 MiB before this).
+   * the collector (a 1,600-attempt campaign's peak memory rose by ≈ 20 MiB without this).
    */
   release(): void {
     const text = this.#text;
@@ -270,7 +269,7 @@ export function isPackedSurfaceEntries(value: unknown): value is PackedSurfaceEn
  * A batch of manifest entries (SPEC §12) as a pool thread posts it: columns, not objects. Cloning 1,000
  * entry objects wrote every key of every object and made the caller's thread build them again, and each
  * was then read back key by key by the entry rule: ≈ 8 ms of the walking thread and ≈ 1.6 µs an entry on
- * the caller's per 10,000-file manifest (s20-manifest.md). The caller (manifest-receipt.ts) builds each
+ * the caller's per 10,000-file manifest. The caller (manifest-entry-unpacking.ts) builds each
  * entry itself from the columns and checks it by the entry rule, as before.
  */
 export interface PackedManifestEntries {

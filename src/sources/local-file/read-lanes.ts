@@ -1,10 +1,9 @@
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import type { CoverageGap } from '../../models/observation.js';
-import type { CandidateResult } from './confined-read.js';
+import type { EntryStat } from '../confined-fs/file-stat.js';
 import { LINK } from './reader-link.js';
-import { type ReadSink, type ReadTask, readTask } from './reserved-read.js';
+import { type ReadOutcome, type ReadSink, type ReadTask, readTask } from './reserved-read.js';
 import { type StatAhead, type StatAt, StatRequest, statHere } from './stat-ahead.js';
-import type { EntryStat } from './statx.js';
 
 /**
  * Where the walk sends each checked candidate (confined-read.ts) to be read: this thread, or a second
@@ -20,7 +19,7 @@ export interface ReadLanes {
    * Takes ownership of `task.pathFd` (closed on this thread once read, or when abandoned). `stat` is the
    * fstat of that handle the walk checked (a manifest's walk keeps it: manifest-reads.ts).
    */
-  hand(task: ReadTask, stat?: EntryStat): CandidateResult;
+  submit(task: ReadTask, stat?: EntryStat): ReadOutcome;
   /** Reads what is still queued and waits for the second reader to finish what it took. */
   finish(): void;
   /** After a cancellation or failure: closes every handle not yet read, reads nothing more. */
@@ -28,7 +27,7 @@ export interface ReadLanes {
   /**
    * Lanes with a second reader only: the lstat of each of `names` in `dirFd` (a directory handle the walk
    * holds open), taken now by `statAt`, shared with the second reader when it is idle (stat-ahead.ts).
-   * Returns when every answer is in, or throws AcquisitionCancelled once the acquisition is cancelled;
+   * Returns when every answer is in, or throws OperationCancelled once the acquisition is cancelled;
    * either way the handle is then in use by no other thread.
    */
   statAhead?(dirFd: number, names: readonly Buffer[], statAt: StatAt): StatAhead[];
@@ -54,7 +53,7 @@ export function localLanes(reader: LocalReader): ReadLanes {
   };
   const both: number[] = [0, 0];
   return {
-    hand(task) {
+    submit(task) {
       readFd = -1;
       try {
         const outcome = readTask(reader.sink, task, keepReadFd);
@@ -83,7 +82,7 @@ export { LINK, LINK_INTS } from './reader-link.js';
  * cost the walking thread 10 % of its time in postMessage; 64 a batch, packed, a few per cent).
  */
 const BATCH = 64;
-/** Files per batch handed to the second reader (a full batch; the last of an acquisition may be short). */
+/** Files per batch submitted to the second reader (a full batch; the last of an acquisition may be short). */
 export const HELPER_BATCH_FILES = BATCH;
 /** Batches the helper may hold unfinished: bounds the handles in flight (BATCH × this). */
 const MAX_OUTSTANDING = 3;
@@ -184,7 +183,7 @@ const STAT_AHEAD_MIN = 16;
 /**
  * Lanes with a second reader thread. Candidates queue here in batches; a full batch goes to the helper
  * when it is listening and holds fewer than MAX_OUTSTANDING batches, and is read here otherwise, so the
- * walking thread never waits for the helper while there is work, and never hands it more than a few
+ * walking thread never waits for the helper while there is work, and never submits it more than a few
  * dozen open handles. The helper posts each batch's gaps and byte count back; they are merged at the end.
  */
 export function sharedLanes(
@@ -198,7 +197,7 @@ export function sharedLanes(
   let pending: ReadTask[] = [];
   let posted = 0;
   let ended = false;
-  let handed = 0;
+  let submitted = 0;
   let requested = false;
   /** Names the second reader statted (stat-ahead.ts). */
   let helperStats = 0;
@@ -256,7 +255,7 @@ export function sharedLanes(
   const readHere = (tasks: ReadTask[]) => {
     for (let i = 0; i < tasks.length; i++) {
       try {
-        local.hand(tasks[i] as ReadTask);
+        local.submit(tasks[i] as ReadTask);
       } catch (error) {
         // Cancelled (or worse) midway: the handles of the rest are still ours to close.
         for (let j = i + 1; j < tasks.length; j++) reader.close((tasks[j] as ReadTask).pathFd);
@@ -280,9 +279,9 @@ export function sharedLanes(
   };
 
   return {
-    hand(task) {
+    submit(task) {
       pending.push(task);
-      if (++handed === REQUEST_AFTER) request();
+      if (++submitted === REQUEST_AFTER) request();
       if (pending.length >= BATCH) dispatch();
       return 'read';
     },

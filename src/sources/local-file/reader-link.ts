@@ -2,7 +2,7 @@
  * The shared state of the link between a walk and its second reader (read-lanes.ts): which Int32 of the
  * link's SharedArrayBuffer means what. Kept apart from read-lanes.ts so that the acquisition pool, which
  * only raises `yield` and `lost`, does not load the readers (reserved-read.ts, node:crypto) on the
- * main thread before it can start its first worker (`witness score`, issue 14 row 4c).
+ * main thread before it can start its first worker (`witness score` waits for that worker).
  */
 
 /** Index of each Int32 in a link's shared state. */

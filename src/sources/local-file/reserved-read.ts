@@ -1,10 +1,10 @@
 import { isAscii } from 'node:buffer';
 import crypto, { createHash, type Hash } from 'node:crypto';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
-import { errorCode, rethrowCancelled } from './acquisition-state.js';
+import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
+import type { SurfaceFs } from '../confined-fs/surface-fs.js';
 import { modifiedAtOf } from './modified-at.js';
 import { PACKED_TEXT_MAX } from './packed-entries.js';
-import type { SurfaceFs } from './surface-fs.js';
 
 /**
  * Reads one candidate file that the walk has already opened as O_PATH, placed inside the root and found
@@ -18,7 +18,7 @@ import type { SurfaceFs } from './surface-fs.js';
  * the read handle it opened; the O_PATH handle stays the walk's. It reports through a {@link ReadSink}.
  */
 
-/** One checked candidate, as the walk hands it to a reader. */
+/** One checked candidate, as the walk submits it to a reader. */
 export interface ReadTask {
   /** Position in enumeration order: orders this task's gaps among the walk's. */
   seq: number;
@@ -46,7 +46,7 @@ export interface ReadSink {
   readonly fs: Pick<SurfaceFs, 'reopenForRead' | 'fstat' | 'read' | 'close'>;
   /** A reopened handle passed its check: the file counts as read (stats.filesRead). */
   fileRead(): void;
-  /** Throws AcquisitionCancelled once the caller's flag is up; called before every chunk. */
+  /** Throws OperationCancelled once the caller's flag is up; called before every chunk. */
   checkCancelled(): void;
   /** A gap of the task with this `seq`. */
   gap(seq: number, gap: CoverageGap): void;

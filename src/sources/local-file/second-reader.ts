@@ -1,11 +1,11 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
-import { AcquisitionCancelled } from './acquisition-state.js';
+import { OperationCancelled } from '../confined-fs/fs-errors.js';
+import type { SurfaceFs } from '../confined-fs/surface-fs.js';
 import { type PackedSurfaceEntries, SurfaceEntryPacker } from './packed-entries.js';
 import { type FromHelper, LINK, type ManifestReads, type ToHelper, unpackTasks } from './read-lanes.js';
 import { type ReadSink, type ReadTask, readTask, scratchChunk } from './reserved-read.js';
 import { StatRequest } from './stat-ahead.js';
-import type { SurfaceFs } from './surface-fs.js';
 
 /**
  * The second reader thread of one acquisition (read-lanes.ts). It receives batches of O_PATH handles that
@@ -15,7 +15,7 @@ import type { SurfaceFs } from './surface-fs.js';
  * thread; each batch's gaps and O_PATH handles go back to the walker, which closes those handles: a
  * handle is closed by the thread that opened it, so its number cannot be reused under a reader that still
  * holds it, and Node's per-thread record of open handles stays true. It opens no name, so it cannot
- * read anything the walk did not prove to be inside the root. The one lookup it makes is for a carrying
+ * read anything the walk did not prove to be inside the root. The one lookup it makes is for a reusing
  * manifest (stat-ahead.ts): the lstat of single names relative to a directory handle the walker opened,
  * placed and holds open until the answer is back — statx with AT_SYMLINK_NOFOLLOW, the walker's own call,
  * so it learns nothing the walker's statx would not. Once cancelled it reads no more bytes and stats no
@@ -67,15 +67,15 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     digestOnly: manifest,
     fs: {
       reopenForRead: (pathFd) => {
-        if (cancelled()) throw new AcquisitionCancelled();
+        if (cancelled()) throw new OperationCancelled();
         return options.fs.reopenForRead(pathFd);
       },
       fstat: (fd) => {
-        if (cancelled()) throw new AcquisitionCancelled();
+        if (cancelled()) throw new OperationCancelled();
         return options.fs.fstat(fd);
       },
       read: (fd, buffer, length) => {
-        if (cancelled()) throw new AcquisitionCancelled();
+        if (cancelled()) throw new OperationCancelled();
         return options.fs.read(fd, buffer, length);
       },
       close: (fd) => options.fs.close(fd),
@@ -84,7 +84,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
       filesRead++;
     },
     checkCancelled: () => {
-      if (cancelled()) throw new AcquisitionCancelled();
+      if (cancelled()) throw new OperationCancelled();
     },
     gap: (seq, gap) => gaps.push([seq, gap]),
     entry: (entry) => {
@@ -120,7 +120,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
       } catch (error) {
         // Cancelled midway: the rest of the batch is closed unread; the walker reports the cancellation.
         // Anything else (readTask turns I/O errors into gaps itself) still leaves a gap, never a hole.
-        if (!(error instanceof AcquisitionCancelled)) {
+        if (!(error instanceof OperationCancelled)) {
           const message = error instanceof Error ? error.message : String(error);
           gaps.push([task.seq, { reason: 'read_failed', uri: task.uri, detail: `read failed (${message})` }]);
           made = undefined;
@@ -145,7 +145,7 @@ export function serveSecondReader(options: SecondReaderOptions): void {
   };
 
   /**
-   * A carrying manifest's names, statted for the walker (stat-ahead.ts): the names left unclaimed, one at
+   * A reusing manifest's names, statted for the walker (stat-ahead.ts): the names left unclaimed, one at
    * a time. Nothing is posted back: the answers are in the request's shared memory.
    */
   const statNames = (shared: SharedArrayBuffer) => {

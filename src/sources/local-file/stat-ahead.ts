@@ -1,9 +1,10 @@
-import { nativeCallError } from './errno-name.js';
-import { type EntryStat, entryStatOf } from './statx.js';
+import { nativeCallError } from '../confined-fs/errno-name.js';
+import type { EntryStat } from '../confined-fs/file-stat.js';
+import { entryStatOf } from '../confined-fs/statx.js';
 
 /**
- * Stats taken ahead for a carrying manifest walk (SPEC §12, digest-carry.ts): a final manifest decides
- * each file by the lstat of its name, and when almost every file is carried that statx per name is most
+ * Stats taken ahead for a reusing manifest walk (SPEC §12, baseline-digests.ts): a final manifest decides
+ * each file by the lstat of its name, and when almost every file is reused that statx per name is most
  * of the walk (≈ 40 of ≈ 60 ms per 10,000 files on one thread). So once a directory is listed, its
  * children's names are statted before they are visited, by the walking thread and the acquisition's second
  * reader (read-lanes.ts) together, each with the very call the walk makes: statx of ONE name relative to
@@ -18,7 +19,7 @@ import { type EntryStat, entryStatOf } from './statx.js';
  * What the second reader may reach by this is what the walker's own statx reaches: one name, never a
  * path, never following a link, relative to a handle the walker opened, placed inside the root and keeps
  * open until every answer is back. It opens nothing and reads no bytes; a name swapped for a symlink or a
- * directory since the listing is answered as what it now is, and recorded so (never carried: carrying
+ * directory since the listing is answered as what it now is, and recorded so (never reused: reusing
  * needs a regular file with the baseline's stat key). A stat taken before the walk reaches the child is
  * as good as one taken when it does: a manifest is taken while nothing in the sandbox runs (SPEC §11).
  */

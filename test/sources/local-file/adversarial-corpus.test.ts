@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CoverageGap, Observation, SurfaceEntry } from '../../../src/models/observation.js';
-import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import {
   type AdversarialWorkspace,

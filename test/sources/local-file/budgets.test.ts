@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
-import type { SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import type { SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import { recordingFs } from '../support/recording-fs.js';
 import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
 import {

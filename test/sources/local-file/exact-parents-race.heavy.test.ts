@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import type { SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
 import { acquireDirect, removeDir, tempDir } from '../support/trees.js';
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
+import { nodeSurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
-import type { SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
-import { nodeSurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
 import { acquireDirect, mkfifo, openFdCount, removeDir, tempDir } from '../support/trees.js';
 

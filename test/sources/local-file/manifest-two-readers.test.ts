@@ -6,9 +6,9 @@ import type { ManifestEntry } from '../../../src/models/manifest.js';
 import { markFileSystemClock } from '../../../src/sources/file-system-clock.js';
 import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
 import { acquisitionPool, POOL_SIZE } from '../../../src/sources/local-file/acquisition-pool.js';
-import { CLEAN_MARGIN_MS, type DigestCarryRequest } from '../../../src/sources/local-file/digest-carry.js';
+import { type BaselineDigests, CLEAN_MARGIN_MS } from '../../../src/sources/local-file/baseline-digests.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
-import { receiveManifestEntries } from '../../../src/sources/local-file/manifest-receipt.js';
+import { unpackManifestEntries } from '../../../src/sources/local-file/manifest-entry-unpacking.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { untilSecondReaderRead } from '../support/second-reader-runs.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
@@ -35,7 +35,7 @@ function manifestThroughPool(
   root: string,
   surfaceFs: 'procfs' | 'openat2',
   limits: Partial<SourceLimits>,
-  options: { readers: 1 | 2; helperDelayMs?: number; carry?: DigestCarryRequest },
+  options: { readers: 1 | 2; helperDelayMs?: number; carry?: BaselineDigests },
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     const streamed: ManifestEntry[] = [];
@@ -47,7 +47,7 @@ function manifestThroughPool(
           match: 'glob',
           limits: { ...DEFAULT_LIMITS, ...limits },
           mode: 'manifest',
-          ...(options.carry === undefined ? {} : { carry: options.carry }),
+          ...(options.carry === undefined ? {} : { reuse: options.carry }),
         },
         surfaceFs,
         cancel: new SharedArrayBuffer(4),
@@ -55,7 +55,7 @@ function manifestThroughPool(
         ...(options.helperDelayMs === undefined ? {} : { helperDelayMs: options.helperDelayMs }),
       },
       {
-        onEntries: (batch) => streamed.push(...receiveManifestEntries(batch)),
+        onEntries: (batch) => streamed.push(...unpackManifestEntries(batch)),
         onDone: (outcome) => {
           if (outcome.kind !== 'done') {
             reject(new Error('cancelled'));
@@ -77,15 +77,15 @@ function manifestThroughPool(
 
 /** Everything that is evidence (not the helper's batch count, which is how the work was split). */
 function evidence(run: Run) {
-  const { acquisition, gaps, stats, statKeys, carried, carryCounts } = run.result;
+  const { acquisition, gaps, stats, statKeys, reused, reuseCounts } = run.result;
   return {
     acquisition,
     gaps,
     stats,
     manifest: run.manifest,
     statKeys: Array.from(statKeys ?? []),
-    carried: Array.from(carried ?? []),
-    carryCounts,
+    reused: Array.from(reused ?? []),
+    reuseCounts,
   };
 }
 
@@ -115,7 +115,7 @@ describe('a manifest read by two reader threads', () => {
        * second reader slowed so that it holds handles meanwhile: each ends cancelled or done, and every
        * handle either reader was given is closed afterwards.
        */
-      async function assertCancelledManifestsCloseHandles(times: number, carry?: DigestCarryRequest) {
+      async function assertCancelledManifestsCloseHandles(times: number, carry?: BaselineDigests) {
         const fdsBefore = openFdCount();
         for (let i = 0; i < times; i++) {
           const cancel = new SharedArrayBuffer(4);
@@ -128,7 +128,7 @@ describe('a manifest read by two reader threads', () => {
                   match: 'glob',
                   limits: { ...DEFAULT_LIMITS },
                   mode: 'manifest',
-                  ...(carry === undefined ? {} : { carry }),
+                  ...(carry === undefined ? {} : { reuse: carry }),
                 },
                 surfaceFs: seam,
                 cancel,
@@ -150,7 +150,7 @@ describe('a manifest read by two reader threads', () => {
       /** The reference with one reader, then the same with two, checked entry for entry. */
       async function assertSameWithTwoReaders(
         limits: Partial<SourceLimits>,
-        carry?: DigestCarryRequest,
+        carry?: BaselineDigests,
         /** false: too few files are read for a batch to reach the second reader (it may still stat). */
         helperReads = true,
       ): Promise<{ one: Run; runs: Run[] }> {
@@ -264,14 +264,14 @@ describe('a manifest read by two reader threads', () => {
           fs.mkdirSync(toDir);
         }
         try {
-          const carry: DigestCarryRequest = {
+          const carry: BaselineDigests = {
             uris: baseline.manifest.map((entry) => entry.uri),
             keys: baseline.result.statKeys as Float64Array,
             cleanBeforeMs: mark.ctimeMs,
             dev: mark.dev,
           };
           const { one, runs } = await assertSameWithTwoReaders({}, carry);
-          const counts = one.result.carryCounts;
+          const counts = one.result.reuseCounts;
           assert.equal(counts?.changed, changed.size, 'every changed file was read');
           assert.equal(counts?.carried, 480 - changed.size - swapped.size, 'every other file was carried');
           const read = new Map(one.manifest.map((entry) => [entry.uri, entry]));

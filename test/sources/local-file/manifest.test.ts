@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { checkManifest } from '../../../src/models/manifest.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import { markFileSystemClock } from '../../../src/sources/file-system-clock.js';
 import { acquireSync } from '../../../src/sources/local-file/acquire-sync.js';
-import { CLEAN_MARGIN_MS } from '../../../src/sources/local-file/digest-carry.js';
+import { CLEAN_MARGIN_MS } from '../../../src/sources/local-file/baseline-digests.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
-import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { diffManifests } from '../../../src/verdicts/diff-manifests.js';
 import { recordingFs } from '../support/recording-fs.js';
@@ -241,7 +241,7 @@ describe('manifest through the source, in batches', () => {
         mark = markFileSystemClock(os.tmpdir());
       }
       fs.writeFileSync(path.join(root, 'a.b/f5.txt'), 'rewritten\n');
-      const final = await source.acquireManifest({ carryFrom: { baseline: manifest, mark } });
+      const final = await source.acquireManifest({ reuseDigestsFrom: { baseline: manifest, mark } });
       assert.equal((final.metadata.stats as Record<string, number>).digestsCarried, 4 * 700);
       assert.deepEqual(
         diffManifests(manifest, final).changes.map((change) => [change.kind, change.uri]),

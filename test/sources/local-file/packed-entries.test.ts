@@ -8,8 +8,7 @@ import { checkSurfaceEntries, mergeCheckedEntries } from '../../../src/models/ch
 import { type ManifestEntry, pickCheckedManifestEntries } from '../../../src/models/manifest.js';
 import type { SurfaceEntry } from '../../../src/models/observation.js';
 import { surface } from '../../../src/models/scorable.js';
-import { SurfaceEntryReceipt, unpackSurfaceEntries } from '../../../src/sources/local-file/entry-receipt.js';
-import { receiveManifestEntries } from '../../../src/sources/local-file/manifest-receipt.js';
+import { unpackManifestEntries } from '../../../src/sources/local-file/manifest-entry-unpacking.js';
 import {
   ENTRY_BATCH,
   manifestTransfer,
@@ -19,6 +18,10 @@ import {
   packSurfaceEntries,
   SurfaceEntryPacker,
 } from '../../../src/sources/local-file/packed-entries.js';
+import {
+  SurfaceEntryUnpacker,
+  unpackSurfaceEntries,
+} from '../../../src/sources/local-file/surface-entry-unpacking.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
@@ -75,7 +78,7 @@ describe('packed surface entries (packed-entries.ts)', () => {
     assert.ok(textBytes > 0, 'the ASCII texts travel as bytes');
     const arrived = await throughPort(packed);
     assert.equal(packed.text.byteLength, 0, 'the sender no longer holds the text: it was transferred');
-    const receipt = new SurfaceEntryReceipt();
+    const receipt = new SurfaceEntryUnpacker();
     const lists = [...receipt.receive(arrived), ...receipt.finish()];
     assert.equal(lists.length, 1);
     const unpacked = lists[0] as SurfaceEntry[];
@@ -95,7 +98,7 @@ describe('packed surface entries (packed-entries.ts)', () => {
   });
 
   it('gather many batches into arenas: lists come out while batches still arrive, in full at the end', () => {
-    const receipt = new SurfaceEntryReceipt();
+    const receipt = new SurfaceEntryUnpacker();
     const all: SurfaceEntry[] = [];
     const out: SurfaceEntry[][] = [];
     let earlyLists = 0;
@@ -206,7 +209,7 @@ describe('packed surface entries (packed-entries.ts)', () => {
   });
 
   it('refuse a glob batch that arrives unpacked (every pool thread packs), never guessing at its shape', () => {
-    assert.throws(() => new SurfaceEntryReceipt().receive(SHAPES.slice(0, 3)), /arrived unpacked/);
+    assert.throws(() => new SurfaceEntryUnpacker().receive(SHAPES.slice(0, 3)), /arrived unpacked/);
   });
 
   it('refuse a batch whose text disagrees with its size (forged or corrupted evidence), naming the entry', () => {
@@ -237,7 +240,7 @@ describe('packed surface entries (packed-entries.ts)', () => {
           entry(`/${tag}${i}`, `${tag}${i}`.padEnd(8000, '.')),
         ),
       );
-    const receipt = new SurfaceEntryReceipt();
+    const receipt = new SurfaceEntryUnpacker();
     assert.deepEqual(receipt.receive(batchOf(400_000, 'a')), [], 'under 512 KiB: the arena waits');
     // 400 KB + 704 KB would pass 1,000,000 bytes: the first arena is completed alone, then the second.
     const lists = receipt.receive(batchOf(700_000, 'b'));
@@ -344,12 +347,12 @@ const MANIFEST_SHAPES: ManifestEntry[] = [
   { uri: '/fifo', type: 'other', sizeBytes: 0, sha256: null, mode: 0o600, linkTarget: null },
 ];
 
-describe('packed manifest entries (packed-entries.ts, manifest-receipt.ts)', () => {
+describe('packed manifest entries (packed-entries.ts, manifest-entry-unpacking.ts)', () => {
   it('carry every shape of entry unchanged through a real port, columns transferred', async () => {
     const packed = packManifestEntries(MANIFEST_SHAPES);
     const arrived = (await throughPort(packed, manifestTransfer(packed))) as PackedManifestEntries;
     assert.equal(packed.sizes.length, 0, 'the sender no longer holds the sizes: they were transferred');
-    const received = receiveManifestEntries(arrived);
+    const received = unpackManifestEntries(arrived);
     assert.deepEqual(received, MANIFEST_SHAPES);
     for (const one of received) assert.ok(Object.isFrozen(one));
     // The list is registered as checked: a manifest's list may be picked from it, the very objects.
@@ -363,10 +366,10 @@ describe('packed manifest entries (packed-entries.ts, manifest-receipt.ts)', () 
   });
 
   it('refuse a manifest batch that arrives unpacked, or with columns of different lengths (a bug)', () => {
-    assert.throws(() => receiveManifestEntries(MANIFEST_SHAPES), /arrived unpacked/);
+    assert.throws(() => unpackManifestEntries(MANIFEST_SHAPES), /arrived unpacked/);
     const packed = packManifestEntries(MANIFEST_SHAPES);
     assert.throws(
-      () => receiveManifestEntries({ ...packed, modes: packed.modes.subarray(1) }),
+      () => unpackManifestEntries({ ...packed, modes: packed.modes.subarray(1) }),
       /columns of different lengths/,
     );
   });
@@ -375,7 +378,7 @@ describe('packed manifest entries (packed-entries.ts, manifest-receipt.ts)', () 
     const forge = (change: (packed: PackedManifestEntries) => void) => {
       const packed = packManifestEntries(MANIFEST_SHAPES);
       change(packed);
-      return () => receiveManifestEntries(packed);
+      return () => unpackManifestEntries(packed);
     };
     assert.throws(
       forge((p) => {

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
-import type { SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import type { SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import { recordingFs } from '../support/recording-fs.js';
 import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
 import { acquireDirect, buildTree, mkfifo, removeDir, tempDir, textEntry } from '../support/trees.js';

@@ -5,8 +5,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { EntryStat } from '../../../src/sources/confined-fs/file-stat.js';
+import { entryStatOf, loadStatx } from '../../../src/sources/confined-fs/statx.js';
 import { type StatAt, StatRequest } from '../../../src/sources/local-file/stat-ahead.js';
-import { type EntryStat, entryStatOf, loadStatx } from '../../../src/sources/local-file/statx.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
 /**
@@ -88,7 +89,7 @@ describe('stats ahead under the swap race (two threads, one directory handle)', 
     reader.postMessage({
       modules: {
         stat: new URL('../../../src/sources/local-file/stat-ahead.js', import.meta.url).href,
-        statx: new URL('../../../src/sources/local-file/statx.js', import.meta.url).href,
+        statx: new URL('../../../src/sources/confined-fs/statx.js', import.meta.url).href,
       },
     });
     await ready;

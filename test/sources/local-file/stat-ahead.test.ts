@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
+import type { EntryStat } from '../../../src/sources/confined-fs/file-stat.js';
+import { loadStatx } from '../../../src/sources/confined-fs/statx.js';
 import { type StatAhead, type StatAt, StatRequest } from '../../../src/sources/local-file/stat-ahead.js';
-import { type EntryStat, loadStatx } from '../../../src/sources/local-file/statx.js';
 import { mkfifo, removeDir, tempDir } from '../support/trees.js';
 
 /**
@@ -199,7 +200,7 @@ describe('StatRequest: the names of one directory, statted by two threads', { sk
       worker.postMessage({
         module: {
           stat: new URL('../../../src/sources/local-file/stat-ahead.js', import.meta.url).href,
-          statx: new URL('../../../src/sources/local-file/statx.js', import.meta.url).href,
+          statx: new URL('../../../src/sources/confined-fs/statx.js', import.meta.url).href,
         },
         shared: request.shared,
         flags: flags.buffer,

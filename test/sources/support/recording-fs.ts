@@ -1,8 +1,5 @@
-import {
-  type DirectoryListing,
-  nodeSurfaceFs,
-  type SurfaceFs,
-} from '../../../src/sources/local-file/surface-fs.js';
+import type { DirectoryListing } from '../../../src/sources/confined-fs/file-stat.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 
 /**
  * A SurfaceFs that forwards to the real one and records every call, so tests count side effects (bytes

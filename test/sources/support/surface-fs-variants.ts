@@ -1,8 +1,8 @@
 import { describe } from 'node:test';
-import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
-import { openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
-import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
-import type { SurfaceFsImplementation } from '../../../src/sources/local-file/surface-fs-choice.js';
+import { loadOpenat2 } from '../../../src/sources/confined-fs/openat2.js';
+import { openat2SurfaceFs } from '../../../src/sources/confined-fs/openat2-surface-fs.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
+import type { SurfaceFsImplementation } from '../../../src/sources/confined-fs/surface-fs-choice.js';
 
 /**
  * Both implementations of the seam, for suites that must hold for each (conformance, the adversarial

@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CoverageGap, Observation, SurfaceEntry } from '../../../src/models/observation.js';
 import type { AcquisitionStatus, MatchKind } from '../../../src/models/vocabulary.js';
+import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import { type AcquireResult, acquireSync } from '../../../src/sources/local-file/acquire-sync.js';
 import { DEFAULT_LIMITS, type SourceLimits } from '../../../src/sources/local-file/limits.js';
-import { nodeSurfaceFs, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
 
 /**
  * Fresh temp workspaces for source tests. Every file gets the same modification time, so expected

@@ -5,7 +5,7 @@ import {
   loadStatxMountedIdentity,
   type MountedIdentityOf,
   procfsMountedIdentity,
-} from '../../../src/sources/local-file/mount-identity.js';
+} from '../../../src/sources/confined-fs/mount-identity.js';
 
 const O_PATH = 0o10000000;
 

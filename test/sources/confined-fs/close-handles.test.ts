@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
-import { openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
-import { O_PATH, type SurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
+import { loadOpenat2 } from '../../../src/sources/confined-fs/openat2.js';
+import { openat2SurfaceFs } from '../../../src/sources/confined-fs/openat2-surface-fs.js';
+import { O_PATH, type SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
 /**

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { nativeCallError } from './errno-name.js';
-import type { DirectoryListing, ListedEntry } from './surface-fs.js';
+import type { DirectoryListing, ListedEntry } from './file-stat.js';
 
 /**
  * Lists a directory through the walk's own handle with getdents64(2), reached through koffi: one system
@@ -112,7 +112,7 @@ class GetdentsListing implements DirectoryListing {
       this.#position = at + length;
       const type = buffer[at + 18] as number;
       // The name ends at its NUL, or at the record's end. Scanned here rather than by Buffer#indexOf: a
-      // name is a few bytes, and a call into C++ per entry cost more than the scan (issue 14, row 1a).
+      // name is a few bytes, and a call into C++ per entry cost more than the scan.
       const recordEnd = at + length;
       let end = at + 19;
       while (end < recordEnd && buffer[end] !== 0) end++;

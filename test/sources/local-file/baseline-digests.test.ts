@@ -5,18 +5,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { checkManifest, type Manifest } from '../../../src/models/manifest.js';
+import { nodeSurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
+import { chooseSurfaceFs, openat2Unavailable } from '../../../src/sources/confined-fs/surface-fs-choice.js';
 import { type ClockMark, markFileSystemClock } from '../../../src/sources/file-system-clock.js';
 import { acquireSync } from '../../../src/sources/local-file/acquire-sync.js';
-import { CLEAN_MARGIN_MS } from '../../../src/sources/local-file/digest-carry.js';
+import { CLEAN_MARGIN_MS } from '../../../src/sources/local-file/baseline-digests.js';
 import { DEFAULT_LIMITS } from '../../../src/sources/local-file/limits.js';
-import { nodeSurfaceFs } from '../../../src/sources/local-file/surface-fs.js';
-import { chooseSurfaceFs, openat2Unavailable } from '../../../src/sources/local-file/surface-fs-choice.js';
 import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.js';
 import { diffManifests } from '../../../src/verdicts/diff-manifests.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
 /**
- * Digest carry-over (issue 11, digest-carry.ts): the final manifest reuses a baseline digest only for a
+ * Digest carry-over (issue 11, baseline-digests.ts): the final manifest reuses a baseline digest only for a
  * file whose stat key is unchanged and whose ctime is older than the clean moment. Each attack below is
  * an agent trying to make a changed file look untouched; each must still be read and seen modified.
  */
@@ -64,7 +64,7 @@ describe('digest carry-over', () => {
   it('control: an untouched tree carries every digest, reads no file and yields the same entries', async () => {
     const baseline = await source.acquireManifest();
     const mark = await markAfterTree(root, clockDir);
-    const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+    const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
     assert.deepEqual(final.entries, baseline.entries);
     const stats = final.metadata.stats as Record<string, number>;
     assert.equal(stats.digestsCarried, FILES.length);
@@ -105,7 +105,7 @@ describe('digest carry-over', () => {
       [after.ino, after.size, after.mode, after.mtimeMs],
       [before.ino, before.size, before.mode, before.mtimeMs],
     );
-    const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+    const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
     assert.equal(entry(final, '/a.txt')?.sha256, sha('CONTENT OF a.txt\n'));
     assert.deepEqual(
       diffManifests(baseline, final).changes.map((change) => [change.uri, change.kind]),
@@ -128,7 +128,7 @@ describe('digest carry-over', () => {
     const after = fs.lstatSync(file);
     assert.notEqual(after.ino, before.ino);
     assert.deepEqual([after.size, after.mode, after.mtimeMs], [before.size, before.mode, before.mtimeMs]);
-    const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+    const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
     assert.equal(entry(final, '/sub/c.txt')?.sha256, sha('CONTENT OF sub/c.txt\n'));
     assert.deepEqual(
       diffManifests(baseline, final).changes.map((change) => [change.uri, change.kind]),
@@ -145,7 +145,7 @@ describe('digest carry-over', () => {
     fs.rmSync(file);
     fs.writeFileSync(file, 'CONTENT OF sub/deep/d.txt\n');
     execFileSync('touch', ['-r', reference, file]);
-    const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+    const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
     assert.equal(entry(final, '/sub/deep/d.txt')?.sha256, sha('CONTENT OF sub/deep/d.txt\n'));
     assert.deepEqual(
       diffManifests(baseline, final).changes.map((change) => [change.uri, change.kind]),
@@ -157,7 +157,7 @@ describe('digest carry-over', () => {
     const baseline = await source.acquireManifest();
     const mark = await markAfterTree(root, clockDir);
     fs.chmodSync(path.join(root, 'b.txt'), 0o755);
-    const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+    const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
     assert.deepEqual(
       diffManifests(baseline, final).changes.map((change) => [change.uri, change.kind]),
       [['/b.txt', 'mode_changed']],
@@ -172,7 +172,7 @@ describe('digest carry-over', () => {
     const stored = checkManifest(JSON.parse(JSON.stringify(await source.acquireManifest())));
     const mark = await markAfterTree(root, clockDir);
     for (const baseline of [foreign, stored]) {
-      const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+      const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
       assert.equal((final.metadata.stats as Record<string, number>).digestsCarried, 0);
       assert.equal((final.metadata.stats as Record<string, number>).filesRead, FILES.length);
       assert.equal(
@@ -185,7 +185,7 @@ describe('digest carry-over', () => {
   it('declines carry-over on a file system whose ctime the local kernel does not keep', async () => {
     const baseline = await source.acquireManifest();
     const mark = { ...(await markAfterTree(root, clockDir)), fileSystem: null, fileSystemType: 0x65735546 };
-    const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+    const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
     assert.equal((final.metadata.stats as Record<string, number>).digestsCarried, 0);
     assert.match(
       String((final.metadata.carryOver as Record<string, string>).declined),
@@ -198,7 +198,7 @@ describe('digest carry-over', () => {
     const real = await markAfterTree(root, clockDir);
     // As if a minute of monotonic time had passed since the mark while the real clock moved on by less.
     const mark = { ...real, monotonicMs: real.monotonicMs - 60_000 };
-    const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+    const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
     assert.equal((final.metadata.stats as Record<string, number>).digestsCarried, 0);
     assert.match(
       String((final.metadata.carryOver as Record<string, string>).declined),
@@ -211,7 +211,7 @@ describe('digest carry-over', () => {
     const mark = { ...(await markAfterTree(root, clockDir)) };
     mark.dev += 1;
     // The clock re-check runs in the same directory, which is on mark.dev - 1: declined before any file.
-    const final = await source.acquireManifest({ carryFrom: { baseline, mark } });
+    const final = await source.acquireManifest({ reuseDigestsFrom: { baseline, mark } });
     assert.equal((final.metadata.stats as Record<string, number>).digestsCarried, 0);
     assert.equal(
       (final.metadata.carryOver as Record<string, string>).declined,
@@ -247,7 +247,7 @@ for (const kind of ['procfs', 'openat2'] as const) {
           match: 'glob',
           limits: { ...DEFAULT_LIMITS },
           mode: 'manifest',
-          carry: {
+          reuse: {
             uris: ['/f.txt'],
             keys,
             cleanBeforeMs: cleanBeforeMs(stat.ctimeMs),
@@ -264,7 +264,7 @@ for (const kind of ['procfs', 'openat2'] as const) {
     it('re-reads a file whose ctime equals the clean moment', () => {
       fs.writeFileSync(path.join(root, 'f.txt'), 'modified\n');
       const result = finalWalk((ctimeMs) => ctimeMs);
-      assert.deepEqual(result.carryCounts, { carried: 0, racy: 1, changed: 0 });
+      assert.deepEqual(result.reuseCounts, { carried: 0, racy: 1, changed: 0 });
       assert.equal(result.stats.filesRead, 1);
       assert.deepEqual(result.manifest?.[0], {
         uri: '/f.txt',
@@ -278,34 +278,34 @@ for (const kind of ['procfs', 'openat2'] as const) {
 
     it('re-reads a file whose ctime is after the clean moment', () => {
       const result = finalWalk((ctimeMs) => ctimeMs - 1);
-      assert.deepEqual(result.carryCounts, { carried: 0, racy: 1, changed: 0 });
+      assert.deepEqual(result.reuseCounts, { carried: 0, racy: 1, changed: 0 });
       assert.equal(result.stats.filesRead, 1);
     });
 
     it('re-reads a file on another device than the clean moment was read on', () => {
       const result = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS + 1, 1);
-      assert.deepEqual(result.carryCounts, { carried: 0, racy: 0, changed: 1 });
+      assert.deepEqual(result.reuseCounts, { carried: 0, racy: 0, changed: 1 });
       assert.equal(result.stats.filesRead, 1);
     });
 
     it('re-reads a file whose ctime is within the margin before the clean moment', () => {
       const result = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS);
-      assert.deepEqual(result.carryCounts, { carried: 0, racy: 1, changed: 0 });
+      assert.deepEqual(result.reuseCounts, { carried: 0, racy: 1, changed: 0 });
     });
 
     it('control: a little later the same file would be carried (the test can see a stale digest)', () => {
       fs.writeFileSync(path.join(root, 'f.txt'), 'modified\n');
       const result = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS + 1);
-      assert.deepEqual(result.carryCounts, { carried: 1, racy: 0, changed: 0 });
+      assert.deepEqual(result.reuseCounts, { carried: 1, racy: 0, changed: 0 });
       assert.equal(result.stats.filesRead, 0);
       assert.deepEqual(result.manifest, []);
-      assert.deepEqual([...(result.carried ?? [])], [0]);
+      assert.deepEqual([...(result.reused ?? [])], [0]);
     });
 
     it("hands its stat keys over in shared memory, the carried file's key being the baseline's", () => {
       const stat = fs.lstatSync(path.join(root, 'f.txt'));
       const result = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS + 1);
-      assert.deepEqual(result.carryCounts, { carried: 1, racy: 0, changed: 0 });
+      assert.deepEqual(result.reuseCounts, { carried: 1, racy: 0, changed: 0 });
       // Shared: it crosses to the caller's thread (and on to a later final manifest's) without a copy.
       assert.ok(result.statKeys?.buffer instanceof SharedArrayBuffer);
       assert.deepEqual(
@@ -317,7 +317,7 @@ for (const kind of ['procfs', 'openat2'] as const) {
       fs.writeFileSync(path.join(root, 'f.txt'), 'modified, longer\n');
       const now = fs.lstatSync(path.join(root, 'f.txt'));
       const reread = finalWalk((ctimeMs) => ctimeMs + CLEAN_MARGIN_MS + 1, 1);
-      assert.deepEqual(reread.carryCounts, { carried: 0, racy: 0, changed: 1 });
+      assert.deepEqual(reread.reuseCounts, { carried: 0, racy: 0, changed: 1 });
       assert.ok(reread.statKeys?.buffer instanceof SharedArrayBuffer);
       assert.deepEqual(
         [...(reread.statKeys ?? [])],

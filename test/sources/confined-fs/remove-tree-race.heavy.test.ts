@@ -16,7 +16,7 @@ import {
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { removeTree } from '../../../src/sources/local-file/confined-removal.js';
+import { removeTree } from '../../../src/sources/confined-fs/remove-tree.js';
 
 /**
  * The cleanup symlink-swap race (issue 10): the agent runs as a less privileged user (uid 65534) and

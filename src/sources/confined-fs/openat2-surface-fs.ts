@@ -197,7 +197,7 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
     read: (fd, buffer, length) => binding.read(fd, buffer, length),
     // Listing by getdents64 when koffi offers it. Loaded (and probed) at the first listing, not with the
     // seam: an exact acquisition lists nothing, and the probe was ≈ 4–7 ms of every `witness score`
-    // thread's start-up (docs/perf/s18-start.md). loadGetdents caches its answer per thread.
+    // thread's start-up. loadGetdents caches its answer per thread.
     openListing: (dirFd) => (loadGetdents() ?? procfs.openListing)(dirFd),
     close: (fd) => {
       directories.delete(fd);

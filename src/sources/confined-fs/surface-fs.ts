@@ -1,6 +1,6 @@
 import fs from 'node:fs';
+import type { DirectoryListing, EntryStat, HandleStat } from './file-stat.js';
 import { type MountedIdentity, procfsMountedIdentity } from './mount-identity.js';
-import type { EntryStat } from './statx.js';
 
 /**
  * The synchronous file-system seam of a confined acquisition. Every child is reached relative to an open
@@ -90,36 +90,6 @@ export interface SurfaceFs {
    * included): the caller then walks as it always has.
    */
   openPathBeneath?(dirFd: number, names: readonly Buffer[]): number | undefined;
-}
-
-/** What the walk asks of an fstat; Node's fs.Stats has this shape, and so does statx.ts's. */
-export interface HandleStat extends EntryStat {
-  isFIFO(): boolean;
-  isSocket(): boolean;
-  isCharacterDevice(): boolean;
-  isBlockDevice(): boolean;
-}
-
-/** What a listing or a stat says an entry is (the `fs.Dirent` / `fs.Stats` type tests). */
-export interface EntryTypeTests {
-  isDirectory(): boolean;
-  isSymbolicLink(): boolean;
-  isFile(): boolean;
-  isFIFO(): boolean;
-  isSocket(): boolean;
-  isCharacterDevice(): boolean;
-  isBlockDevice(): boolean;
-}
-
-/** One name of a listing, with the type the file system reported (all false: unknown, look it up). */
-export interface ListedEntry extends EntryTypeTests {
-  readonly name: Buffer;
-}
-
-/** A directory being listed: `fs.Dir` opened with `encoding: 'buffer'`, or getdents-listing.ts. */
-export interface DirectoryListing {
-  readSync(): ListedEntry | null;
-  closeSync(): void;
 }
 
 /** O_PATH is not in fs.constants; its value is the same on every Linux architecture Node supports. */

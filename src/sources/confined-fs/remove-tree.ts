@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { openDirectoryAt, openDirectoryPath } from './handles.js';
 import { childPath, fdPath } from './surface-fs.js';
 
 /**
@@ -47,10 +48,6 @@ export interface RemoveTreeOptions {
   maxFailedNamesPerDirectory?: number | undefined;
 }
 
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
-const O_CLOEXEC = 0o2000000;
-const OPEN_DIRECTORY = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-
 interface Frame {
   fd: number;
   name: Buffer;
@@ -58,11 +55,6 @@ interface Frame {
   /** Names (latin1 keys of the raw bytes) left in place at this level. */
   failed: Set<string>;
   gaveUp: boolean;
-}
-
-/** Opens `name` in `parentFd` as a directory without following a symlink. */
-export function openDirectoryAt(parentFd: number, name: Buffer): number {
-  return fs.openSync(childPath(parentFd, name), OPEN_DIRECTORY);
 }
 
 /** Removes the directory `name` in `parentFd` and everything below it; see the module comment. */
@@ -210,7 +202,7 @@ export function removeTree(path: string, options: RemoveTreeOptions = {}): Remov
   const name = path.slice(slash + 1);
   let parentFd: number;
   try {
-    parentFd = fs.openSync(parentPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    parentFd = openDirectoryPath(parentPath);
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ENOENT') return { removed: true, removedEntries: 0, failures: [], unlistedFailures: 0 };

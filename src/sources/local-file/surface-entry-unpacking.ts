@@ -18,7 +18,7 @@ const ARENA_BYTES = 1 << 19;
 
 /**
  * No arena grows past this: the next batch starts a new one. Below 1,031,913 bytes, where Node would keep
- * a latin1 string outside the heap (its accounting brought more full collections; s19-walk.md).
+ * a latin1 string outside the heap (its accounting brought more full collections).
  */
 const ARENA_MAX_BYTES = 1_000_000;
 
@@ -26,7 +26,7 @@ const ARENA_MAX_BYTES = 1_000_000;
  * The caller's side of one acquisition: packed batches in, checked entry lists out. Batches wait until
  * their texts fill an arena (or {@link finish}).
  */
-export class SurfaceEntryReceipt {
+export class SurfaceEntryUnpacker {
   #waiting: { batch: PackedSurfaceEntries; at: number }[] = [];
   #chunks: Buffer[] = [];
   #bytes = 0;
@@ -161,8 +161,8 @@ function unpack(batch: PackedSurfaceEntries, text: string, at: number, ascii: bo
   return checked.list();
 }
 
-/** One batch's checked entries on their own (a pool job's consumer that keeps no receipt: tests, bench). */
+/** One batch's checked entries on their own (a pool job's consumer that keeps no unpacker: tests, bench). */
 export function unpackSurfaceEntries(batch: unknown): SurfaceEntry[] {
-  const receipt = new SurfaceEntryReceipt();
-  return [...receipt.receive(batch), ...receipt.finish()].flat();
+  const unpacker = new SurfaceEntryUnpacker();
+  return [...unpacker.receive(batch), ...unpacker.finish()].flat();
 }

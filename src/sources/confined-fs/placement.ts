@@ -1,4 +1,4 @@
-import { errorCode, rethrowCancelled } from './acquisition-state.js';
+import { errorCode, rethrowCancelled } from './fs-errors.js';
 import type { SurfaceFs } from './surface-fs.js';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareNames } from '../../../src/sources/local-file/names.js';
+import { compareNames } from '../../../src/sources/confined-fs/names.js';
 
 /** Listings are sorted by compareNames: it must order names exactly as Buffer.compare does. */
 

@@ -1,21 +1,21 @@
 /**
- * A pool thread's bell: after each acquisition a pool thread stays awake for a short while (`LINGER_MS`),
+ * A pool thread's mailbox: after each acquisition a pool thread stays awake for a short while (`LINGER_MS`),
  * watching one shared cell, and an exact job the pool gives it in that window is written into shared
  * memory instead of being posted. Posting wakes a sleeping thread through its event loop, ≈ 13 µs each
- * way on this project's VMs (docs/perf/s21-exact.md), which was the largest single item left in an exact
+ * way on the machines measured, which was the largest single item left in an exact
  * acquisition; a thread that is still awake needs no waking. Its reply is posted as before.
  *
  * The cells (Int32, in one SharedArrayBuffer per thread, given to the thread when it starts):
  * - STATE: IDLE (the thread is in its event loop or busy with a posted job), LINGERING (it watches the
- *   bell), CLAIMED (the pool is writing a job), READY (the job is written), RUNNING (the thread runs it).
+ *   mailbox), CLAIMED (the pool is writing a job), READY (the job is written), RUNNING (the thread runs it).
  *   Only the pool moves LINGERING → CLAIMED → READY, and only the thread moves the others, so a job is
- *   either rung (the thread is sure to take it) or posted (the bell refused it), never both, never lost.
+ *   either delivered (the thread is sure to take it) or posted (the mailbox refused it), never both, never lost.
  * - MAIL: the pool posted a message to the thread; a lingering thread stops lingering to receive it.
- * - CANCEL: non-zero cancels the rung job (the posted jobs keep their own flag). The pool clears it with
- *   each job it rings, before the job is READY, and raises it only while the thread runs that job.
+ * - CANCEL: non-zero cancels the delivered job (the posted jobs keep their own flag). The pool clears it with
+ *   each job it delivers, before the job is READY, and raises it only while the thread runs that job.
  * - LENGTH: the job's bytes (JSON of the job, after the cells).
  *
- * Only exact acquisitions are rung: their job is plain JSON data (strings and whole numbers: JSON gives
+ * Only exact acquisitions are delivered: their job is plain JSON data (strings and whole numbers: JSON gives
  * back exactly the same values), and no port or buffer has to travel with it.
  */
 
@@ -39,21 +39,21 @@ const JOB_BYTES = 16 * 1024;
  * again (≈ 50–100 µs when acquisitions follow one another), short enough that a thread with nothing more
  * to do gives its core back at once: at most this much CPU per job is spent waiting. A thread lingers only
  * after a job that itself came within this long of its previous reply (acquire-worker.ts): a caller whose
- * acquisitions are spaced out further never pays for it. A process with a single core gets no bell at all
+ * acquisitions are spaced out further never pays for it. A process with a single core gets no mailbox at all
  * (acquisition-pool.ts): there the lingering thread would only take the core from the thread about to ask.
  */
 export const LINGER_MS = 0.25;
 
-export function createBellBuffer(): SharedArrayBuffer {
+export function createMailboxBuffer(): SharedArrayBuffer {
   return new SharedArrayBuffer(CELLS * 4 + JOB_BYTES);
 }
 
-/** The pool's side of one thread's bell. */
-export class JobBell {
+/** The pool's side of one thread's mailbox. */
+export class JobMailbox {
   readonly #cells: Int32Array;
   readonly #bytes: Buffer;
-  /** Jobs this bell took (tests and the bench; not evidence). */
-  rung = 0;
+  /** Jobs this mailbox took (tests and the bench; not evidence). */
+  delivered = 0;
 
   constructor(buffer: SharedArrayBuffer) {
     this.#cells = new Int32Array(buffer, 0, CELLS);
@@ -65,7 +65,7 @@ export class JobBell {
    * `mail`). The job is encoded before the thread is claimed, so nothing can fail between the claim and
    * READY (a thread claimed and never given its job would wait for it forever).
    */
-  ring(job: object): boolean {
+  deliver(job: object): boolean {
     let text: string | undefined;
     try {
       text = JSON.stringify(job);
@@ -81,7 +81,7 @@ export class JobBell {
     Atomics.store(this.#cells, CANCEL, 0);
     Atomics.store(this.#cells, LENGTH, length);
     Atomics.store(this.#cells, STATE, READY);
-    this.rung++;
+    this.delivered++;
     return true;
   }
 
@@ -90,14 +90,14 @@ export class JobBell {
     Atomics.store(this.#cells, MAIL, 1);
   }
 
-  /** Cancels the rung job the thread is running (the caller checks that it still runs it). */
+  /** Cancels the delivered job the thread is running (the caller checks that it still runs it). */
   cancel(): void {
     Atomics.store(this.#cells, CANCEL, 1);
   }
 }
 
-/** The thread's side of its bell. */
-export class BellWatch {
+/** The thread's side of its mailbox. */
+export class MailboxWatch {
   readonly #cells: Int32Array;
   readonly #bytes: Buffer;
 
@@ -111,15 +111,15 @@ export class BellWatch {
     Atomics.store(this.#cells, MAIL, 0);
   }
 
-  /** The rung job's cancellation flag, as the walk checks it. */
+  /** The delivered job's cancellation flag, as the walk checks it. */
   readonly cancelled = (): boolean => Atomics.load(this.#cells, CANCEL) !== 0;
 
   /**
-   * Posts `reply` with the bell already open, then watches it for `lingerMs`, running each job rung
+   * Posts `reply` with the mailbox already open, then watches it for `lingerMs`, running each job delivered
    * meanwhile with `run` and posting its reply the same way, and returns when no job came in time or a
-   * message was posted. The bell opens before the reply leaves: the pool may ring as soon as it has the
+   * message was posted. The mailbox opens before the reply leaves: the pool may deliver as soon as it has the
    * reply, and a thread that opened it only afterwards was often still inside its own `postMessage` by
-   * then. `run` must not throw (it answers failures itself), or the bell would stay RUNNING and refuse
+   * then. `run` must not throw (it answers failures itself), or the mailbox would stay RUNNING and refuse
    * every later job (they would be posted instead).
    */
   linger<Reply>(

@@ -26,7 +26,7 @@ describe('removing a 1M-entry workspace', () => {
         for (let f = 0; f < ENTRIES / 1_000 - 1; f++) closeSync(openSync(join(dir, `f${f}`), 'w'));
       }
       const module = fileURLToPath(
-        new URL('../../../src/sources/local-file/confined-removal.js', import.meta.url),
+        new URL('../../../src/sources/confined-fs/remove-tree.js', import.meta.url),
       );
       const script = `
         const { removeTree } = await import(${JSON.stringify(module)});

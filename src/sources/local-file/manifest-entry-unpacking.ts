@@ -12,7 +12,7 @@ import { isPackedManifestEntries } from './packed-entries.js';
  * frozen and registered as checked (CheckedManifestEntries). Throws on a batch that is not packed or whose
  * columns disagree (a bug), and InvalidRecordError on an invalid entry.
  */
-export function receiveManifestEntries(batch: unknown): ManifestEntry[] {
+export function unpackManifestEntries(batch: unknown): ManifestEntry[] {
   // Pool threads pack every manifest batch (acquire-worker.ts); anything else here is a bug.
   if (!isPackedManifestEntries(batch)) throw new TypeError('a manifest entry batch arrived unpacked: a bug');
   const { uris, types, sizes, modes, sha256s, linkTargets } = batch;

@@ -19,7 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { removeTree, removeTreeAt } from '../../../src/sources/local-file/confined-removal.js';
+import { removeTree, removeTreeAt } from '../../../src/sources/confined-fs/remove-tree.js';
 
 describe('removeTree (confined removal)', () => {
   let base: string;

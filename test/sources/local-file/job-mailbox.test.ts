@@ -6,54 +6,54 @@ import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import type { AcquireOutcome } from '../../../src/sources/local-file/acquire-sync.js';
 import { acquisitionPool, type PoolJob } from '../../../src/sources/local-file/acquisition-pool.js';
-import { createBellBuffer, JobBell } from '../../../src/sources/local-file/job-bell.js';
+import { createMailboxBuffer, JobMailbox } from '../../../src/sources/local-file/job-mailbox.js';
 import { DEFAULT_LIMITS } from '../../../src/sources/local-file/limits.js';
 import { LocalFileSurfaceSource, releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
 import { SOURCE_MODULE, writeChildScript } from '../support/child-process.js';
 import { buildTree, removeDir, tempDir, textEntry } from '../support/trees.js';
 
 /**
- * The pool threads' bell (job-bell.ts): a thread lingers for a moment after each job, and an exact job
- * given meanwhile is written into shared memory instead of posted. A job is rung or posted, never both
- * and never lost; it reads exactly what was given; and a rung job is cancelled through the bell's flag,
+ * The pool threads' mailbox (job-mailbox.ts): a thread lingers for a moment after each job, and an exact job
+ * given meanwhile is written into shared memory instead of posted. A job is delivered or posted, never both
+ * and never lost; it reads exactly what was given; and a delivered job is cancelled through the mailbox's flag,
  * which belongs to that job only.
  */
 
-/** A thread watching `buffer` for `lingerMs` after each reply, echoing every rung job back. */
+/** A thread watching `buffer` for `lingerMs` after each reply, echoing every delivered job back. */
 function echoThread(buffer: SharedArrayBuffer, lingerMs: number): Worker {
-  const bellModule = new URL('../../../src/sources/local-file/job-bell.js', import.meta.url).href;
+  const mailboxModule = new URL('../../../src/sources/local-file/job-mailbox.js', import.meta.url).href;
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
-    import(workerData.bellModule).then(({ BellWatch }) => {
-      const watch = new BellWatch(workerData.buffer);
+    import(workerData.mailboxModule).then(({ MailboxWatch }) => {
+      const watch = new MailboxWatch(workerData.buffer);
       parentPort.on('message', (message) => {
         watch.received();
         watch.linger({ posted: message }, (reply) => parentPort.postMessage(reply),
-          (job) => ({ rung: job, cancelled: watch.cancelled() }), workerData.lingerMs);
+          (job) => ({ delivered: job, cancelled: watch.cancelled() }), workerData.lingerMs);
       });
       parentPort.postMessage('ready');
     });`;
-  return new Worker(code, { eval: true, workerData: { buffer, lingerMs, bellModule } });
+  return new Worker(code, { eval: true, workerData: { buffer, lingerMs, mailboxModule } });
 }
 
 function nextMessage(worker: Worker): Promise<unknown> {
   return new Promise((resolve) => worker.once('message', resolve));
 }
 
-describe('a pool thread’s bell', () => {
-  it('takes each job rung while the thread lingers, exactly as given, and refuses it once mail came', async () => {
-    const buffer = createBellBuffer();
-    const bell = new JobBell(buffer);
+describe('a pool thread’s mailbox', () => {
+  it('takes each job delivered while the thread lingers, exactly as given, and refuses it once mail came', async () => {
+    const buffer = createMailboxBuffer();
+    const mailbox = new JobMailbox(buffer);
     const thread = echoThread(buffer, 60_000);
     try {
       assert.equal(await nextMessage(thread), 'ready');
-      // Not lingering yet (the thread waits in its event loop): the bell refuses, the job is posted.
-      assert.equal(bell.ring({ n: 0 }), false);
-      bell.mail();
+      // Not lingering yet (the thread waits in its event loop): the mailbox refuses, the job is posted.
+      assert.equal(mailbox.deliver({ n: 0 }), false);
+      mailbox.mail();
       const firstReply = nextMessage(thread);
       thread.postMessage({ n: 0 });
       assert.deepEqual(await firstReply, { posted: { n: 0 } });
-      // Lingering now (for a minute): every job rung is taken, and the text survives JSON exactly, lone
+      // Lingering now (for a minute): every job delivered is taken, and the text survives JSON exactly, lone
       // surrogates and all.
       const jobs = [
         { id: 1, uri: '/a/b.txt', limits: { ...DEFAULT_LIMITS } },
@@ -62,23 +62,23 @@ describe('a pool thread’s bell', () => {
       ];
       for (const job of jobs) {
         const reply = nextMessage(thread);
-        // The thread opens the bell just before its reply leaves, so it can be rung as soon as the
+        // The thread opens the mailbox just before its reply leaves, so it can be delivered to as soon as the
         // reply is here.
-        assert.equal(bell.ring(job), true);
-        assert.deepEqual(await reply, { rung: job, cancelled: false });
+        assert.equal(mailbox.deliver(job), true);
+        assert.deepEqual(await reply, { delivered: job, cancelled: false });
       }
-      assert.equal(bell.rung, 3);
-      // A job too long for the bell, or not plain data, is refused (and would be posted); the bell stays
+      assert.equal(mailbox.delivered, 3);
+      // A job too long for the mailbox, or not plain data, is refused (and would be posted); the mailbox stays
       // open for the next one.
-      assert.equal(bell.ring({ uri: 'x'.repeat(16 * 1024) }), false);
-      assert.equal(bell.ring({ size: 1n }), false);
-      // A raised flag is cleared by the next job rung: it belonged to the job before.
-      bell.cancel();
+      assert.equal(mailbox.deliver({ uri: 'x'.repeat(16 * 1024) }), false);
+      assert.equal(mailbox.deliver({ size: 1n }), false);
+      // A raised flag is cleared by the next job delivered: it belonged to the job before.
+      mailbox.cancel();
       const cleared = nextMessage(thread);
-      assert.equal(bell.ring({ id: 4 }), true);
-      assert.deepEqual(await cleared, { rung: { id: 4 }, cancelled: false });
+      assert.equal(mailbox.deliver({ id: 4 }), true);
+      assert.deepEqual(await cleared, { delivered: { id: 4 }, cancelled: false });
       // Mail sends a lingering thread back to its event loop: the posted job is answered there, once.
-      bell.mail();
+      mailbox.mail();
       const posted = nextMessage(thread);
       thread.postMessage({ n: 5 });
       assert.deepEqual(await posted, { posted: { n: 5 } });
@@ -87,26 +87,26 @@ describe('a pool thread’s bell', () => {
     }
   });
 
-  it('gives its core back: a thread that lingered in vain refuses the bell', async () => {
-    const buffer = createBellBuffer();
-    const bell = new JobBell(buffer);
+  it('gives its core back: a thread that lingered in vain refuses the mailbox', async () => {
+    const buffer = createMailboxBuffer();
+    const mailbox = new JobMailbox(buffer);
     const thread = echoThread(buffer, 5);
     try {
       assert.equal(await nextMessage(thread), 'ready');
-      bell.mail();
+      mailbox.mail();
       const reply = nextMessage(thread);
       thread.postMessage({ n: 1 });
       await reply;
       await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.equal(bell.ring({ n: 2 }), false);
-      assert.equal(bell.rung, 0);
+      assert.equal(mailbox.deliver({ n: 2 }), false);
+      assert.equal(mailbox.delivered, 0);
     } finally {
       await thread.terminate();
     }
   });
 });
 
-describe('exact acquisitions through the bell', () => {
+describe('exact acquisitions through the mailbox', () => {
   let dir: string;
   before(() => {
     dir = tempDir();
@@ -133,39 +133,42 @@ describe('exact acquisitions through the bell', () => {
     surfaceFs: 'auto',
   });
 
-  /** Submits `uri` from inside the previous job's answer (when the thread lingers) until it is rung. */
-  async function submitRung(uri: string, onStarted: (cancel: () => void) => void): Promise<AcquireOutcome> {
+  /** Submits `uri` from inside the previous job's answer (when the thread lingers) until it is delivered. */
+  async function submitThroughMailbox(
+    uri: string,
+    onStarted: (cancel: () => void) => void,
+  ): Promise<AcquireOutcome> {
     for (let attempt = 0; attempt < 2000; attempt++) {
       const outcome = await new Promise<AcquireOutcome | undefined>((resolve, reject) => {
         acquisitionPool.submit(exactJob('/a/one.txt'), {
           onEntries: () => {},
           onFailure: reject,
           onDone: () => {
-            const rungBefore = acquisitionPool.rungJobs;
+            const deliveredBefore = acquisitionPool.mailboxJobs;
             const ticket = acquisitionPool.submit(exactJob(uri), {
               onEntries: () => {},
               onFailure: reject,
-              onDone: (done) => resolve(rung ? done : undefined),
+              onDone: (done) => resolve(delivered ? done : undefined),
             });
-            const rung = acquisitionPool.rungJobs === rungBefore + 1;
+            const delivered = acquisitionPool.mailboxJobs === deliveredBefore + 1;
             // Posted (the thread had stopped lingering): stopped at once, and tried again.
-            if (rung) onStarted(() => ticket.cancel());
+            if (delivered) onStarted(() => ticket.cancel());
             else ticket.cancel();
           },
         });
       });
       if (outcome !== undefined) return outcome;
     }
-    throw new Error('no job was rung in 2,000 tries');
+    throw new Error('no job was delivered in 2,000 tries');
   }
 
   it('answer back-to-back exact acquisitions exactly as posted ones', async () => {
     const source = new LocalFileSurfaceSource({ root: dir });
     try {
-      const rungBefore = acquisitionPool.rungJobs;
-      // At least 300 calls, and on until one went through the bell: on a loaded machine the caller can
+      const deliveredBefore = acquisitionPool.mailboxJobs;
+      // At least 300 calls, and on until one went through the mailbox: on a loaded machine the caller can
       // be kept off its core for longer than a linger now and then (bounded by 20,000 calls).
-      for (let i = 0; i < 300 || (acquisitionPool.rungJobs === rungBefore && i < 20_000); i++) {
+      for (let i = 0; i < 300 || (acquisitionPool.mailboxJobs === deliveredBefore && i < 20_000); i++) {
         const observation = await source.acquire({
           scorableType: 'surface',
           uri: '/a/two.txt',
@@ -174,41 +177,41 @@ describe('exact acquisitions through the bell', () => {
         assert.equal(observation.acquisition, 'complete');
         assert.deepEqual(observation.payload.entries, [textEntry('/a/two.txt', 'two')]);
       }
-      assert.ok(acquisitionPool.rungJobs > rungBefore, 'no acquisition went through the bell');
+      assert.ok(acquisitionPool.mailboxJobs > deliveredBefore, 'no acquisition went through the mailbox');
     } finally {
       await source.close();
     }
   });
 
-  it('cancels a rung job mid-read through the bell’s flag', async () => {
-    const outcome = await submitRung('/big.bin', (cancel) => setTimeout(cancel, 20));
-    // Only the bell's flag can have stopped it: a rung job never sees the flag of a posted one.
+  it('cancels a delivered job mid-read through the mailbox’s flag', async () => {
+    const outcome = await submitThroughMailbox('/big.bin', (cancel) => setTimeout(cancel, 20));
+    // Only the mailbox's flag can have stopped it: a delivered job never sees the flag of a posted one.
     assert.deepEqual(outcome, { kind: 'cancelled' });
   });
 
   it('a thread whose jobs are spaced out does not linger after them', async () => {
     for (let round = 0; round < 5; round++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
-      let rungBefore = 0;
-      let rung = 0;
+      let deliveredBefore = 0;
+      let delivered = 0;
       await new Promise<void>((resolve, reject) => {
         // Twenty milliseconds after the last reply: not back to back, so the thread does not stay awake
-        // after it, and the job asked for the moment its reply is here finds the bell closed.
+        // after it, and the job asked for the moment its reply is here finds the mailbox closed.
         acquisitionPool.submit(exactJob('/a/one.txt'), {
           onEntries: () => {},
           onFailure: reject,
           onDone: () => {
-            rungBefore = acquisitionPool.rungJobs;
+            deliveredBefore = acquisitionPool.mailboxJobs;
             acquisitionPool.submit(exactJob('/a/two.txt'), {
               onEntries: () => {},
               onFailure: reject,
               onDone: () => resolve(),
             });
-            rung = acquisitionPool.rungJobs - rungBefore;
+            delivered = acquisitionPool.mailboxJobs - deliveredBefore;
           },
         });
       });
-      assert.equal(rung, 0, `round ${round}: a job after a spaced-out one was rung`);
+      assert.equal(delivered, 0, `round ${round}: a job after a spaced-out one was delivered`);
     }
   });
 
@@ -217,26 +220,29 @@ describe('exact acquisitions through the bell', () => {
       new Promise<AcquireOutcome>((resolve, reject) => {
         acquisitionPool.submit(job, { onEntries: () => {}, onFailure: reject, onDone: resolve });
       });
-    let controlsRung = 0;
-    // At least 20 rounds, and on until a control was rung (a loaded machine can keep the caller off its
+    let controlsDelivered = 0;
+    // At least 20 rounds, and on until a control was delivered (a loaded machine can keep the caller off its
     // core for longer than a linger now and then; bounded by 1,000 rounds).
-    for (let attempt = 0; attempt < 20 || (controlsRung === 0 && attempt < 1000); attempt++) {
+    for (let attempt = 0; attempt < 20 || (controlsDelivered === 0 && attempt < 1000); attempt++) {
       // Two jobs back to back, so the thread lingers after the second; then one already cancelled, then
       // (its control) one that is not, each asked for the moment the previous answer is here.
       await submit(exactJob('/a/one.txt'));
       await submit(exactJob('/a/one.txt'));
       const cancelled = exactJob('/a/two.txt');
       Atomics.store(new Int32Array(cancelled.cancel), 0, 1);
-      const rungBefore = acquisitionPool.rungJobs;
+      const deliveredBefore = acquisitionPool.mailboxJobs;
       assert.deepEqual(await submit(cancelled), { kind: 'cancelled' });
-      assert.equal(acquisitionPool.rungJobs, rungBefore, 'a job already cancelled was rung');
-      const controlBefore = acquisitionPool.rungJobs;
+      assert.equal(acquisitionPool.mailboxJobs, deliveredBefore, 'a job already cancelled was delivered');
+      const controlBefore = acquisitionPool.mailboxJobs;
       const control = await submit(exactJob('/a/two.txt'));
       assert.equal(control.kind, 'done');
-      controlsRung += acquisitionPool.rungJobs - controlBefore;
+      controlsDelivered += acquisitionPool.mailboxJobs - controlBefore;
     }
-    // The thread was lingering when the cancelled jobs came: the controls in their place were rung.
-    assert.ok(controlsRung > 0, 'no control job was rung: the test did not reach a lingering thread');
+    // The thread was lingering when the cancelled jobs came: the controls in their place were delivered.
+    assert.ok(
+      controlsDelivered > 0,
+      'no control job was delivered: the test did not reach a lingering thread',
+    );
   });
 
   it('a process on a single core rings nothing: its threads do not linger', () => {
@@ -252,23 +258,23 @@ for (let i = 0; i < 200; i++) {
   read += observation.payload.entries.length;
 }
 await source.close();
-process.stdout.write(JSON.stringify({ poolSize: POOL_SIZE, rung: acquisitionPool.rungJobs, read }));
+process.stdout.write(JSON.stringify({ poolSize: POOL_SIZE, delivered: acquisitionPool.mailboxJobs, read }));
 `,
     );
     const child = spawnSync('taskset', ['-c', '0', process.execPath, script, dir], { encoding: 'utf8' });
     assert.equal(child.status, 0, child.stderr);
-    assert.deepEqual(JSON.parse(child.stdout), { poolSize: 1, rung: 0, read: 200 });
+    assert.deepEqual(JSON.parse(child.stdout), { poolSize: 1, delivered: 0, read: 200 });
     assert.ok(SOURCE_MODULE.endsWith('/local-file-source.js'));
   });
 
-  it('a late cancel of a finished rung job cancels nothing after it', async () => {
+  it('a late cancel of a finished delivered job cancels nothing after it', async () => {
     let late: (() => void) | undefined;
-    const first = await submitRung('/a/one.txt', (cancel) => {
+    const first = await submitThroughMailbox('/a/one.txt', (cancel) => {
       late = cancel;
     });
     assert.equal(first.kind, 'done');
-    // The first job's cancel, called just as the next rung job starts: the bell's flag is that job's now.
-    const next = await submitRung('/mid.bin', () => (late as () => void)());
+    // The first job's cancel, called just as the next delivered job starts: the mailbox's flag is that job's now.
+    const next = await submitThroughMailbox('/mid.bin', () => (late as () => void)());
     assert.equal(next.kind, 'done');
     assert.equal(next.kind === 'done' && next.result.entries.length, 1);
   });

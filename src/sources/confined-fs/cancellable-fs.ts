@@ -1,9 +1,10 @@
-import { AcquisitionCancelled } from './acquisition-state.js';
-import type { DirectoryListing, SurfaceFs } from './surface-fs.js';
+import type { DirectoryListing } from './file-stat.js';
+import { OperationCancelled } from './fs-errors.js';
+import type { SurfaceFs } from './surface-fs.js';
 
 /**
  * Wraps the seam so that once the caller's cancellation flag is set, no further I/O happens: every call
- * except `close` (and a listing's `closeSync`) throws {@link AcquisitionCancelled} before touching the
+ * except `close` (and a listing's `closeSync`) throws {@link OperationCancelled} before touching the
  * file system. The walk checks the flag at every entry and chunk as well; this guard makes "no I/O after
  * cancellation" hold between those checks too, so an aborted acquisition of a workspace an attacker keeps
  * growing stops at once instead of at the next entry. Every catch in the walk lets this error through.
@@ -11,7 +12,7 @@ import type { DirectoryListing, SurfaceFs } from './surface-fs.js';
 export function cancellableFs(base: SurfaceFs, cancelled: () => boolean): SurfaceFs {
   const guard = <A extends unknown[], R>(call: (...args: A) => R) => {
     return (...args: A): R => {
-      if (cancelled()) throw new AcquisitionCancelled();
+      if (cancelled()) throw new OperationCancelled();
       return call(...args);
     };
   };
@@ -47,7 +48,7 @@ function guardListing(dir: DirectoryListing, cancelled: () => boolean): Director
   // Proxy's trap (with a bound function made per call) was a few per cent of a listing-bound walk.
   return {
     readSync: () => {
-      if (cancelled()) throw new AcquisitionCancelled();
+      if (cancelled()) throw new OperationCancelled();
       return dir.readSync();
     },
     closeSync: () => dir.closeSync(),

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadStatx, loadStatxFd } from '../../../src/sources/local-file/statx.js';
+import { loadStatx, loadStatxFd } from '../../../src/sources/confined-fs/statx.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
 /** The manifest walk's statx must say exactly what Node's lstat says, and fail the way it fails. */

@@ -1,8 +1,8 @@
 import type { ManifestEntry } from '../../models/manifest.js';
-import type { EntryStat } from './statx.js';
+import type { EntryStat } from '../confined-fs/file-stat.js';
 
 /**
- * Digest carry-over between the two manifests of one attempt (SPEC §12, issue 11), like git's index:
+ * Digest reuse between the two manifests of one attempt (SPEC §12), like git's index:
  * the baseline keeps, beside each regular file's sha256, the file's *stat key* — device, inode, size,
  * mtime, ctime and st_mode — and the final manifest reuses the baseline's entry for a file whose stat
  * key is unchanged AND whose ctime is strictly older than the moment the baseline was complete
@@ -22,42 +22,42 @@ import type { EntryStat } from './statx.js';
  * Times are compared as Node reports them (milliseconds, doubles: sec × 1e3 + nsec / 1e6, the same
  * formula for the clean moment and for every file, whichever of lstat and statx read them). The
  * conversion is monotone, so an older ctime in milliseconds is an older ctime in nanoseconds: rounding
- * can only make more files racy, never carry a newer one. On top of that, a file counts as racy unless
+ * can only make more files racy, never reuse a newer one. On top of that, a file counts as racy unless
  * its ctime is more than {@link CLEAN_MARGIN_MS} older than the clean moment, so no disagreement between
- * two readings of the clock smaller than that can ever carry a digest.
+ * two readings of the clock smaller than that can ever reuse a digest.
  *
  * The key is the lstat of the name taken just before the file was read. A manifest is taken while
  * nothing in the sandbox runs (SPEC §11), so that stat describes the bytes hashed; a key is kept only
  * when the read was complete and its size is the stat's.
  */
 
-/** A file is carried only when its ctime is older than the clean moment by more than this. */
+/** A file is reused only when its ctime is older than the clean moment by more than this. */
 export const CLEAN_MARGIN_MS = 1;
 
-/** Manifest entries per batch handed to a sink (as the walk's observation entries are). */
+/** Manifest entries per batch submitted to a sink (as the walk's observation entries are). */
 const MANIFEST_BATCH = 1000;
 
 /** Numbers per entry in a stat-key column: dev, ino, size, mtimeMs, ctimeMs, st_mode (NaN: no key). */
 export const STAT_KEY_WIDTH = 6;
 
-/** What the final manifest may carry (sent to the acquisition thread with the request). */
-export interface DigestCarryRequest {
+/** What the final manifest may reuse (sent to the acquisition thread with the request). */
+export interface BaselineDigests {
   /** The baseline's entry uris, in its (sorted) order. */
   uris: string[];
   /** {@link STAT_KEY_WIDTH} numbers per baseline entry, NaN for an entry without a key. */
   keys: Float64Array;
   /**
    * The file system's clock once the baseline was complete: the ctime of a file created then (ms as Node
-   * reports it). Only a file whose ctime is strictly older is carried.
+   * reports it). Only a file whose ctime is strictly older is reused.
    */
   cleanBeforeMs: number;
-  /** The device the clean moment was read on: a file on any other device is read, never carried. */
+  /** The device the clean moment was read on: a file on any other device is read, never reused. */
   dev: number;
 }
 
 /** How the final manifest's files were decided; stored in its metadata so replay sees the shortcut. */
-export interface CarryCounts {
-  /** Digests reused from the baseline. */
+export interface DigestReuseCounts {
+  /** Digests reused from the baseline (`carried`: the stored metadata's name, kept for stored records). */
   carried: number;
   /** Stat key unchanged but ctime not older than the clean moment: re-read (racily clean). */
   racy: number;
@@ -65,47 +65,47 @@ export interface CarryCounts {
   changed: number;
 }
 
-/** The per-walk state: the baseline's keys (when carrying) and the keys of the manifest being taken. */
-export class DigestCarryWalk {
-  readonly counts: CarryCounts = { carried: 0, racy: 0, changed: 0 };
-  readonly #request: DigestCarryRequest | undefined;
+/** The per-walk state: the baseline's keys (when reusing) and the keys of the manifest being taken. */
+export class ManifestRecorder {
+  readonly counts: DigestReuseCounts = { carried: 0, racy: 0, changed: 0 };
+  readonly #request: BaselineDigests | undefined;
   /** The walk meets files in nearly the baseline's order: try the next keyed entry before searching. */
   #cursor = 0;
-  /** Baseline indices of the files carried, in the order the walk met them. */
-  readonly #carried: number[] = [];
+  /** Baseline indices of the files reused, in the order the walk met them. */
+  readonly #reused: number[] = [];
   /** Stat keys by position in the walk's manifest; NaN where an entry has none. */
   #keys = new Float64Array(1024 * STAT_KEY_WIDTH).fill(Number.NaN);
   /** The uri of every entry the walk recorded, in walk order (posted ones included). */
   readonly #walkUris: string[] = [];
   /**
-   * Files handed to a reader whose read has not come back yet, by walk position, with the lstat their
-   * key would be (see {@link addAwaiting}). Nothing from the first of them on is handed to the sink.
+   * Files submitted to a reader whose read has not come back yet, by walk position, with the lstat their
+   * key would be (see {@link addAwaiting}). Nothing from the first of them on is submitted to the sink.
    */
   readonly #awaiting = new Map<number, EntryStat>();
-  /** Walk positions before this one were handed to the sink. */
+  /** Walk positions before this one were submitted to the sink. */
   #posted = 0;
   /** Walk positions before this one are settled (none awaits its read). */
   #ready = 0;
 
   /**
-   * @param pending the walk's manifest: entries not yet handed to `sink`, in walk order.
+   * @param pending the walk's manifest: entries not yet submitted to `sink`, in walk order.
    * @param sink receives full batches while the walk runs (the acquisition thread posts them, so their
    * transfer and validation overlap the walk); without one every entry stays in `pending`.
    */
   constructor(
-    request: DigestCarryRequest | undefined,
+    request: BaselineDigests | undefined,
     readonly pending: ManifestEntry[],
     readonly sink?: (batch: ManifestEntry[]) => void,
   ) {
     this.#request = request;
   }
 
-  /** True when this walk may carry digests from a baseline (every file's stat is then needed first). */
-  get carries(): boolean {
+  /** True when this walk may reuse digests from a baseline (every file's stat is then needed first). */
+  get reusesDigests(): boolean {
     return this.#request !== undefined;
   }
 
-  /** Adds an entry to the manifest; `keyStat` when a later manifest may carry it (a file hashed in full). */
+  /** Adds an entry to the manifest; `keyStat` when a later manifest may reuse it (a file hashed in full). */
   add(entry: ManifestEntry, keyStat?: EntryStat): void {
     const index = this.#walkUris.length;
     this.#walkUris.push(entry.uri);
@@ -115,7 +115,7 @@ export class DigestCarryWalk {
   }
 
   /**
-   * Adds, in walk order, the entry of a file just handed to a reader (either thread: read-lanes.ts),
+   * Adds, in walk order, the entry of a file just submitted to a reader (either thread: read-lanes.ts),
    * whose size and digest are not known yet; {@link settleRead} completes it. `stat` is the lstat the
    * file's key would be. Returns the entry's walk position.
    */
@@ -157,10 +157,10 @@ export class DigestCarryWalk {
   }
 
   /**
-   * The baseline entry index to carry for this file (lstat `stat`) when it provably has not changed
+   * The baseline entry index to reuse for this file (lstat `stat`) when it provably has not changed
    * since the baseline; undefined when it must be read.
    */
-  carriedFrom(uri: string, stat: EntryStat): number | undefined {
+  unchangedBaselineEntry(uri: string, stat: EntryStat): number | undefined {
     const request = this.#request;
     if (request === undefined) return undefined;
     const at = this.#find(request, uri);
@@ -184,11 +184,11 @@ export class DigestCarryWalk {
       return undefined;
     }
     this.counts.carried++;
-    this.#carried.push(at);
+    this.#reused.push(at);
     return at;
   }
 
-  /** Records the stat key of the entry at walk position `index`, for a later manifest to carry from. */
+  /** Records the stat key of the entry at walk position `index`, for a later manifest to reuse from. */
   #record(index: number, stat: EntryStat): void {
     const o = index * STAT_KEY_WIDTH;
     if (o + STAT_KEY_WIDTH > this.#keys.length) {
@@ -207,12 +207,12 @@ export class DigestCarryWalk {
   /**
    * How the walk's manifest ends. `order` lists walk positions in uri order; `manifest` is the entries
    * still pending — sorted by uri when there is no sink (nothing was posted), else in walk order, to be
-   * appended to the posted ones and put in `order`. `carried` holds the baseline indices of the carried
+   * appended to the posted ones and put in `order`. `reused` holds the baseline indices of the reused
    * files, ascending (so their uris are sorted too), and `keys` the stat keys of the manifest the two
-   * make together, merged by uri ({@link mergeCarried}), {@link STAT_KEY_WIDTH} numbers per entry, NaN
-   * for an entry without a key (a carried file's key is the baseline's: carrying required them equal).
+   * make together, merged by uri ({@link mergeReused}), {@link STAT_KEY_WIDTH} numbers per entry, NaN
+   * for an entry without a key (a reused file's key is the baseline's: reusing required them equal).
    */
-  finish(): { manifest: ManifestEntry[]; order?: Int32Array; carried: Int32Array; keys: Float64Array } {
+  finish(): { manifest: ManifestEntry[]; order?: Int32Array; reused: Int32Array; keys: Float64Array } {
     if (this.#awaiting.size > 0)
       throw new Error(`${this.#awaiting.size} manifest reads never settled: a bug`);
     const uris = this.#walkUris;
@@ -228,15 +228,15 @@ export class DigestCarryWalk {
       });
     }
     const sortedUris = Array.from(order, (i) => ({ uri: uris[i] as string }));
-    const carried = Int32Array.from(this.#carried).sort();
+    const reused = Int32Array.from(this.#reused).sort();
     const request = this.#request;
-    const keys = sharedStatKeys(order.length + carried.length);
+    const keys = sharedStatKeys(order.length + reused.length);
     const walkKeys = this.#keys;
     const available = Math.floor(walkKeys.length / STAT_KEY_WIDTH);
     let k = 0;
-    mergeCarried(
+    mergeReused(
       sortedUris,
-      carried,
+      reused,
       (at) => request?.uris[at] as string,
       (walked) => {
         const i = order[walked] as number;
@@ -248,12 +248,12 @@ export class DigestCarryWalk {
         k++;
       },
     );
-    if (this.sink !== undefined) return { manifest: this.pending, order, carried, keys };
-    return { manifest: Array.from(order, (i) => this.pending[i] as ManifestEntry), carried, keys };
+    if (this.sink !== undefined) return { manifest: this.pending, order, reused, keys };
+    return { manifest: Array.from(order, (i) => this.pending[i] as ManifestEntry), reused, keys };
   }
 
   /** The baseline index of the keyed entry named `uri`, if any. */
-  #find(request: DigestCarryRequest, uri: string): number | undefined {
+  #find(request: BaselineDigests, uri: string): number | undefined {
     const { uris, keys } = request;
     while (this.#cursor < uris.length && Number.isNaN(keys[this.#cursor * STAT_KEY_WIDTH])) this.#cursor++;
     if (uris[this.#cursor] === uri) return this.#cursor++;
@@ -287,7 +287,7 @@ function inUriOrder(uris: readonly string[]): boolean {
  * clone of a Float64Array makes (≈ 1.9 ms per 10,000 entries each way, measured). The column is written
  * only here, by the walk that made it, before it is posted; no code writes it afterwards (the caller keeps
  * it private to the source, and a final manifest's walk only reads its request's keys), so sharing it
- * changes no carry decision.
+ * changes no reuse decision.
  */
 function sharedStatKeys(entries: number): Float64Array {
   const bytes = entries * STAT_KEY_WIDTH * Float64Array.BYTES_PER_ELEMENT;
@@ -302,24 +302,24 @@ function copyKey(source: Float64Array, from: number, target: Float64Array, to: n
 }
 
 /**
- * Visits the final manifest in uri order: `entries` (sorted, read by this walk) merged with the carried
+ * Visits the final manifest in uri order: `entries` (sorted, read by this walk) merged with the reused
  * baseline indices (ascending, so sorted by uri too). A uri is in one list or the other, never both. The
  * acquisition thread and the source both merge with this, so the keys line up with the entries.
  */
-export function mergeCarried<T extends { uri: string }>(
+export function mergeReused<T extends { uri: string }>(
   entries: readonly T[],
-  carried: Int32Array,
+  reused: Int32Array,
   uriOf: (at: number) => string,
   onEntry: (index: number) => void,
-  onCarried: (at: number) => void,
+  onReused: (at: number) => void,
 ): void {
   let i = 0;
   let c = 0;
-  while (i < entries.length || c < carried.length) {
-    const at = carried[c];
+  while (i < entries.length || c < reused.length) {
+    const at = reused[c];
     if (at === undefined || (i < entries.length && (entries[i] as T).uri < uriOf(at))) onEntry(i++);
     else {
-      onCarried(at);
+      onReused(at);
       c++;
     }
   }

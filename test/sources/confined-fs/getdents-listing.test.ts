@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { DirectoryListing, ListedEntry } from '../../../src/sources/confined-fs/file-stat.js';
 import {
   type Getdents,
   getdentsListing,
   loadGetdents,
   loadGetdentsCall,
-} from '../../../src/sources/local-file/getdents-listing.js';
-import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
-import { openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
-import type { DirectoryListing, ListedEntry } from '../../../src/sources/local-file/surface-fs.js';
+} from '../../../src/sources/confined-fs/getdents-listing.js';
+import { loadOpenat2 } from '../../../src/sources/confined-fs/openat2.js';
+import { openat2SurfaceFs } from '../../../src/sources/confined-fs/openat2-surface-fs.js';
 import { recordingFs } from '../support/recording-fs.js';
 import { acquireDirect, buildTree, mkfifo, removeDir, tempDir } from '../support/trees.js';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { nativeCallError } from './errno-name.js';
-import type { HandleStat } from './surface-fs.js';
+import type { EntryStat, HandleStat } from './file-stat.js';
 
 /**
  * statx(2) relative to a directory handle, through koffi, for the manifest walk: one system call per
@@ -12,19 +12,6 @@ import type { HandleStat } from './surface-fs.js';
  * layout, device encoding or time formula that disagrees leaves `loadStatx()` undefined and the walk on
  * `lstatAt`. Loaded once per thread.
  */
-
-/** What a manifest entry needs of an lstat; Node's fs.Stats has the same shape. */
-export interface EntryStat {
-  dev: number;
-  ino: number;
-  size: number;
-  mode: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  isFile(): boolean;
-  isDirectory(): boolean;
-  isSymbolicLink(): boolean;
-}
 
 export type StatxAt = (dirFd: number, name: Buffer) => EntryStat;
 /** fstat of a handle (any handle, O_PATH included), by statx with AT_EMPTY_PATH. */
@@ -72,7 +59,7 @@ class StatxEntry implements HandleStat {
 
 /**
  * The entry stat with these numbers: how a stat taken on another thread (the second reader's, for a
- * carrying manifest: stat-ahead.ts) comes back as the same object `StatxAt` returns.
+ * reusing manifest: stat-ahead.ts) comes back as the same object `StatxAt` returns.
  */
 export function entryStatOf(
   dev: number,
@@ -187,7 +174,7 @@ function bindFd(statx: KoffiFunction, errno: () => number): StatxFd {
 /**
  * One `struct statx` buffer (linux/stat.h, the same layout on every architecture; little-endian here, as
  * tryLoadRaw requires) and 32-bit views of it: every field read is an indexed load, where Buffer's
- * readUInt32LE was a call with its own bounds checks per field (twelve of them per file; issue 14, row 1a).
+ * readUInt32LE was a call with its own bounds checks per field (twelve of them per file).
  */
 class StatxFields {
   readonly buffer = Buffer.alloc(STATX_BUFFER_BYTES);

@@ -3,9 +3,12 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
-import { heldProcFdDirectory, openat2SurfaceFs } from '../../../src/sources/local-file/openat2-surface-fs.js';
-import { nodeSurfaceFs, O_PATH } from '../../../src/sources/local-file/surface-fs.js';
+import { loadOpenat2 } from '../../../src/sources/confined-fs/openat2.js';
+import {
+  heldProcFdDirectory,
+  openat2SurfaceFs,
+} from '../../../src/sources/confined-fs/openat2-surface-fs.js';
+import { nodeSurfaceFs, O_PATH } from '../../../src/sources/confined-fs/surface-fs.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { loadOpenat2 } from '../../../src/sources/local-file/openat2.js';
+import { loadOpenat2 } from '../../../src/sources/confined-fs/openat2.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
 /**
