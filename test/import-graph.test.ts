@@ -24,6 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['sources'],
   ['scorers'],
   ['memory'],
+  ['network'],
   ['sandbox'],
   ['targets'],
   ['attacks'],
