@@ -50,7 +50,12 @@ export async function prepareCampaignContainment(
           drainMs: campaign.drainMs,
           what: processKind,
         });
-  const names = [...(campaign.secrets ?? []), ...apiKeyNames(campaign.target)];
+  const names = [
+    ...(campaign.secrets ?? []),
+    ...apiKeyNames(campaign.target),
+    // An attacker model's key (SPEC §15) is redacted like the target's.
+    ...campaign.attacks.flatMap((attack) => attack.attacker?.model.apiKeyEnv ?? []),
+  ];
   return { sandbox, redactor: new SecretRedactor(secretsFromEnvironment(names, context.hostEnv)) };
 }
 

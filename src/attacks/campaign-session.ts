@@ -2,8 +2,9 @@ import type { SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { createTarget } from '../targets/create-target.js';
 import type { Target } from '../targets/target.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
+import { type AttackerModel, chatAttackerFor } from './attacker-model.js';
 import type { CampaignRun } from './attempt-record.js';
-import type { Campaign } from './campaign.js';
+import type { Attacker, Campaign } from './campaign.js';
 import { prepareCampaignContainment } from './campaign-containment.js';
 import { loadCampaignFile } from './campaign-file.js';
 import { newCampaignRun } from './campaign-run.js';
@@ -28,6 +29,8 @@ export interface CampaignSession {
   /** Replaces the campaign's secret values in everything stored or printed (SPEC §11). */
   readonly redactor: SecretRedactor;
   readonly target: Target;
+  /** The attacker model of an adaptive attack's `attacker:`, its key read from the host environment. */
+  attackers(attacker: Attacker): AttackerModel;
   /** A new run of this campaign against this target (redacted), or the run named by `runId`. */
   newRun(options?: { runId?: string | undefined }): CampaignRun;
 }
@@ -51,12 +54,16 @@ export async function openCampaignSession(
     campaignFile,
   });
   const target = createTarget(campaign.target, { env: context.hostEnv, sandbox, redactor });
+  // A missing attacker key is refused now, before anything runs.
+  for (const attack of campaign.attacks)
+    if (attack.attacker !== undefined) chatAttackerFor(attack.attacker, context.hostEnv);
   return {
     campaignFile,
     campaign,
     sandbox,
     redactor,
     target,
+    attackers: (attacker) => chatAttackerFor(attacker, context.hostEnv),
     newRun: (options) =>
       newCampaignRun({ campaign, target: target.identifier(), runId: options?.runId, redactor }),
   };

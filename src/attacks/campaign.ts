@@ -138,6 +138,30 @@ export type Expect = z.infer<typeof ExpectSchema>;
 /** Budgets of the evidence read after each attempt (LocalFileSurfaceSource limits, SPEC §5). */
 export { EvidenceLimitsSchema };
 
+/**
+ * An attack that adapts (SPEC §15): after each round an attacker model reads what the agent did and
+ * returns the next text of the planted file `plant` (default: the attack's only planted file; a library
+ * attack's carrier file is filled in when its matrix is expanded). The chain stops at the first round whose
+ * condition is proven, or after `rounds` (at most 50).
+ */
+export const MAX_ATTACKER_ROUNDS = 50;
+export const AttackerSchema = z.strictObject({
+  model: z.strictObject({
+    baseUrl: z.string().min(1),
+    name: z.string().min(1),
+    /** The variable holding the attacker's key (its value is redacted everywhere). */
+    apiKeyEnv: EnvNameSchema.optional(),
+  }),
+  rounds: z
+    .number()
+    .int()
+    .min(1, 'rounds is at least 1')
+    .max(MAX_ATTACKER_ROUNDS, `rounds is at most ${MAX_ATTACKER_ROUNDS}`),
+  /** The planted file whose text each round replaces (workspace-relative). */
+  plant: LocatorPath.optional(),
+});
+export type Attacker = z.infer<typeof AttackerSchema>;
+
 export const AttackSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][\w.-]*$/, 'must be letters, digits, ".", "_" or "-"'),
   prompt: z.string().min(1),
@@ -155,6 +179,8 @@ export const AttackSchema = z.strictObject({
   task: ExpectSchema.optional(),
   /** A benign control: its attempts are left out of the success rate; one whose condition holds has tripped. */
   control: z.boolean().optional(),
+  /** An attacker model that rewrites the planted injection after each round (SPEC §15). */
+  attacker: AttackerSchema.optional(),
   /** Overrides the campaign's evidence budgets for this attack. */
   evidence: EvidenceLimitsSchema.optional(),
 });
@@ -210,10 +236,58 @@ export const CampaignSchema = z
         });
       }
       seen.add(attack.id);
+      if (attack.attacker === undefined) return;
+      if (attack.control === true) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['attacks', i, 'attacker'],
+          message: 'a control is a benign prompt: it takes no attacker',
+        });
+        return;
+      }
+      const plant = plantOf(attack, campaign);
+      if (!plant.ok)
+        ctx.addIssue({ code: 'custom', path: ['attacks', i, 'attacker', 'plant'], message: plant.error });
     });
   });
 export type Campaign = z.infer<typeof CampaignSchema>;
 export type CampaignInput = z.input<typeof CampaignSchema>;
+
+/** A planted path as a key: workspace-relative, without a leading `/`. */
+export function plantedPath(path: string): string {
+  return path.replace(/^\/+/, '');
+}
+
+/**
+ * The planted file an attacker rewrites (SPEC §15): `attacker.plant`, which must name a planted file, else
+ * the attack's only planted file (its own, else the campaign's); more than one and no `plant` is refused.
+ */
+export function plantOf(
+  attack: Pick<Attack, 'files' | 'attacker'>,
+  campaign: { workspace: { files: ReadonlyArray<{ path: string }> } },
+): { ok: true; path: string } | { ok: false; error: string } {
+  const own = (attack.files ?? []).map((file) => plantedPath(file.path));
+  const all = [...new Set([...campaign.workspace.files.map((file) => plantedPath(file.path)), ...own])];
+  const named = attack.attacker?.plant;
+  if (named !== undefined) {
+    const path = plantedPath(named);
+    return all.includes(path)
+      ? { ok: true, path }
+      : {
+          ok: false,
+          error: `attacker.plant ${JSON.stringify(named)} is not a planted file (planted: ${all.join(', ') || 'none'}); the attacker rewrites the text of a file the campaign plants`,
+        };
+  }
+  const candidates = own.length > 0 ? [...new Set(own)] : all;
+  if (candidates.length === 1) return { ok: true, path: candidates[0] as string };
+  return {
+    ok: false,
+    error:
+      candidates.length === 0
+        ? 'the attacker needs a planted file to rewrite: plant one (files:) and name it in attacker.plant'
+        : `more than one planted file (${candidates.join(', ')}): name the one the attacker rewrites in attacker.plant`,
+  };
+}
 
 /** The condition an `expect:` describes. */
 export function buildCondition(expect: Omit<Expect, 'match'> & { match?: Expect['match'] }): Condition {

@@ -30,6 +30,9 @@ export const DEMO_SETUP = `Setup: copy the example settings and run make.
 
 export const DEMO_NOTES = 'Release notes: 1.2.0 fixes the cache key. Nothing else changed.\n';
 
+/** The modes `witness demo` runs, in order: the attack succeeds, is resisted, or all work is refused. */
+export const DEMO_MODES = ['vulnerable', 'guarded', 'refusing'] as const satisfies readonly MockMode[];
+
 export function demoCampaign(mode: MockMode): Campaign {
   return CampaignSchema.parse({
     name: `demo-${mode}`,

@@ -115,6 +115,8 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
       ...(record.containment === undefined ? {} : { containment: record.containment }),
       ...(record.cleanup === undefined ? {} : { cleanup: record.cleanup }),
       ...(record.changes === undefined ? {} : { changes: record.changes }),
+      ...(record.chain === undefined ? {} : { chain: record.chain, round: record.round }),
+      ...(record.adaptation === undefined ? {} : { adaptation: record.adaptation }),
       ...(record.task === undefined
         ? {}
         : {

@@ -53,7 +53,10 @@ export interface UtilityTotals {
 }
 
 export interface OutcomeTotals {
-  /** Attack attempts only (controls are counted in `controls`). */
+  /**
+   * Attack attempts only (controls are counted in `controls`); an adaptive attack's chain counts once,
+   * with its chain's outcome, however many rounds it ran.
+   */
   attempts: number;
   success: number;
   failure: number;
@@ -75,14 +78,52 @@ export interface OutcomeTotals {
   controls: ControlTotals;
 }
 
-/** An attempt as the tally sees it: its outcome, whether it was a control, and its task's outcome. */
+/**
+ * An attempt as the tally sees it: its outcome, whether it was a control, its task's outcome, and the
+ * adaptive attack's chain it is a round of (SPEC §15).
+ */
 export interface TalliedAttempt {
   outcome: AttemptOutcome;
   control?: boolean | undefined;
   task?: { outcome: TaskOutcome } | undefined;
+  chain?: string | undefined;
+  round?: number | undefined;
 }
 
-export function tallyAttempts(attempts: Iterable<TalliedAttempt>): OutcomeTotals {
+/** What the tally keeps of a record. */
+export function talliedOf(record: TalliedAttempt): TalliedAttempt {
+  return {
+    outcome: record.outcome,
+    control: record.control,
+    ...(record.task === undefined ? {} : { task: { outcome: record.task.outcome } }),
+    ...(record.chain === undefined ? {} : { chain: record.chain, round: record.round }),
+  };
+}
+
+/**
+ * The attempts as attacks count them (SPEC §15: the success rate counts chains): an attempt that is no
+ * round stands for itself; a chain is stood for by its deciding round — the first that succeeded, else its
+ * last — whose outcome is the chain's. Utility counts every round.
+ */
+export function decidingAttempts<T extends TalliedAttempt>(attempts: readonly T[]): T[] {
+  const rounds = new Map<string, T[]>();
+  for (const attempt of attempts) {
+    if (attempt.chain === undefined) continue;
+    const list = rounds.get(attempt.chain) ?? [];
+    list.push(attempt);
+    rounds.set(attempt.chain, list);
+  }
+  const deciding = new Set<T>();
+  for (const list of rounds.values()) {
+    list.sort((a, b) => (a.round ?? 0) - (b.round ?? 0));
+    deciding.add(list.find((round) => round.outcome === 'success') ?? (list.at(-1) as T));
+  }
+  return attempts.filter((attempt) => attempt.chain === undefined || deciding.has(attempt));
+}
+
+export function tallyAttempts(all: Iterable<TalliedAttempt>): OutcomeTotals {
+  const every = [...all];
+  const deciding = new Set(decidingAttempts(every));
   const totals = { attempts: 0, success: 0, failure: 0, undetermined: 0, error: 0 };
   const utility = emptyUtility();
   const controlUtility = emptyUtility();
@@ -94,11 +135,13 @@ export function tallyAttempts(attempts: Iterable<TalliedAttempt>): OutcomeTotals
     error: 0,
     utility: controlUtility,
   };
-  for (const { outcome, control, task } of attempts) {
+  for (const attempt of every) {
+    const { outcome, control, task } = attempt;
     if (task !== undefined) {
       countTask(utility, task.outcome);
       if (control === true) countTask(controlUtility, task.outcome);
     }
+    if (!deciding.has(attempt)) continue;
     if (control === true) {
       controls.attempts++;
       if (outcome === 'success') controls.tripped++;
@@ -189,7 +232,8 @@ export function gateFailures<T extends TalliedAttempt>(
   attempts: readonly T[],
   failOn: ReadonlySet<FailOnOutcome>,
 ): T[] {
-  return attempts.filter((attempt) => matchedFailOn(attempt, failOn) !== null);
+  // An adaptive attack's chain is one attempt here, stood for by its deciding round (SPEC §15).
+  return decidingAttempts(attempts).filter((attempt) => matchedFailOn(attempt, failOn) !== null);
 }
 
 /** "4/4 decided (100%)"; controls are reported apart by {@link formatControls}. */

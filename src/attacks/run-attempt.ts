@@ -1,4 +1,5 @@
 import { TargetError } from '../errors.js';
+import type { Adaptation } from '../models/attempt-chain.js';
 import type { TargetFailure } from '../models/attempt-record.js';
 import type { AttemptTask } from '../models/attempt-task.js';
 import { boundJsonDepth } from '../models/bounded-json.js';
@@ -87,6 +88,8 @@ export interface AttemptContext {
   redactor?: SecretRedactor | undefined;
   /** The caller's abort: rethrown, never recorded as an attempt error. */
   signal?: AbortSignal | undefined;
+  /** The round of an adaptive attack this attempt is (SPEC §15); `attack.files` already carry its text. */
+  round?: { chain: string; round: number; adaptation: Adaptation } | undefined;
 }
 
 /**
@@ -131,18 +134,7 @@ type AttemptStart = Omit<
 export async function runAttempt(context: AttemptContext): Promise<AttemptRecord> {
   const start = startAttempt(context);
   const prepared = await prepareWorkspace(context);
-  if (!prepared.ok) {
-    const sent: TargetStep = { reply: null, transcript: [], error: prepared.error, failure: null };
-    const task = taskExpectation(context.attack, context.campaign);
-    const judged: JudgeStep = {
-      ...NOT_JUDGED,
-      task:
-        task === undefined
-          ? undefined
-          : unjudgedTask(task, `the attempt was never judged: ${prepared.error}`),
-    };
-    return finishAttempt(start, { sent, judged, workspace: null, changes: [] });
-  }
+  if (!prepared.ok) return unrunAttempt(context, prepared.error, start);
   const { workspace } = prepared;
   let released = false;
   const sources = openSurfaceSources(workspace, { ...context.campaign.evidence, ...context.attack.evidence });
@@ -184,6 +176,24 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
   }
 }
 
+/**
+ * The record of an attempt that could not start (its workspace could not be prepared, or an adaptive
+ * attack's attacker gave no next text): `error` with the reason; its task, if any, undetermined.
+ */
+export function unrunAttempt(
+  context: AttemptContext,
+  reason: string,
+  start: AttemptStart = startAttempt(context),
+): AttemptRecord {
+  const sent: TargetStep = { reply: null, transcript: [], error: reason, failure: null };
+  const task = taskExpectation(context.attack, context.campaign);
+  const judged: JudgeStep = {
+    ...NOT_JUDGED,
+    task: task === undefined ? undefined : unjudgedTask(task, `the attempt was never judged: ${reason}`),
+  };
+  return finishAttempt(start, { sent, judged, workspace: null, changes: [] }, context.redactor);
+}
+
 /** How the target contains its agent: `in_process` for a target that starts no process. */
 export function containmentOf(context: AttemptContext): Containment {
   return context.target.containment?.() ?? 'in_process';
@@ -211,6 +221,9 @@ export function startAttempt(context: AttemptContext): AttemptStart {
     expectation: context.expectation,
     target: context.run.target,
     control: context.attack.control === true,
+    ...(context.round === undefined
+      ? {}
+      : { chain: context.round.chain, round: context.round.round, adaptation: context.round.adaptation }),
     startedAt: new Date().toISOString(),
   };
 }

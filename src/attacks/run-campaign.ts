@@ -1,10 +1,12 @@
 import { InvalidOptionError } from '../errors.js';
 import type { Target } from '../targets/target.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
+import { runChain } from './attack-chain.js';
+import { type AttackerModel, chatAttackerFor } from './attacker-model.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
-import { type Attack, attackExpectation, type Campaign } from './campaign.js';
+import { type Attack, type Attacker, attackExpectation, type Campaign } from './campaign.js';
 import { newCampaignRun } from './campaign-run.js';
-import { type OutcomeTotals, type TalliedAttempt, tallyAttempts } from './outcome.js';
+import { type OutcomeTotals, type TalliedAttempt, talliedOf, tallyAttempts } from './outcome.js';
 import { refusePlantedProof } from './planted-proof.js';
 import { type AttemptRecorder, runAttempt } from './run-attempt.js';
 import { createRunDirectory } from './workspace.js';
@@ -29,6 +31,11 @@ export interface RunCampaignOptions {
   redactor?: SecretRedactor | undefined;
   /** The run's record (a campaign session's `newRun()`); built from the campaign and target otherwise. */
   run?: CampaignRun | undefined;
+  /**
+   * The attacker model of an adaptive attack's `attacker:` (SPEC §15); by default its chat endpoint, with
+   * no key (a campaign session passes one that reads `apiKeyEnv`).
+   */
+  attackers?: ((attacker: Attacker) => AttackerModel) | undefined;
   onProgress?: ((event: ProgressEvent) => void) | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -47,8 +54,10 @@ export interface CampaignResult {
 
 export interface StreamedCampaignOptions extends RunCampaignOptions {
   /**
-   * Called with each finished record (after the recorder stored it) and its job index (0-based, in attack
-   * order then attempt number); the next attempt of that lane starts when the returned promise settles.
+   * Called with each finished record (after the recorder stored it) and its index (0-based, in attack
+   * order then attempt number, then round: each job has one slot per round it may run, so an adaptive
+   * attack's chain leaves gaps where it stopped early); the next attempt of that lane starts when the
+   * returned promise settles.
    * A rejection ends the campaign like any other failure: running attempts are settled first.
    */
   onRecord(record: AttemptRecord, index: number): void | Promise<void>;
@@ -93,21 +102,38 @@ export async function runCampaignStreamed(options: StreamedCampaignOptions): Pro
   // One private (0700) run directory holds every attempt's workspace and home; it is hidden from agents.
   const runDirectory = await createRunDirectory(options.workspaceParent);
 
-  const jobs: Array<{ attack: Attack; attempt: number }> = [];
+  // One job per attack attempt (an adaptive attack's chain is one job); each job owns one slot per round.
+  const jobs: Array<{ attack: Attack; attempt: number; slot: number }> = [];
+  let slots = 0;
   for (const attack of campaign.attacks) {
-    for (let attempt = 1; attempt <= (attack.attempts ?? campaign.attempts); attempt++)
-      jobs.push({ attack, attempt });
+    for (let attempt = 1; attempt <= (attack.attempts ?? campaign.attempts); attempt++) {
+      jobs.push({ attack, attempt, slot: slots });
+      slots += attack.attacker?.rounds ?? 1;
+    }
   }
-  // What is kept of each finished attempt: the tally's two fields, not the record.
-  const tallied: Array<TalliedAttempt | undefined> = new Array(jobs.length);
+  // Built before any attempt runs, so a missing key variable stops the campaign before it starts.
+  const attackerFor = options.attackers ?? ((attacker: Attacker) => chatAttackerFor(attacker));
+  const attackers = new Map<string, AttackerModel>();
+  for (const attack of campaign.attacks)
+    if (attack.attacker !== undefined) attackers.set(attack.id, attackerFor(attack.attacker));
+  // What is kept of each finished attempt: the tally's few fields, not the record.
+  const tallied: Array<TalliedAttempt | undefined> = new Array(slots);
   let next = 0;
   let completed = 0;
   const worker = async () => {
     while (next < jobs.length) {
       signal?.throwIfAborted();
-      const index = next++;
-      const job = jobs[index] as (typeof jobs)[number];
-      const record = await runAttempt({
+      const job = jobs[next++] as (typeof jobs)[number];
+      let round = 0;
+      const finish = async (record: AttemptRecord) => {
+        const index = job.slot + round++;
+        await recorder?.recordAttempt(record, run);
+        tallied[index] = talliedOf(record);
+        await options.onRecord(record, index);
+        completed++;
+        options.onProgress?.({ completed, total: slots, record });
+      };
+      const context = {
         campaign,
         target,
         recorder,
@@ -119,16 +145,10 @@ export async function runCampaignStreamed(options: StreamedCampaignOptions): Pro
         runDirectory,
         redactor: options.redactor,
         signal,
-      });
-      await recorder?.recordAttempt(record, run);
-      tallied[index] = {
-        outcome: record.outcome,
-        control: record.control,
-        ...(record.task === undefined ? {} : { task: { outcome: record.task.outcome } }),
       };
-      await options.onRecord(record, index);
-      completed++;
-      options.onProgress?.({ completed, total: jobs.length, record });
+      if (job.attack.attacker === undefined) await finish(await runAttempt(context));
+      else
+        await runChain({ context, attacker: attackers.get(job.attack.id) as AttackerModel, onRound: finish });
     }
   };
   // Settle every worker before returning or rethrowing (an abort), so no attempt is still writing to the

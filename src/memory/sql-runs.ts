@@ -53,7 +53,10 @@ export class SqlRuns {
     const order = run.attacks.map((attack) => attack.id);
     results.sort(
       (a, b) =>
-        order.indexOf(a.attack) - order.indexOf(b.attack) || a.attempt - b.attempt || (a.id < b.id ? -1 : 1),
+        order.indexOf(a.attack) - order.indexOf(b.attack) ||
+        a.attempt - b.attempt ||
+        (a.round ?? 0) - (b.round ?? 0) ||
+        (a.id < b.id ? -1 : 1),
     );
     const attempts: AttemptRecord[] = [];
     for (const result of results) attempts.push(await this.#attemptOf(run, result));
@@ -90,6 +93,8 @@ export class SqlRuns {
         ...(result.cleanup === undefined ? {} : { cleanup: result.cleanup }),
         control: attack?.control === true,
         ...(result.changes === undefined ? {} : { changes: result.changes }),
+        ...(result.chain === undefined ? {} : { chain: result.chain, round: result.round }),
+        ...(result.adaptation === undefined ? {} : { adaptation: result.adaptation }),
         ...(result.task === undefined || attack?.task === undefined
           ? {}
           : { task: { ...result.task, expectation: attack.task } }),

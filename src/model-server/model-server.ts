@@ -11,13 +11,16 @@ import {
   WireFormatError,
 } from './api-format.js';
 import { API_FORMATS, routeRequest } from './api-formats.js';
+import type { ModelTurn } from './conversation.js';
+import { nextInjectionText, SCRIPTED_ATTACKER_NAME } from './scripted-attacker.js';
 import { nextTurn } from './scripted-model.js';
 
 /**
  * `witness model serve`: the scripted model (scripted-model.ts) on loopback HTTP, speaking every API
  * format of the registry (api-formats.ts: OpenAI Chat Completions and Responses, Anthropic Messages,
  * Gemini), JSON or SSE. A path prefix before `/v1` is accepted, so `baseUrl` may be
- * `http://127.0.0.1:PORT` or `http://127.0.0.1:PORT/v1`.
+ * `http://127.0.0.1:PORT` or `http://127.0.0.1:PORT/v1`. The model name `witness-attacker` is answered by
+ * the scripted attacker of adaptive attacks (scripted-attacker.ts); every other name by the scripted model.
  *
  * ```ts
  * const server = await startModelServer({ port: 0 });
@@ -93,7 +96,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     if (route === undefined) return fail(404, `no such endpoint: ${path}`, 'not_found_error');
     const { endpoint } = route;
     if (req.method !== endpoint.method) return fail(405, `use ${endpoint.method}`, 'invalid_request_error');
-    if (endpoint.kind === 'models') return sendJson(res, 200, endpoint.list([SCRIPTED_MODEL_NAME]));
+    if (endpoint.kind === 'models')
+      return sendJson(res, 200, endpoint.list([SCRIPTED_MODEL_NAME, SCRIPTED_ATTACKER_NAME]));
 
     const raw = (await readBoundedBody(req, maxBodyBytes))?.toString('utf8');
     if (raw === undefined)
@@ -113,7 +117,11 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       if (error instanceof WireFormatError) return fail(400, error.message, 'invalid_request_error');
       throw error;
     }
-    const turn = nextTurn(request.conversation, { mode: options.mode });
+    // The model name picks who answers: the scripted attacker, or the scripted (target) model.
+    const turn: ModelTurn =
+      request.model === SCRIPTED_ATTACKER_NAME
+        ? { kind: 'text', text: nextInjectionText(request.conversation) }
+        : nextTurn(request.conversation, { mode: options.mode });
     const meta = { serial: served, createdSeconds: nowSeconds(), inputTokens: estimateTokens(raw) };
     if (!request.stream) return sendJson(res, 200, request.render(turn, meta));
     startStream(res);

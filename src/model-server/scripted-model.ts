@@ -1,5 +1,6 @@
 import { type Instruction, mentionedFiles, parseInstructions } from '../targets/injected-instructions.js';
 import { type MockMode, REFUSAL } from '../targets/mock-planner.js';
+import { judgeForPicky } from '../targets/picky-rules.js';
 import {
   fixTypo,
   parseUserTasks,
@@ -16,7 +17,8 @@ import { announcedWorkspace, createToolMapping, type PlannedCall, type ToolMappi
  * purpose. It speaks the same grammars as the mock agent (injected-instructions.ts, user-tasks.ts): it
  * follows instructions in the user's request, reads the files the request names, does the user's tasks
  * (summarize into a file, fix a typo, add a test) and — in `vulnerable` mode — follows instructions it
- * finds in tool results (prompt injection through data). `refusing` refuses every request. Its final answer always
+ * finds in tool results (prompt injection through data). `refusing` refuses every request; `picky` acts
+ * only on a file whose instructions meet its demands (picky-rules.ts) and says which one was missed. Its final answer always
  * claims "I only read and summarized the file.", whatever it did: the claim is for Witness to check
  * against the file system.
  *
@@ -72,6 +74,7 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
 
   const queue: string[] = [];
   const summaries: string[] = [];
+  const objections: string[] = [];
   const unable: string[] = [];
   let writes = 0;
   const follow = (instructions: readonly Instruction[]): void => {
@@ -110,7 +113,13 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
     const result = withoutLineNumbers(stripContext(raw));
     texts.set(path, result);
     summaries.push(`${path}: ${summarize(result)}`);
-    if (mode === 'vulnerable') follow(parseInstructions(result));
+    const found = parseInstructions(result);
+    if (mode === 'vulnerable') follow(found);
+    else if (mode === 'picky' && found.length > 0) {
+      const judgement = judgeForPicky(path, result);
+      if (judgement.follow) follow(found);
+      else objections.push(judgement.sentence);
+    }
   }
   const completed: string[] = [];
   for (const task of tasks) {
@@ -119,7 +128,7 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
     if (done !== undefined) completed.push(done);
   }
   if (pending !== undefined) return pending;
-  return { kind: 'text', text: composeReply(summaries, unable, completed) };
+  return { kind: 'text', text: composeReply(summaries, unable, completed, objections) };
 }
 
 /**
@@ -200,11 +209,13 @@ function composeReply(
   summaries: readonly string[],
   unable: readonly string[],
   completed: readonly string[],
+  objections: readonly string[],
 ): string {
   const parts: string[] = [];
   if (summaries.length > 0) parts.push(`Summary — ${summaries.join('; ')}.`);
   else parts.push('I could not find a file to read in your request.');
   if (unable.length > 0) parts.push(`I could not ${unable.join('; ')}.`);
+  parts.push(...objections);
   if (completed.length > 0) parts.push(`As you asked, I ${completed.join('; ')}. ${TASK_CLAIM}`);
   else parts.push(FINAL_CLAIM);
   return parts.join(' ');

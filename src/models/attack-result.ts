@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { AdaptationSchema, ChainIdSchema, ChainRoundSchema } from './attempt-chain.js';
 import { AttemptCleanupSchema, ContainmentSchema, TargetFailureSchema } from './attempt-record.js';
 import { TaskVerdictSchema } from './attempt-task.js';
 import { SurfaceChangesSchema } from './change-set.js';
@@ -55,6 +56,12 @@ export const AttackResultSchema = z
     cleanup: AttemptCleanupSchema.optional(),
     /** The user's task, judged (SPEC §16); absent when the attack names no task. */
     task: TaskVerdictSchema.optional(),
+    /** The adaptive attack's chain this attempt is a round of (SPEC §15): shared by the chain's rounds. */
+    chain: ChainIdSchema.optional(),
+    /** The round of the chain (1, 2, …); present exactly when `chain` is. */
+    round: ChainRoundSchema.optional(),
+    /** The round's planted injection text and the attacker's exchange that produced it. */
+    adaptation: AdaptationSchema.optional(),
     /** What the attempt changed, per surface (SPEC §12); absent in results stored before change evidence. */
     changes: z.array(SurfaceChangesSchema).optional(),
     /** What the attempt sent (SPEC §14); absent in results stored before network evidence. */
@@ -67,6 +74,13 @@ export const AttackResultSchema = z
         code: 'custom',
         path: ['scoreId'],
         message: `a "${result.outcome}" outcome rests on a score`,
+      });
+    }
+    if ((result.chain === undefined) !== (result.round === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['round'],
+        message: 'a round is numbered exactly when it belongs to a chain',
       });
     }
     if ((result.outcome === 'error') !== (result.error !== null)) {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { AdaptationSchema, ChainIdSchema, ChainRoundSchema } from './attempt-chain.js';
 import { AttemptTaskSchema } from './attempt-task.js';
 import { SurfaceChangesSchema } from './change-set.js';
 import { ScoringExpectationSchema } from './expectation.js';
@@ -73,6 +74,12 @@ export const AttemptRecordSchema = z.strictObject({
    * The user's task, judged from the same evidence (SPEC §16); absent when the attack names no task.
    */
   task: AttemptTaskSchema.optional(),
+  /** The adaptive attack's chain this attempt is a round of (SPEC §15): shared by the chain's rounds. */
+  chain: ChainIdSchema.optional(),
+  /** The round of the chain (1, 2, …); present exactly when `chain` is. */
+  round: ChainRoundSchema.optional(),
+  /** The round's planted injection text and the attacker's exchange that produced it. */
+  adaptation: AdaptationSchema.optional(),
   /**
    * What the attempt changed, per surface: baseline and final manifests and their change set (SPEC §12).
    * Absent in records written before change evidence existed.

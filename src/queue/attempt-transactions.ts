@@ -143,6 +143,32 @@ export async function completeWithResult(
 }
 
 /**
+ * Stores one round of an adaptive attack's chain that is not its last (SPEC §15: a chain is one job; its
+ * last round is stored by {@link completeWithResult}). Behind the attempt row's lock and under the
+ * worker's lease: a worker whose lease lapsed or was replaced stores nothing more (returns false and
+ * should stop), so each round is stored once and the worker that took the attempt over resumes after the
+ * rounds already stored.
+ */
+export async function storeRoundResult(
+  db: QueueDb,
+  held: { job: AttemptJob; lease: string },
+  result: AttackResult,
+): Promise<boolean> {
+  const { job, lease } = held;
+  const record = parseRecord(AttackResultSchema, result, 'attack result');
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ state: string }>`
+      select state from ${sql.raw(QUEUE_SCHEMA)}.attempts
+       where run_id = ${job.runId} and attack = ${job.attack} and attempt = ${job.attempt}
+         and state = 'running' and lease = ${lease}
+         for update`.execute(trx);
+    if (rows.length === 0) return false;
+    await storeAttackResult(trx, record);
+    return true;
+  });
+}
+
+/**
  * Ends an attempt with no result (refused or cancelled) and completes its job, in one transaction, under
  * the worker's lease (without it, the attempt and its job are another worker's now: nothing is changed).
  */

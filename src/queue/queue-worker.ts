@@ -1,6 +1,9 @@
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import { chainIdOf, runChain } from '../attacks/attack-chain.js';
+import type { AttackerModel } from '../attacks/attacker-model.js';
+import type { Attacker } from '../attacks/campaign.js';
 import { type Attack, attackExpectation, type Campaign } from '../attacks/campaign.js';
 import { openCampaignSession } from '../attacks/campaign-session.js';
 import { MemoryAttemptRecorder, withAttackResultSaver } from '../attacks/memory-recorder.js';
@@ -9,6 +12,7 @@ import { createRunDirectory, type RunDirectory } from '../attacks/workspace.js';
 import { BundleMismatchError, InvalidOptionError, NotFoundError } from '../errors.js';
 import { openMemory } from '../memory/open-memory.js';
 import type { AttackResult } from '../models/attack-result.js';
+import type { AttemptRecord } from '../models/attempt-record.js';
 import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
 import type { Target } from '../targets/target.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
@@ -18,6 +22,7 @@ import {
   completeWithResult,
   finishWithout,
   handBack,
+  storeRoundResult,
   type Taken,
   takeNextAttempt,
 } from './attempt-transactions.js';
@@ -114,6 +119,8 @@ interface RunContext {
   campaign: Campaign;
   target: Target;
   redactor: SecretRedactor;
+  /** The attacker model of an adaptive attack (its key read from this worker's environment). */
+  attackers: (attacker: Attacker) => AttackerModel;
   /** Holds every attempt's workspace and home on this worker, as in a local run (one per run). */
   runDirectory: RunDirectory;
 }
@@ -292,7 +299,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
           captured = result;
         }),
       );
-      const record = await runAttempt({
+      const attemptContext = {
         campaign: context.campaign,
         target: context.target,
         recorder,
@@ -303,8 +310,33 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         runDirectory: context.runDirectory,
         redactor: context.redactor,
         signal: attemptAbort.signal,
-      });
-      await recorder.recordAttempt(record, context.run);
+      };
+      let record: AttemptRecord | undefined;
+      if (attack.attacker === undefined) {
+        record = await runAttempt(attemptContext);
+        await recorder.recordAttempt(record, context.run);
+      } else {
+        // An adaptive attack's chain is one job (SPEC §15): its rounds run here in order, each stored as it
+        // ends; its last round is stored with the job's completion below. A retried job resumes after the
+        // rounds a lost worker stored.
+        const chain = chainIdOf(job.runId, attack.id, job.attempt);
+        const stored = (await memory.listAttempts(job.runId)).filter((entry) => entry.chain === chain);
+        await runChain({
+          context: attemptContext,
+          attacker: context.attackers(attack.attacker),
+          resume: stored,
+          onRound: async (round, last) => {
+            await recorder.recordAttempt(round, context.run);
+            if (last) {
+              record = round;
+              return;
+            }
+            const kept = await storeRoundResult(queue.db, held, captured as AttackResult);
+            if (!kept) throw new LeaseLost('another worker took this attempt over');
+          },
+        });
+        if (record === undefined) throw new Error('the chain ended without a last round');
+      }
       timing.attemptMs = performance.now() - started;
       started = performance.now();
       keeper.completing(held.lease);
@@ -314,10 +346,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         log(`${workerId}: ${label} not stored: its lease was lost (another worker runs it)\n`);
         return 'lost';
       }
-      log(`${workerId}: ${label} ${record.outcome}\n`);
+      log(`${workerId}: ${label} ${(record as AttemptRecord).outcome}\n`);
       return 'done';
     } catch (error) {
-      const result = await stopped(attemptAbort.signal.reason);
+      // A chain's round found its lease gone (LeaseLost) the same way the keeper would have.
+      const result = await stopped(attemptAbort.signal.aborted ? attemptAbort.signal.reason : error);
       if (result !== undefined) return result;
       // Stopped, or the memory failed: the job goes back for another try (pg-boss counts retries).
       return giveBack((error as Error).message, `${label} handed back`);
@@ -427,12 +460,12 @@ async function loadRunContext(
   directories.push(directory);
   const campaignFile = join(directory.path, row.campaign_file);
   // The same session a local run opens: campaign, containment and target (with the redactor).
-  const { campaign, target, redactor } = await openCampaignSession(campaignFile, {
+  const { campaign, target, redactor, attackers } = await openCampaignSession(campaignFile, {
     hostEnv: where.env,
     memoryLocation: where.url,
   });
   // Held by its lock as long as this worker lives: `witness clean` elsewhere leaves it alone.
   const runDirectory = await createRunDirectory(where.workDirectory, where.ownerPid, { ownerLock: true });
   runDirectories.push(runDirectory);
-  return { run, campaign, target, redactor, runDirectory };
+  return { run, campaign, target, redactor, attackers, runDirectory };
 }

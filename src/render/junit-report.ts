@@ -1,12 +1,19 @@
 import type { AttemptRecord, CampaignRun } from '../attacks/attempt-record.js';
-import { attemptLabel, type FailOnOutcome, matchedFailOn, taskLabel } from '../attacks/outcome.js';
+import {
+  attemptLabel,
+  decidingAttempts,
+  type FailOnOutcome,
+  matchedFailOn,
+  taskLabel,
+} from '../attacks/outcome.js';
 
 /**
  * JUnit XML for CI dashboards (`witness run --junit FILE`): one test suite per run, one test case per
  * attempt (`<campaign>.<attack>` / `attempt N`). An attempt whose ending is in `failOn` is a `<failure>`
  * (`<error>` for an error outcome); an undetermined attempt not in `failOn` is `<skipped>`, never a pass
  * that hides it; everything else passes. An attempt whose user task failed is a `<failure>` under
- * `--fail-on task_failure`; the task's outcome is in every case's output. Every string comes from a campaign, an agent or a file, so it is
+ * `--fail-on task_failure`; the task's outcome is in every case's output. An adaptive attack's chain is
+ * one case, named by its attempt and round count, with the outcome of its deciding round. Every string comes from a campaign, an agent or a file, so it is
  * escaped for XML and stripped of characters XML 1.0 cannot carry (a control character in a file name
  * would otherwise make the whole report unreadable to the dashboard).
  */
@@ -15,14 +22,21 @@ export function renderJunitXml(
   attempts: readonly AttemptRecord[],
   failOn: ReadonlySet<FailOnOutcome>,
 ): string {
-  const cases = attempts.map((attempt) => renderCase(run, attempt, failOn));
+  // An adaptive attack's chain is one case (SPEC §15), stood for by its deciding round.
+  const deciding = decidingAttempts(attempts);
+  const rounds = new Map<string, number>();
+  for (const attempt of attempts)
+    if (attempt.chain !== undefined) rounds.set(attempt.chain, (rounds.get(attempt.chain) ?? 0) + 1);
+  const cases = deciding.map((attempt) =>
+    renderCase(run, attempt, failOn, attempt.chain === undefined ? undefined : rounds.get(attempt.chain)),
+  );
   const failures = cases.filter((c) => c.kind === 'failure').length;
   const errors = cases.filter((c) => c.kind === 'error').length;
   const skipped = cases.filter((c) => c.kind === 'skipped').length;
   const seconds = attempts.reduce((sum, attempt) => sum + durationSeconds(attempt), 0);
   return `<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="witness" tests="${attempts.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${seconds.toFixed(3)}">
-<testsuite name="${xml(run.campaign)}" id="${xml(run.runId)}" tests="${attempts.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${seconds.toFixed(3)}" timestamp="${xml(run.startedAt)}">
+<testsuites name="witness" tests="${cases.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${seconds.toFixed(3)}">
+<testsuite name="${xml(run.campaign)}" id="${xml(run.runId)}" tests="${cases.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${seconds.toFixed(3)}" timestamp="${xml(run.startedAt)}">
 ${cases.map((c) => c.xml).join('\n')}
 </testsuite>
 </testsuites>
@@ -38,8 +52,9 @@ function renderCase(
   run: CampaignRun,
   attempt: AttemptRecord,
   failOn: ReadonlySet<FailOnOutcome>,
+  rounds?: number,
 ): RenderedCase {
-  const open = `<testcase classname="${xml(`${run.campaign}.${attempt.attack}`)}" name="attempt ${attempt.attempt}" time="${durationSeconds(attempt).toFixed(3)}">`;
+  const open = `<testcase classname="${xml(`${run.campaign}.${attempt.attack}`)}" name="attempt ${attempt.attempt}${rounds === undefined ? '' : ` (adaptive, ${rounds} round${rounds === 1 ? '' : 's'})`}" time="${durationSeconds(attempt).toFixed(3)}">`;
   const label = attemptLabel(attempt);
   const why = attempt.error ?? attempt.score?.rationale ?? 'no verdict';
   const message = `${label}: ${why}`;

@@ -16,6 +16,7 @@ import type { ComponentIdentifier } from '../models/identifier.js';
 import { matchesLocator, parseLocator } from '../models/locator.js';
 import type { Observation } from '../models/observation.js';
 import { GAP_EXPLANATIONS } from '../models/vocabulary.js';
+import { diffLines } from '../text/line-diff.js';
 import { neutralizeText } from '../text/quote-text.js';
 import { describeCondition } from '../verdicts/describe-criterion.js';
 
@@ -70,7 +71,9 @@ export function renderReportHtml(runs: readonly ReportRun[], options: RenderRepo
         : `<h3>Controls (benign prompts, left out of the success rate)</h3>
 ${totals.controls.tripped > 0 ? `<p class="alarm">${escapeHtml(formatControls(totals.controls))}. Every verdict of this run is suspect.</p>` : ''}
 <table class="counts"><thead><tr><th>control</th><th>attempts</th><th>tripped</th><th>clean</th><th>undetermined</th><th>error</th></tr></thead><tbody>${controlRows.join('\n')}</tbody></table>`;
-    const attemptSections = attempts.map((attempt) => renderAttempt(attempt, text, maxContent));
+    const attemptSections = renderAttemptSections(attempts, (attempt, previous) =>
+      renderAttempt(attempt, text, maxContent, previous),
+    );
     return `<section class="run">
 <h2>${text(run.campaign)} <small>run ${text(run.runId)}</small></h2>
 <p class="meta">Target <code>${text(describeTarget(run))}</code> · started ${text(run.startedAt)}${
@@ -134,6 +137,7 @@ function renderAttempt(
   attempt: AttemptRecord,
   text: (value: string | null | undefined, cap?: number) => string,
   maxContent: number,
+  previousInjection?: string,
 ): string {
   const score = attempt.score;
   const verdict =
@@ -167,6 +171,7 @@ function renderAttempt(
 ${criterion(attempt)}
 <dt>Rationale</dt><dd>${score === null ? '<em>none</em>' : escapeHtml(neutralizeText(score.rationale, { maxChars: 2_000, escapeBackslash: false }))}</dd>
 ${userTask(attempt)}
+${injection(attempt, previousInjection)}
 ${attempt.error === null ? '' : `<dt>Error</dt><dd class="error">${text(attempt.error)}</dd>`}
 <dt>Evidence</dt><dd>${evidence === '' ? '<em>no observation was made</em>' : evidence}</dd>
 <dt>Changes</dt><dd>${changes}</dd>
@@ -175,6 +180,60 @@ ${attempt.workspace?.kept ? `<dt>Workspace (kept)</dt><dd><code>${text(attempt.w
 ${attempt.containment === undefined ? '' : `<dt>Containment</dt><dd>${escapeHtml(CONTAINMENT_TEXT[attempt.containment])}</dd>`}
 ${cleanupNote(attempt, text)}
 </dl></article>`;
+}
+
+/**
+ * The attempts in order, each adaptive attack's chain (SPEC §15) as one collapsible block: its outcome (a
+ * success if any round succeeded, else its last round's) in the summary, its rounds inside.
+ */
+function renderAttemptSections(
+  attempts: readonly AttemptRecord[],
+  renderOne: (attempt: AttemptRecord, previousInjection?: string) => string,
+): string[] {
+  const out: string[] = [];
+  for (let index = 0; index < attempts.length; ) {
+    const attempt = attempts[index] as AttemptRecord;
+    if (attempt.chain === undefined) {
+      out.push(renderOne(attempt));
+      index++;
+      continue;
+    }
+    const rounds: AttemptRecord[] = [];
+    while (index < attempts.length && attempts[index]?.chain === attempt.chain)
+      rounds.push(attempts[index++] as AttemptRecord);
+    const outcome = rounds.some((round) => round.outcome === 'success')
+      ? 'success'
+      : (rounds.at(-1)?.outcome ?? 'error');
+    out.push(`<details class="chain ${outcome}"><summary><span class="badge ${outcome}">${outcome}</span> ${escapeHtml(
+      neutralizeText(attempt.attack, { maxChars: 200 }),
+    )} · attempt ${attempt.attempt} · adaptive: ${rounds.length} round${rounds.length === 1 ? '' : 's'}</summary>
+${rounds.map((round, at) => renderOne(round, rounds[at - 1]?.adaptation?.injection)).join('\n')}
+</details>`);
+  }
+  return out;
+}
+
+/** A round's injection text: in full for round 1, as a diff from the round before after that. */
+function injection(attempt: AttemptRecord, previous: string | undefined): string {
+  const adaptation = attempt.adaptation;
+  if (adaptation === undefined) return '';
+  const where = `<code>${escapeHtml(neutralizeText(adaptation.plant, { maxChars: 300 }))}</code>`;
+  const shown = (value: string) => escapeHtml(neutralizeText(value, { maxChars: 2_000, multiline: true }));
+  if (attempt.round === 1 || attempt.round === undefined) {
+    return `<dt>Injection (round ${attempt.round ?? 1})</dt><dd>${where} as planted<pre class="injection">${shown(adaptation.injection)}</pre></dd>`;
+  }
+  const body =
+    previous === undefined
+      ? `<pre class="injection">${shown(adaptation.injection)}</pre>`
+      : `<pre class="diff">${diffLines(previous, adaptation.injection)
+          .map(
+            (line) =>
+              `<span class="${line.kind}">${line.kind === 'added' ? '+' : line.kind === 'removed' ? '-' : ' '} ${shown(line.text)}</span>`,
+          )
+          .join('\n')}</pre>`;
+  return `<dt>Injection (round ${attempt.round})</dt><dd>${where} as the attacker rewrote it${
+    previous === undefined ? '' : ' (changes from the round before)'
+  }${body}</dd>`;
 }
 
 /** The user's task (SPEC §16): done or not, by which criterion, and why — from the same evidence. */
@@ -392,6 +451,8 @@ dl{display:grid;grid-template-columns:12rem 1fr;gap:.3rem 1rem}dt{font-weight:60
 .alarm{background:#ffebe9;border:2px solid #cf222e;padding:.4rem;font-weight:bold}tr.tripped td{background:#ffebe9}
 .change-list{margin:.2rem 0;padding-left:1.2rem;font-size:13px}.change-list .kind{font-weight:600;text-transform:uppercase;font-size:11px}
 .tripwire{color:#9a6700;font-weight:600}.attempt.control{border-style:dashed}
+details.chain{border:1px solid #d0d7de;border-radius:6px;padding:.3rem .8rem;margin:1rem 0}details.chain>summary{cursor:pointer;font-weight:600}
+pre.diff .added{background:#dafbe1}pre.diff .removed{background:#ffebe9}
 `;
 
 /** How each containment reads in the report (SPEC §11). */

@@ -1,5 +1,6 @@
 import type { AttemptRecord } from '../attacks/attempt-record.js';
 import {
+  type AttemptOutcome,
   attemptLabel,
   formatControls,
   formatSuccessRate,
@@ -46,6 +47,8 @@ export interface TableLine {
   contained: boolean;
   /** The attempt's error in full (neutralized, bounded), printed below the table; null without one. */
   error: string | null;
+  /** The adaptive attack's chain this attempt is a round of (SPEC §15): its rows open under one chain row. */
+  chain?: { id: string; round: number; outcome: AttemptOutcome } | undefined;
 }
 
 export function tableLineOf({ label, record }: TableRow): TableLine {
@@ -66,6 +69,9 @@ export function tableLineOf({ label, record }: TableRow): TableLine {
     // is usually at the end, so each error is also printed in full (neutralized, bounded) below. So is the
     // failure of a target whose attempt is a success all the same (the outcome follows the evidence).
     error: noteOf(label, record),
+    ...(record.chain === undefined
+      ? {}
+      : { chain: { id: record.chain, round: record.round ?? 1, outcome: record.outcome } }),
   };
 }
 
@@ -107,7 +113,7 @@ export function renderTableLines(lines: readonly TableLine[]): string {
     ...(withTask ? ['user task'] : []),
     'outcome',
   ];
-  const body = lines.map(({ label, cells }) => [
+  const row = ({ label, cells }: Pick<TableLine, 'label' | 'cells'>) => [
     ...(withLabel ? [label ?? ''] : []),
     cells.attack,
     cells.attempt,
@@ -117,7 +123,8 @@ export function renderTableLines(lines: readonly TableLine[]): string {
     ...(withContainment ? [cells.containment] : []),
     ...(withTask ? [cells.task] : []),
     cells.outcome,
-  ]);
+  ];
+  const body = withChainRows(lines).map(row);
   const widths = header.map((title, i) =>
     Math.max(title.length, ...body.map((row) => (row[i] as string).length)),
   );
@@ -128,6 +135,55 @@ export function renderTableLines(lines: readonly TableLine[]): string {
       .trimEnd();
   const errors = lines.flatMap((entry) => (entry.error === null ? [] : [entry.error]));
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line), ...errors].join('\n');
+}
+
+/**
+ * The lines with each adaptive attack's chain as one row, its outcome the chain's (a success if any round
+ * succeeded, else its last round's), followed by its rounds, indented, each with its own outcome in lower
+ * case (SPEC §15: the success rate counts chains).
+ */
+function withChainRows(lines: readonly TableLine[]): Array<Pick<TableLine, 'label' | 'cells'>> {
+  const rounds = new Map<string, TableLine[]>();
+  for (const line of lines) {
+    if (line.chain === undefined) continue;
+    rounds.set(line.chain.id, [...(rounds.get(line.chain.id) ?? []), line]);
+  }
+  const out: Array<Pick<TableLine, 'label' | 'cells'>> = [];
+  const opened = new Set<string>();
+  for (const line of lines) {
+    if (line.chain === undefined) {
+      out.push(line);
+      continue;
+    }
+    if (!opened.has(line.chain.id)) {
+      opened.add(line.chain.id);
+      const mine = rounds.get(line.chain.id) ?? [];
+      const outcome = mine.some((round) => round.chain?.outcome === 'success')
+        ? 'SUCCESS'
+        : (mine.at(-1)?.cells.outcome ?? line.cells.outcome);
+      out.push({
+        label: line.label,
+        cells: {
+          ...line.cells,
+          claim: `(adaptive: ${mine.length} round${mine.length === 1 ? '' : 's'})`,
+          verdict: '',
+          changes: '',
+          containment: '',
+          task: '',
+          outcome,
+        },
+      });
+    }
+    out.push({
+      label: line.label,
+      cells: {
+        ...line.cells,
+        attack: `  round ${line.chain.round}`,
+        outcome: line.cells.outcome.toLowerCase(),
+      },
+    });
+  }
+  return out;
 }
 
 export function renderTotals(name: string, totals: OutcomeTotals): string {

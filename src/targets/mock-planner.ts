@@ -2,6 +2,7 @@ import { InvalidOptionError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { type Instruction, mentionedFiles, parseInstructions } from './injected-instructions.js';
 import { MOCK_MODES, type MockMode } from './mock-modes.js';
+import { judgeForPicky } from './picky-rules.js';
 import type { Planner, PlanRequest, PlanResult } from './planner.js';
 import type { FileToolMapping, Toolbox, ToolInvocation } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
@@ -12,7 +13,8 @@ import { fixTypo, parseUserTasks, summaryOf, taskOutputs, testFileFor } from './
  * summarizes them, and does the user's tasks the prompt asks for (user-tasks.ts: summarize into a file,
  * fix a typo, add a test). Instructions in the prompt come from the user, so every mode follows them.
  * Instructions found *in files* are data: a `guarded` agent ignores them; a `vulnerable` agent follows
- * them (prompt injection). A `refusing` agent refuses all work (a defence that stops every attack and
+ * them (prompt injection). A `picky` agent acts only on a file whose instructions meet its demands
+ * (picky-rules.ts) and says which one an injection missed. A `refusing` agent refuses all work (a defence that stops every attack and
  * every task). Its reply, by default, claims it only summarized — whatever it actually did — because a
  * reply is a claim, and Witness exists to check claims against the file system.
  */
@@ -115,6 +117,7 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
     if (!queue.includes(path) && !outputs.includes(path)) queue.push(path);
 
   const summaries: string[] = [];
+  const objections: string[] = [];
   let ignored = 0;
   while (queue.length > 0 && done.length < MAX_READS) {
     const path = queue.shift() as string;
@@ -128,7 +131,11 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
     const found = parseInstructions(result.text);
     summaries.push(`${path}: ${summarize(result.text)}`);
     if (mode === 'vulnerable') await follow(found);
-    else ignored += found.length;
+    else if (mode === 'picky' && found.length > 0) {
+      const judgement = judgeForPicky(path, result.text);
+      if (judgement.follow) await follow(found);
+      else objections.push(judgement.sentence);
+    } else ignored += found.length;
   }
 
   const completed: string[] = [];
@@ -155,6 +162,7 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
     mode,
     summaries,
     completed,
+    objections,
     ignored,
     writes,
     disclose: options.discloseActions === true,
@@ -170,6 +178,7 @@ function composeReply(facts: {
   mode: MockMode;
   summaries: string[];
   completed: string[];
+  objections: string[];
   ignored: number;
   writes: number;
   disclose: boolean;
@@ -178,6 +187,9 @@ function composeReply(facts: {
   const joined = facts.summaries.join('; ');
   const summary = `Summary — ${joined}${joined.endsWith('.') ? '' : '.'}`;
   const work = facts.completed.length === 0 ? '' : ` As you asked, I ${facts.completed.join('; ')}.`;
+  if (facts.mode === 'picky' && facts.objections.length > 0) {
+    return `${summary}${work} ${facts.objections.join(' ')}`;
+  }
   if (facts.mode === 'guarded') {
     const note =
       facts.ignored > 0

@@ -88,6 +88,7 @@ button{background:#1f883d;color:#fff;border:1px solid #1a7f37;border-radius:6px;
 .count{color:var(--muted);margin:.3rem 0}
 .problem{color:var(--red);font-weight:600}
 .claim-cell{color:var(--muted);font-size:12.5px;max-width:28rem}
+pre.diff .added{background:#dafbe1}pre.diff .removed{background:#ffebe9}
 .crumbs{margin:.2rem 0 .4rem;color:var(--muted)}
 .sides{display:grid;grid-template-columns:1fr 1fr;gap:1rem;align-items:start;margin:1rem 0}
 table.counts td:first-child,table.compare-table th[scope=row]{white-space:nowrap}

@@ -1,4 +1,4 @@
-import { type OutcomeTotals, tallyAttempts } from '../attacks/outcome.js';
+import { type OutcomeTotals, talliedOf, tallyAttempts } from '../attacks/outcome.js';
 import { NotFoundError } from '../errors.js';
 import type { MemoryReader } from '../memory/memory-reader.js';
 import type { AttemptRecord } from '../models/attempt-record.js';
@@ -115,11 +115,7 @@ export function buildRunView(run: CampaignRun, records: readonly AttemptRecord[]
     attempts,
     // Controls are tallied apart (left out of the rate); the user's task over every attempt (utility).
     totals: tallyAttempts(
-      attempts.map((attempt) => ({
-        outcome: attempt.record.outcome,
-        control: attempt.control,
-        task: attempt.record.task,
-      })),
+      attempts.map((attempt) => ({ ...talliedOf(attempt.record), control: attempt.control })),
     ),
     controls: {
       attempts: controls.length,

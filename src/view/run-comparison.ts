@@ -1,4 +1,4 @@
-import { type OutcomeTotals, tallyAttempts } from '../attacks/outcome.js';
+import { type OutcomeTotals, talliedOf, tallyAttempts } from '../attacks/outcome.js';
 import type { AttackOutcome } from '../models/vocabulary.js';
 import type { AttemptView, RunView } from './read-model.js';
 
@@ -19,6 +19,8 @@ export interface AttackComparison {
 export interface ChangedAttempt {
   attack: string;
   attempt: number;
+  /** The round of an adaptive attack's chain (paired by round too). */
+  round?: number | undefined;
   left: AttackOutcome;
   right: AttackOutcome;
 }
@@ -42,13 +44,14 @@ export function compareRuns(left: RunView, right: RunView): RunComparison {
       run.run.attacks.some((entry) => entry.id === attack)
         ? tallyAttempts(
             // A control's row counts its outcomes like an attack's (it is marked as a control).
-            mine(run).map((attempt) => ({ outcome: attempt.record.outcome, task: attempt.record.task })),
+            mine(run).map((attempt) => ({ ...talliedOf(attempt.record), control: undefined })),
           )
         : undefined;
     const control = [...mine(left), ...mine(right)].some((attempt) => attempt.control);
     return { attack, left: totals(left), right: totals(right), control };
   });
-  const key = (attempt: AttemptView) => `${attempt.record.attack}\u0000${attempt.record.attempt}`;
+  const key = (attempt: AttemptView) =>
+    `${attempt.record.attack}\u0000${attempt.record.attempt}\u0000${attempt.record.round ?? 0}`;
   const rightByKey = new Map(right.attempts.map((attempt) => [key(attempt), attempt]));
   const changed: ChangedAttempt[] = [];
   let paired = 0;
@@ -60,6 +63,7 @@ export function compareRuns(left: RunView, right: RunView): RunComparison {
       changed.push({
         attack: attempt.record.attack,
         attempt: attempt.record.attempt,
+        round: attempt.record.round,
         left: attempt.record.outcome,
         right: other.record.outcome,
       });

@@ -109,9 +109,16 @@ export function createViewApp(options: ViewAppOptions): Hono {
   app.get('/runs/:runId/attempts/:attack/:attempt', async (c) => {
     const { runId, attack, attempt } = c.req.param();
     const number = /^[1-9][0-9]{0,9}$/.test(attempt) ? Number(attempt) : Number.NaN;
-    const view = Number.isNaN(number) ? undefined : await readModel.getRun(runId);
+    // A round of an adaptive attack's chain (SPEC §15): `?round=N`; without it, the attempt's first round.
+    const roundText = c.req.query('round');
+    const round =
+      roundText === undefined ? undefined : /^[1-9][0-9]?$/.test(roundText) ? Number(roundText) : Number.NaN;
+    const view = Number.isNaN(number) || Number.isNaN(round) ? undefined : await readModel.getRun(runId);
     const found = view?.attempts.find(
-      (entry) => entry.record.attack === attack && entry.record.attempt === number,
+      (entry) =>
+        entry.record.attack === attack &&
+        entry.record.attempt === number &&
+        (round === undefined || entry.record.round === round),
     );
     if (view === undefined || found === undefined) {
       return notFound(c, `run ${runId} has no stored attempt ${attempt} of attack ${attack}`);

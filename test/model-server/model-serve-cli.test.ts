@@ -21,7 +21,7 @@ describe('witness model serve (CLI)', () => {
       const models = (await (await fetch(`${baseUrl}/models`)).json()) as { data: Array<{ id: string }> };
       assert.deepEqual(
         models.data.map((model) => model.id),
-        ['witness-scripted'],
+        ['witness-scripted', 'witness-attacker'],
       );
       child.kill('SIGINT');
       const [code] = (await once(child, 'exit')) as [number | null];

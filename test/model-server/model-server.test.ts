@@ -70,11 +70,14 @@ describe('witness model serve (protocol)', () => {
   });
   after(() => server.close());
 
-  it('lists its one model at /v1/models and /v1/models/<id>', async () => {
+  it('lists its models (the scripted model and the scripted attacker) at /v1/models and /v1/models/<id>', async () => {
     const list = await (await fetch(`${server.url}/v1/models`)).json();
     assert.deepEqual(list, {
       object: 'list',
-      data: [{ id: 'witness-scripted', object: 'model', created: 0, owned_by: 'witness' }],
+      data: [
+        { id: 'witness-scripted', object: 'model', created: 0, owned_by: 'witness' },
+        { id: 'witness-attacker', object: 'model', created: 0, owned_by: 'witness' },
+      ],
     });
     const one = await (await fetch(`${server.url}/v1/models/witness-scripted`)).json();
     assert.equal((one as { id: string }).id, 'witness-scripted');

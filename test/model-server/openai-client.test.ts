@@ -33,7 +33,7 @@ describe('witness model serve with the official openai client', () => {
   it('lists the scripted model', async () => {
     const ids: string[] = [];
     for await (const model of client.models.list()) ids.push(model.id);
-    assert.deepEqual(ids, ['witness-scripted']);
+    assert.deepEqual(ids, ['witness-scripted', 'witness-attacker']);
   });
 
   it('completes a tool-call round trip without streaming', async () => {

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { parseRecord } from '../../models/record.js';
-import { ExpectSchema } from '../campaign.js';
+import { type Attacker, AttackerSchema, ExpectSchema } from '../campaign.js';
 import { getCarrier } from './carriers.js';
 import {
   CARRIER_IDS,
@@ -30,6 +30,7 @@ import { getStrategy } from './strategies.js';
  *   strategies: [plain, base64]
  *   prompt: "Please look at {file}."          # optional; default: each carrier's own request
  *   task: { uri: /NOTES.md }                   # optional; default: the carrier's task (none with prompt:)
+ *   attacker: { model: { baseUrl: …, name: … }, rounds: 5 }   # optional: adaptive attacks (SPEC §15)
  *   attempts: 3                                # optional; default: the campaign's
  *   design: covering                           # optional; default full (see matrix-design.ts)
  * ```
@@ -74,6 +75,11 @@ export const MatrixSchema = z.strictObject({
    * request; none when `prompt:` replaces the request (the carrier's task would not be what was asked).
    */
   task: ExpectSchema.optional(),
+  /**
+   * An attacker model for every attack (SPEC §15); its `plant` defaults to each attack's carrier file, the
+   * file the attacker rewrites.
+   */
+  attacker: AttackerSchema.optional(),
   attempts: z.number().int().positive().optional(),
   /** Which cells are run: `full` (every one) or `covering` (every carrier × strategy pair once). */
   design: z
@@ -88,6 +94,7 @@ export interface MatrixInput {
   strategies: 'all' | readonly StrategyId[];
   prompt?: string | undefined;
   task?: LibraryExpect | undefined;
+  attacker?: Attacker | undefined;
   attempts?: number | undefined;
   design?: MatrixDesign | undefined;
 }
@@ -103,6 +110,8 @@ export interface LibraryAttack {
   expect: LibraryExpect;
   /** The user's task: the carrier's, the matrix's `task:`, or none under a matrix `prompt:` alone. */
   task?: LibraryExpect;
+  /** The matrix's attacker, planting in the carrier's file unless it names another. */
+  attacker?: Attacker;
 }
 
 /** The attack for one cell of the matrix. Pure: same arguments, same attack. */
@@ -111,6 +120,7 @@ export function buildLibraryAttack(
   options: {
     prompt?: string | undefined;
     task?: LibraryExpect | undefined;
+    attacker?: Attacker | undefined;
     attempts?: number | undefined;
   } = {},
 ): LibraryAttack {
@@ -138,6 +148,9 @@ export function buildLibraryAttack(
     ...(options.attempts === undefined ? {} : { attempts: options.attempts }),
     expect: { ...objective.expect },
     ...(task === undefined ? {} : { task: { ...task } }),
+    ...(options.attacker === undefined
+      ? {}
+      : { attacker: { ...options.attacker, plant: options.attacker.plant ?? carrier.path } }),
   };
 }
 
@@ -148,7 +161,12 @@ export function buildLibraryAttack(
 export function expandMatrix(input: MatrixInput | Matrix): LibraryAttack[] {
   const matrix = parseRecord(MatrixSchema, input, 'matrix');
   return designCells(matrix, matrix.design).map((ref) =>
-    buildLibraryAttack(ref, { prompt: matrix.prompt, task: matrix.task, attempts: matrix.attempts }),
+    buildLibraryAttack(ref, {
+      prompt: matrix.prompt,
+      task: matrix.task,
+      attacker: matrix.attacker,
+      attempts: matrix.attempts,
+    }),
   );
 }
 

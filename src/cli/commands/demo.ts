@@ -25,7 +25,7 @@ export function registerDemo(program: Command, io: CliIo): void {
         { runCampaign },
         { renderAttemptTable, renderTotals },
         { MockAgentTarget },
-        { MOCK_MODES },
+        { DEMO_MODES },
       ] = await Promise.all([
         import('../../attacks/demo-campaign.js'),
         import('../../attacks/memory-recorder.js'),
@@ -33,7 +33,7 @@ export function registerDemo(program: Command, io: CliIo): void {
         import('../../attacks/run-campaign.js'),
         import('../../render/summary-table.js'),
         import('../../targets/mock-agent-target.js'),
-        import('../../targets/mock-planner.js'),
+        import('../../attacks/demo-campaign.js'),
       ]);
       const report = typeof options.report === 'string' ? options.report : 'witness-report.html';
       const db = resolveDb(options, io.env);
@@ -42,7 +42,7 @@ export function registerDemo(program: Command, io: CliIo): void {
       const totals: string[] = [];
       const results: unknown[] = [];
       await withMemory(db, async (memory) => {
-        for (const mode of MOCK_MODES) {
+        for (const mode of DEMO_MODES) {
           const campaign = demoCampaign(mode);
           const progress = progressReporter(io, campaign.name);
           const result = await runCampaign({

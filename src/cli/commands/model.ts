@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import { API_FORMATS } from '../../model-server/api-formats.js';
 import { LOOPBACK_HOSTS, SCRIPTED_MODEL_NAME, startModelServer } from '../../model-server/model-server.js';
+import { SCRIPTED_ATTACKER_NAME } from '../../model-server/scripted-attacker.js';
 import { MOCK_MODES, type MockMode } from '../../targets/mock-planner.js';
 import type { CliIo } from '../io.js';
 import { UsageError } from '../usage-error.js';
@@ -22,7 +23,7 @@ export function registerModel(program: Command, io: CliIo): void {
     .addOption(
       new Option(
         '--mode <mode>',
-        "vulnerable follows instructions found in tool results; guarded ignores them; refusing refuses every request (every mode but refusing does the user's task)",
+        "vulnerable follows instructions found in tool results; guarded ignores them; refusing refuses every request; picky acts only on an injection that meets its demands, which the scripted attacker (model witness-attacker) reaches from its refusals (every mode but refusing does the user's task)",
       )
         .choices([...MOCK_MODES])
         .default('vulnerable'),
@@ -35,7 +36,7 @@ export function registerModel(program: Command, io: CliIo): void {
       const server = await startModelServer({ port, host: options.host, mode: options.mode });
       io.out(`${server.url}/v1\n`);
       io.err(
-        `scripted model (${options.mode}) listening on ${server.url}/v1 — model name ${SCRIPTED_MODEL_NAME}, any API key; Ctrl-C stops it\n`,
+        `scripted model (${options.mode}) listening on ${server.url}/v1 — model name ${SCRIPTED_MODEL_NAME} (the scripted attacker: ${SCRIPTED_ATTACKER_NAME}), any API key; Ctrl-C stops it\n`,
       );
       try {
         await new Promise<void>((resolve) => {

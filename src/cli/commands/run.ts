@@ -103,6 +103,7 @@ export function registerRun(program: Command, io: CliIo): void {
             campaign,
             target,
             run: session.newRun(),
+            attackers: (attacker) => session.attackers(attacker),
             recorder: new MemoryAttemptRecorder(memory),
             concurrency,
             keepWorkspaces: options.keepWorkspaces === true,
@@ -115,6 +116,8 @@ export function registerRun(program: Command, io: CliIo): void {
                 outcome: record.outcome,
                 control: record.control,
                 task: record.task === undefined ? undefined : { outcome: record.task.outcome },
+                chain: record.chain,
+                round: record.round,
                 kept: record.workspace?.kept === true ? record.workspace.root : undefined,
               };
               if (options.json !== true) lines[index] = tableLineOf({ record });
@@ -182,6 +185,8 @@ interface AttemptSummary {
   outcome: AttemptOutcome;
   control?: boolean | undefined;
   task?: { outcome: TaskOutcome } | undefined;
+  chain?: string | undefined;
+  round?: number | undefined;
   /** The workspace's path when it was kept. */
   kept: string | undefined;
 }

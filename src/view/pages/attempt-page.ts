@@ -2,6 +2,7 @@ import type { Observation } from '../../models/observation.js';
 import { GAP_EXPLANATIONS, type GapReason } from '../../models/vocabulary.js';
 import { html, type SafeHtml, text } from '../../render/html.js';
 import type { TranscriptEvent } from '../../targets/transcript.js';
+import { diffLines } from '../../text/line-diff.js';
 import type { AttemptView, ChangeSetView, RunView } from '../read-model.js';
 import {
   attemptUrl,
@@ -40,7 +41,7 @@ export function renderAttemptBody(view: RunView, attempt: AttemptView): SafeHtml
   const link = (entry: AttemptView | undefined, label: string) =>
     entry === undefined
       ? html`<span class="muted">${label}</span>`
-      : html`<a href="${attemptUrl(view.run.runId, entry.record.attack, entry.record.attempt)}" rel="${label === '← previous' ? 'prev' : 'next'}">${label}</a>`;
+      : html`<a href="${attemptUrl(view.run.runId, entry.record.attack, entry.record.attempt, entry.record.round)}" rel="${label === '← previous' ? 'prev' : 'next'}">${label}</a>`;
   return html`<p class="crumbs"><a href="/">Runs</a> / <a href="${runUrl(view.run.runId)}">${text(view.run.campaign, { maxChars: 80 })} <code class="id">${view.run.runId}</code></a> / ${record.attack} #${record.attempt} · ${link(previous, '← previous')} · ${link(next, 'next →')}</p>
 <p class="meta">${badge(record.outcome)}${attempt.control ? html` <span class="pill">control</span>` : ''} Target <code>${describeTarget(view.run)}</code> · surface ${attempt.surface} · containment ${attempt.containment ?? html`<span class="muted">not recorded</span>`} · ${when(record.startedAt)} → ${when(record.finishedAt)}</p>
 <section class="prompt"><h2>Prompt</h2><pre>${text(record.prompt, { maxChars: MAX_TEXT, multiline: true })}</pre></section>
@@ -58,6 +59,7 @@ ${record.expectation.objective === undefined ? '' : html`<p><strong>Objective</s
 ${record.error === null ? '' : html`<p class="error"><strong>Error</strong> ${text(record.error, { maxChars: MAX_TEXT })}</p>`}
 ${record.task === undefined ? '' : taskVerdict(record.task)}
 </div></section>
+${renderAdaptation(view, attempt)}
 <section class="evidence"><h2>Evidence</h2>${
     record.observations.length === 0
       ? html`<p><em>No observation was made.</em></p>`
@@ -151,4 +153,37 @@ function renderTranscript(events: readonly TranscriptEvent[]): SafeHtml {
   return items.length === 0
     ? html`<p><em>No tool call was recorded.</em></p>`
     : html`<ol class="tools">${items}</ol>`;
+}
+
+/**
+ * A round of an adaptive attack (SPEC §15): which round of which chain, the text planted in it (in full
+ * for round 1, as a diff from the round before after that) and how many exchanges the attacker had.
+ */
+function renderAdaptation(view: RunView, attempt: AttemptView): SafeHtml | '' {
+  const { record } = attempt;
+  const adaptation = record.adaptation;
+  if (adaptation === undefined || record.chain === undefined) return '';
+  const rounds = view.attempts.filter((entry) => entry.record.chain === record.chain);
+  const previous = rounds.find((entry) => entry.record.round === (record.round ?? 1) - 1)?.record.adaptation;
+  const body =
+    previous === undefined
+      ? html`<pre class="injection">${text(adaptation.injection, { maxChars: MAX_TEXT, multiline: true })}</pre>`
+      : html`<pre class="diff">${diffLines(previous.injection, adaptation.injection).map(
+          (line) =>
+            html`<span class="${line.kind}">${line.kind === 'added' ? '+' : line.kind === 'removed' ? '-' : ' '} ${text(line.text, { maxChars: 2_000 })}</span>
+`,
+        )}</pre>`;
+  return html`<section class="adaptation"><h2>Round ${record.round ?? 1} of ${rounds.length} <small>adaptive attack</small></h2>
+<p class="meta">Planted in <code>${adaptation.plant}</code>${
+    previous === undefined
+      ? ' as the campaign wrote it'
+      : ' as the attacker rewrote it (changes from the round before)'
+  }${adaptation.attacker.length === 0 ? '' : ` · ${adaptation.attacker.length} exchange(s) with the attacker model`}${
+    adaptation.injectionTruncated ? ' · the text is cut short here' : ''
+  }</p>
+${body}
+<p class="meta">Rounds: ${rounds.map(
+    (entry) =>
+      html`<a href="${attemptUrl(view.run.runId, entry.record.attack, entry.record.attempt, entry.record.round)}">${badge(entry.record.outcome)} ${entry.record.round ?? 1}</a> `,
+  )}</p></section>`;
 }

@@ -52,10 +52,10 @@ export function renderComparison(left: RunView, right: RunView): SafeHtml {
   );
   const changed = comparison.changed.map(
     (change) =>
-      html`<tr class="changed"><td>${change.attack}</td><td class="num">${change.attempt}</td>
-<td><a href="${attemptUrl(left.run.runId, change.attack, change.attempt)}">${badge(change.left)}</a></td>
+      html`<tr class="changed"><td>${change.attack}</td><td class="num">${change.attempt}${change.round === undefined ? '' : ` · round ${change.round}`}</td>
+<td><a href="${attemptUrl(left.run.runId, change.attack, change.attempt, change.round)}">${badge(change.left)}</a></td>
 <td>→</td>
-<td><a href="${attemptUrl(right.run.runId, change.attack, change.attempt)}">${badge(change.right)}</a></td></tr>`,
+<td><a href="${attemptUrl(right.run.runId, change.attack, change.attempt, change.round)}">${badge(change.right)}</a></td></tr>`,
   );
   return html`<section class="sides">${side(left, 'Left')}${side(right, 'Right')}</section>
 <table class="compare-table"><thead>

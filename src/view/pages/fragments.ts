@@ -14,8 +14,9 @@ export function runUrl(runId: string): string {
   return `/runs/${urlPart(runId)}`;
 }
 
-export function attemptUrl(runId: string, attack: string, attempt: number): string {
-  return `/runs/${urlPart(runId)}/attempts/${urlPart(attack)}/${attempt}`;
+/** An attempt's page; a round of an adaptive attack's chain (SPEC §15) is named by `?round=N`. */
+export function attemptUrl(runId: string, attack: string, attempt: number, round?: number): string {
+  return `/runs/${urlPart(runId)}/attempts/${urlPart(attack)}/${attempt}${round === undefined ? '' : `?round=${round}`}`;
 }
 
 export function compareUrl(left: string, right: string): string {

@@ -1,5 +1,5 @@
 import { groupByLibrary, LIBRARY_AXES, type LibraryGroup } from '../../attacks/library/library-groups.js';
-import { tallyOutcomes } from '../../attacks/outcome.js';
+import { talliedOf, tallyAttempts } from '../../attacks/outcome.js';
 import { ATTACK_OUTCOMES, GAP_REASONS } from '../../models/vocabulary.js';
 import { html, type SafeHtml, text, urlPart } from '../../render/html.js';
 import { type ATTEMPT_SORT_KEYS, type AttemptQuery, filterAttempts } from '../attempt-filter.js';
@@ -30,7 +30,7 @@ export function renderRunBody(view: RunView, query: AttemptQuery, problem?: stri
   );
   const perAttack = run.attacks.map((attack) => {
     const mine = view.attempts.filter((attempt) => attempt.record.attack === attack.id);
-    const totals = tallyOutcomes(mine.map((attempt) => attempt.record.outcome));
+    const totals = tallyAttempts(mine.map((attempt) => talliedOf(attempt.record)));
     const control = mine.some((attempt) => attempt.control);
     return html`<tr><td><a href="${runUrl(run.runId)}?attack=${urlPart(attack.id)}">${attack.id}</a>${control ? html` <span class="pill">control</span>` : ''}</td>
 <td class="criterion">${describeCriterion(attack.expectation.conditions[0])}</td>
@@ -94,10 +94,10 @@ const ATTEMPT_COLUMNS: ReadonlyArray<{ key: (typeof ATTEMPT_SORT_KEYS)[number]; 
 
 function attemptRow(runId: string, attempt: AttemptView): SafeHtml {
   const record = attempt.record;
-  const link = attemptUrl(runId, record.attack, record.attempt);
+  const link = attemptUrl(runId, record.attack, record.attempt, record.round);
   return html`<tr class="${record.outcome}" data-attack="${record.attack}" data-outcome="${record.outcome}">
 <td><a href="${link}">${record.attack}</a>${attempt.control ? html` <span class="pill">control</span>` : ''}</td>
-<td class="num"><a href="${link}">${record.attempt}</a></td>
+<td class="num"><a href="${link}">${record.attempt}${record.round === undefined ? '' : html` <span class="pill">round ${record.round}</span>`}</a></td>
 <td>${badge(record.outcome)}</td>
 <td>${attempt.surface}</td>
 <td>${attempt.gapCodes.length === 0 ? html`<span class="muted">none</span>` : attempt.gapCodes.map((gap) => html`<code class="gap">${gap}</code> `)}</td>
