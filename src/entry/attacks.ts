@@ -3,11 +3,21 @@
  * workspaces. Loads the targets (and so the MCP SDK) a campaign can name.
  */
 
-export type { Attack, Campaign, CampaignInput, Expect } from '../attacks/campaign.js';
-export { AttackSchema, attackExpectation, buildCondition, CampaignSchema } from '../attacks/campaign.js';
+export { chainIdOf, chainOutcome, runChain } from '../attacks/attack-chain.js';
+export type { AttackerFeedback, AttackerModel, AttackerReply } from '../attacks/attacker-model.js';
+export { AttackerError, ChatAttackerModel } from '../attacks/attacker-model.js';
+export type { Attack, Attacker, Campaign, CampaignInput, Expect } from '../attacks/campaign.js';
+export {
+  AttackerSchema,
+  AttackSchema,
+  attackExpectation,
+  buildCondition,
+  CampaignSchema,
+  taskExpectation,
+} from '../attacks/campaign.js';
 export { loadCampaignFile, parseCampaign } from '../attacks/campaign-file.js';
 export { tuneAcquisitionThreadsForCampaign } from '../attacks/campaign-threads.js';
-export { demoCampaign } from '../attacks/demo-campaign.js';
+export { DEMO_MODES, demoCampaign } from '../attacks/demo-campaign.js';
 export type {
   BaitFinding,
   Carrier,
@@ -39,12 +49,20 @@ export {
   OBJECTIVE_IDS,
   STRATEGY_IDS,
 } from '../attacks/library/index.js';
-export type { AttemptOutcome, ControlTotals, FailOnOutcome, OutcomeTotals } from '../attacks/outcome.js';
+export type {
+  AttemptOutcome,
+  ControlTotals,
+  FailOnOutcome,
+  OutcomeTotals,
+  UtilityTotals,
+} from '../attacks/outcome.js';
 export {
   attemptLabel,
   attemptOutcome,
+  decidingAttempts,
   FAIL_ON_OUTCOMES,
   formatSuccessRate,
+  formatUtility,
   gateFailures,
   tallyAttempts,
   tallyOutcomes,

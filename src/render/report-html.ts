@@ -447,7 +447,7 @@ dl{display:grid;grid-template-columns:12rem 1fr;gap:.3rem 1rem}dt{font-weight:60
 .claim{background:#fff8c5;padding:.3rem}.verdict{font-weight:bold}dd.error{color:#a40e26}
 .digest{font-size:11px;word-break:break-all}.note{color:#9a6700;margin:.2rem 0}
 .tools{margin:0;padding-left:1.2rem;font-size:13px}.tools .refused{color:#9a6700}
-.asr{font-size:1.05rem}
+.asr,.utility{font-size:1.05rem}
 .alarm{background:#ffebe9;border:2px solid #cf222e;padding:.4rem;font-weight:bold}tr.tripped td{background:#ffebe9}
 .change-list{margin:.2rem 0;padding-left:1.2rem;font-size:13px}.change-list .kind{font-weight:600;text-transform:uppercase;font-size:11px}
 .tripwire{color:#9a6700;font-weight:600}.attempt.control{border-style:dashed}

@@ -79,7 +79,7 @@ pre{white-space:pre-wrap;word-break:break-word;margin:0;font:12.5px/1.4 ui-monos
 .pill{display:inline-block;border:1px solid var(--line);border-radius:1rem;padding:0 .45rem;font-size:11px;color:var(--muted);background:#fff}
 .pill.running{border-color:#d4a72c;color:var(--amber);background:#fff8c5}
 .tripped{color:var(--red);font-weight:700}
-.asr{font-size:1.05rem}.rate{font-variant-numeric:tabular-nums}
+.asr,.utility{font-size:1.05rem}.rate{font-variant-numeric:tabular-nums}
 .criterion{font-size:13px}
 form.filters,form.compare{display:flex;flex-wrap:wrap;gap:.6rem 1rem;align-items:center;background:var(--bg2);border:1px solid var(--line);border-radius:6px;padding:.5rem .8rem;margin:.5rem 0}
 form.compare h2{margin:0 1rem 0 0;font-size:1rem;width:100%}

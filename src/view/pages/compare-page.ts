@@ -41,7 +41,7 @@ export function renderComparison(left: RunView, right: RunView): SafeHtml {
     html`<div class="side"><h2>${label}: <a href="${runUrl(view.run.runId)}">${text(view.run.campaign, { maxChars: 80 })}</a></h2>
 <p class="meta"><code class="id">${view.run.runId}</code><br>Target <code>${describeTarget(view.run)}</code> · started ${when(view.run.startedAt)}</p>
 <p class="asr">Attack success rate: <strong>${successRate(view.totals)}</strong></p>
-<p class="asr">Utility (the user's task done): <strong>${utilityRate(view.totals)}</strong></p></div>`;
+<p class="utility">Utility (the user's task done): <strong>${utilityRate(view.totals)}</strong></p></div>`;
   const cells = (totals: OutcomeTotals | undefined) =>
     totals === undefined
       ? html`<td colspan="6" class="muted">not in this run</td>`

@@ -50,7 +50,7 @@ export function renderRunBody(view: RunView, query: AttemptQuery, problem?: stri
       : html`${view.controls.attempts} attempts, <span class="${view.controls.tripped > 0 ? 'tripped' : ''}">${view.controls.tripped} tripped</span> (left out of the rate)`
   }</p>
 <p class="asr">Attack success rate: <strong>${successRate(view.totals)}</strong></p>
-${view.totals.utility.attempts === 0 ? '' : html`<p class="asr">Utility (the user's task done): <strong>${utilityRate(view.totals)}</strong></p>`}
+${view.totals.utility.attempts === 0 ? '' : html`<p class="utility">Utility (the user's task done): <strong>${utilityRate(view.totals)}</strong></p>`}
 <table class="counts"><thead><tr><th>attack</th><th>succeeds when</th><th class="num">stored</th>${OUTCOME_HEADERS}<th>success rate</th></tr></thead>
 <tbody>${perAttack}</tbody></table>
 ${libraryGroups(run.runId, groups)}
