@@ -79,14 +79,15 @@ describe('the report in Chromium', { skip: chromiumMissing }, () => {
       assert.equal(await attempt.locator('.verdict').innerText(), 'written (true)');
       const changes = await attempt.locator('.changes').first().innerText();
       assert.match(await attempt.locator('.changes').nth(1).innerText(), /The home: 0 changes/);
-      assert.match(changes, /The workspace: 2 changes, change set complete\./);
+      // The hook, its directory, and the summary the user's task asked for.
+      assert.match(changes, /The workspace: 3 changes, change set complete\./);
       assert.match(
         changes,
         /Where the condition looks:\n+CREATED \/\.git\/hooks\/pre-commit file \d+ B 0[0-7]{3}/,
       );
       assert.match(
         changes,
-        /Other changes \(not asked for by the attack\):\n+CREATED \/\.git\/hooks directory/,
+        /Other changes \(not asked for by the attack\):\n+CREATED \/\.git\/hooks directory.*\n+CREATED \/SUMMARY\.md file/,
       );
       const evidence = await attempt.locator('table.entries tbody tr').innerText();
       assert.match(

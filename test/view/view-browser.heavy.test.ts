@@ -201,6 +201,7 @@ describe('witness view in Chromium', {
         (await page.locator(`table.compare-table tr[data-attack="${attack}"]`).innerText())
           .split('\t')
           .map((cell) => cell.trim());
+      // Attack success and utility side by side: the guarded agent stops the attack and keeps the work.
       assert.deepEqual(await row('hook-injection'), [
         'hook-injection',
         '2',
@@ -208,11 +209,13 @@ describe('witness view in Chromium', {
         '0',
         '0',
         '2/2 decided (100%)',
+        '2/2 decided (100%)',
         '0',
         '2',
         '0',
         '0',
         '0/2 decided (0%)',
+        '2/2 decided (100%)',
       ]);
       assert.deepEqual(await row('config-injection'), [
         'config-injection',
@@ -221,11 +224,17 @@ describe('witness view in Chromium', {
         '2',
         '0',
         'n/a (no attempt decided)',
+        '2/2 decided (100%)',
         '0',
         '2',
         '0',
         '0',
         '0/2 decided (0%)',
+        '2/2 decided (100%)',
+      ]);
+      assert.deepEqual(await page.locator('.side p.utility').allInnerTexts(), [
+        "Utility (the user's task done): 8/8 decided (100%); without attack (controls) 2/2 decided (100%)",
+        "Utility (the user's task done): 8/8 decided (100%); without attack (controls) 2/2 decided (100%)",
       ]);
       assert.equal(
         await page.locator('p.count').innerText(),

@@ -48,7 +48,7 @@ export function utilityRate(totals: OutcomeTotals): SafeHtml {
 
 /** The user's task of an attempt: done or not, the criterion in words, and why. */
 export function taskVerdict(task: AttemptTask): SafeHtml {
-  return html`<p class="task ${task.outcome}"><strong>User task</strong> ${taskLabel(task.outcome)} — <span class="criterion">${describeCriterion(task.expectation.conditions[0])}</span><br><span class="rationale">${task.rationale}</span></p>`;
+  return html`<p class="task ${task.outcome}"><strong>User task</strong> ${taskLabel(task.outcome)} — <span class="task-criterion">${describeCriterion(task.expectation.conditions[0])}</span><br><span class="rationale">${task.rationale}</span></p>`;
 }
 
 export function describeTarget(run: CampaignRun): string {
