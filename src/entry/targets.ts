@@ -14,6 +14,7 @@ export type { CommandTargetOptions } from '../targets/command-target.js';
 export { CommandTarget } from '../targets/command-target.js';
 export type { CreateTargetContext } from '../targets/create-target.js';
 export { createTarget } from '../targets/create-target.js';
+export { HTTP_REQUEST_TOOL } from '../targets/http-request-tool.js';
 export type { Instruction } from '../targets/injected-instructions.js';
 export { parseInstructions } from '../targets/injected-instructions.js';
 export type { McpAgentOptions, McpTargetOptions } from '../targets/mcp-target.js';
@@ -49,6 +50,7 @@ export type {
   ToolInvocation,
   ToolResult,
   ToolSpec,
+  WorkspaceToolboxOptions,
 } from '../targets/toolbox.js';
 export { WorkspaceToolbox, WorkspaceToolboxProvider } from '../targets/toolbox.js';
 export type { FileResult, WorkspaceFilesOptions } from '../targets/workspace-files.js';

@@ -47,6 +47,8 @@ export interface NamespaceListener {
 export interface AttemptEgress {
   /** The attempt's proxy (an in-process tool sends through it with `accept`). */
   readonly proxy: EgressProxy;
+  /** The run's CA certificate under `intercept: true`, for an in-process client to trust. */
+  readonly trustedCa?: string | undefined;
   /**
    * The model endpoint as the agent must call it: a plain-HTTP endpoint is relayed to a port on the
    * sandbox's loopback and its URL rewritten; an HTTPS endpoint elsewhere is left as is (reached through
@@ -118,6 +120,7 @@ export function openAttemptNetwork(
   const relaySockets = new Set<Socket>();
   const egress: AttemptEgress = {
     proxy,
+    trustedCa: settings.intercept ? run.ca?.certificatePem : undefined,
     relayEndpoint(url: string): string {
       let parsed: URL;
       try {

@@ -1,7 +1,9 @@
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { JsonObject, JsonValue } from '../models/record.js';
 import type { Containment } from '../models/vocabulary.js';
+import type { AttemptEgress } from '../network/attempt-network.js';
 import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
+import { callHttpRequestTool, HTTP_REQUEST_TOOL } from './http-request-tool.js';
 import type { TranscriptEvent } from './transcript.js';
 import { WorkspaceFiles, type WorkspaceFilesOptions } from './workspace-files.js';
 
@@ -59,12 +61,14 @@ export interface OpenedToolbox {
 }
 
 /**
- * How a planner's two file actions map onto a toolbox's tools (Witness's own, or an MCP server's). A write
- * may take several calls (an MCP server may need its parent directory created first).
+ * How a planner's file actions map onto a toolbox's tools (Witness's own, or an MCP server's). A write
+ * may take several calls (an MCP server may need its parent directory created first). `post` is there
+ * when the toolbox can send an HTTP request (Witness's own `http_request`).
  */
 export interface FileToolMapping {
   read(path: string): ToolInvocation;
   write(path: string, content: string): ToolInvocation[];
+  post?(url: string, body: string): ToolInvocation;
 }
 
 export interface ToolInvocation {
@@ -75,6 +79,7 @@ export interface ToolInvocation {
 export const WORKSPACE_TOOL_MAPPING: FileToolMapping = {
   read: (path) => ({ name: 'read_file', args: { path } }),
   write: (path, content) => [{ name: 'write_file', args: { path, content } }],
+  post: (url, body) => ({ name: HTTP_REQUEST_TOOL.name, args: { method: 'POST', url, body } }),
 };
 
 const WORKSPACE_TOOLS: ToolSpec[] = [
@@ -111,14 +116,26 @@ const WORKSPACE_TOOLS: ToolSpec[] = [
       additionalProperties: false,
     },
   },
+  HTTP_REQUEST_TOOL,
 ];
 
-/** `read_file`, `write_file` and `list_dir`, confined to one workspace (see {@link WorkspaceFiles}). */
+export interface WorkspaceToolboxOptions extends WorkspaceFilesOptions {
+  /** The attempt's egress proxy `http_request` sends through; without it the tool sends nothing. */
+  egress?: AttemptEgress | undefined;
+}
+
+/**
+ * `read_file`, `write_file` and `list_dir`, confined to one workspace (see {@link WorkspaceFiles}), and
+ * `http_request`, sent only through the attempt's egress proxy (see http-request-tool.ts).
+ */
 export class WorkspaceToolbox implements Toolbox {
   readonly #files: WorkspaceFiles;
+  readonly #egress: AttemptEgress | undefined;
 
-  constructor(workspace: string, options: WorkspaceFilesOptions = {}) {
-    this.#files = new WorkspaceFiles(workspace, options);
+  constructor(workspace: string, options: WorkspaceToolboxOptions = {}) {
+    const { egress, ...files } = options;
+    this.#files = new WorkspaceFiles(workspace, files);
+    this.#egress = egress;
   }
 
   async list(): Promise<ToolSpec[]> {
@@ -137,6 +154,8 @@ export class WorkspaceToolbox implements Toolbox {
         return this.#files.writeFile(input.path as string, input.content);
       case 'list_dir':
         return this.#files.listDir(typeof input.path === 'string' ? input.path : '.');
+      case HTTP_REQUEST_TOOL.name:
+        return callHttpRequestTool(input, { egress: this.#egress }, signal);
       default:
         return { ok: false, text: `unknown tool ${JSON.stringify(name)}` };
     }
@@ -145,10 +164,15 @@ export class WorkspaceToolbox implements Toolbox {
   async close(): Promise<void> {}
 }
 
-/** Witness's own confined file tools, opened on each attempt's workspace. */
+/** Witness's own confined file tools and web tool, opened on each attempt's workspace and network. */
 export class WorkspaceToolboxProvider implements ToolboxProvider {
-  async open(workspace: string): Promise<OpenedToolbox> {
-    const toolbox = new WorkspaceToolbox(workspace);
+  async open(
+    workspace: string,
+    _transcript?: TranscriptEvent[],
+    _signal?: AbortSignal,
+    attempt?: AttemptDirectories,
+  ): Promise<OpenedToolbox> {
+    const toolbox = new WorkspaceToolbox(workspace, { egress: attempt?.egress });
     return {
       toolbox,
       fileMapping: async () => WORKSPACE_TOOL_MAPPING,
@@ -161,6 +185,6 @@ export class WorkspaceToolboxProvider implements ToolboxProvider {
   }
 
   identifier(): ComponentIdentifier {
-    return { type: 'WorkspaceToolbox', version: '1', params: {} };
+    return { type: 'WorkspaceToolbox', version: '2', params: {} };
   }
 }

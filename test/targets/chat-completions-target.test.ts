@@ -45,7 +45,7 @@ describe('ChatCompletionsTarget', () => {
     const tools = server.requests[0]?.body.tools as Array<{ function: { name: string } }>;
     assert.deepEqual(
       tools.map((tool) => tool.function.name),
-      ['read_file', 'write_file', 'list_dir'],
+      ['read_file', 'write_file', 'list_dir', 'http_request'],
     );
     assert.deepEqual(server.requests[1]?.body.messages.at(-1), {
       role: 'tool',

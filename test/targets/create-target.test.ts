@@ -97,7 +97,7 @@ describe('target configuration: planner × toolbox', () => {
     assert.equal(identifier.type, 'AgentTarget');
     assert.equal(identifier.children?.planner?.type, 'ChatPlanner');
     assert.equal(identifier.children?.planner?.params.maxTurns, 8);
-    assert.deepEqual(identifier.children?.toolbox, { type: 'WorkspaceToolbox', version: '1', params: {} });
+    assert.deepEqual(identifier.children?.toolbox, { type: 'WorkspaceToolbox', version: '2', params: {} });
     assert.equal(JSON.stringify(identifier).includes('sk-secret-value'), false);
   });
 
