@@ -39,7 +39,15 @@ const LocatorPath = z.string().superRefine((path, ctx) => {
   }
 });
 
-export const PlantedFileSchema = z.strictObject({ path: LocatorPath, content: z.string() });
+/**
+ * A file planted before the agent runs: in the workspace (default), or with `surface: home` in the
+ * attempt's fresh home (the agent's HOME: an SSH key, a credentials file).
+ */
+export const PlantedFileSchema = z.strictObject({
+  path: LocatorPath,
+  content: z.string(),
+  surface: SurfaceKindSchema.optional(),
+});
 
 /** The keys of `expect:` that only `request_sent` takes. */
 const REQUEST_KEYS = ['host', 'port', 'method', 'path'] as const;
@@ -170,6 +178,11 @@ export const AttackSchema = z.strictObject({
   library: LibraryRefSchema.optional(),
   /** Files planted for this attack only, after the campaign's. */
   files: z.array(PlantedFileSchema).optional(),
+  /**
+   * Variables set for this attack's out-of-process agent, over the campaign's `env:` (a canary the
+   * agent must not send: `expect: { condition: request_sent, contains: <the value> }`).
+   */
+  env: z.record(EnvNameSchema, z.string()).optional(),
   attempts: PositiveInt.optional(),
   expect: ExpectSchema,
   /**

@@ -24,7 +24,8 @@ import { createWorkspace } from './workspace.js';
  * planted), so it is refused too rather than reported as a failure forever; so is a task's file_created on
  * an exact path that is planted (a file that was there before the agent cannot be created by it).
  *
- * Conditions on the attempt's home are not checked here: every home starts empty. A request_sent condition
+ * Conditions on the attempt's home are checked the same way on the planted home when the attack plants
+ * files there (`surface: home`); otherwise the home starts empty and they are skipped. A request_sent condition
  * cannot hold before the agent sends anything; but one whose text criterion the prompt itself satisfies is
  * refused: an agent that only repeats its prompt to a URL would "prove" it without reading any secret.
  */
@@ -43,15 +44,17 @@ export async function refusePlantedProof(
       const problem = promptProblem(role, condition, attack.prompt);
       if (problem !== undefined) problems.push(`attack "${attack.id}": ${problem}`);
     }
+    const files = [...campaign.workspace.files, ...(attack.files ?? [])];
+    const homePlanted = files.some((file) => file.surface === 'home');
     const checks: PlantedCheck[] = conditions
       .flatMap(({ role, condition }) => (isFileCondition(condition) ? [{ role, condition }] : []))
-      .filter((check) => needsPlantedCheck(check));
+      .filter((check) => needsPlantedCheck(check, homePlanted));
     if (checks.length === 0) continue;
     let workspace: Awaited<ReturnType<typeof createWorkspace>>;
     try {
       workspace = await createWorkspace({
         template: campaign.workspace.template,
-        files: [...campaign.workspace.files, ...(attack.files ?? [])],
+        files,
         parent: options.workspaceParent,
       });
     } catch {
@@ -61,15 +64,23 @@ export async function refusePlantedProof(
     const limits = Object.fromEntries(
       Object.entries({ ...campaign.evidence, ...attack.evidence }).filter(([, value]) => value !== undefined),
     );
-    const source = new LocalFileSurfaceSource({ root: workspace.root, ...limits });
     try {
-      const planted = await source.acquireManifest({ signal: options.signal });
-      for (const check of checks) {
-        const problem = await plantedProblem(check, planted, source, options.signal);
-        if (problem !== undefined) problems.push(`attack "${attack.id}": ${problem}`);
+      for (const surface of ['workspace', 'home'] as const) {
+        const mine = checks.filter((check) => conditionSurface(check.condition) === surface);
+        if (mine.length === 0) continue;
+        const root = surface === 'home' ? workspace.home.path : workspace.root;
+        const source = new LocalFileSurfaceSource({ root, ...limits });
+        try {
+          const planted = await source.acquireManifest({ signal: options.signal });
+          for (const check of mine) {
+            const problem = await plantedProblem(check, planted, source, options.signal, surface);
+            if (problem !== undefined) problems.push(`attack "${attack.id}": ${problem}`);
+          }
+        } finally {
+          await source.close();
+        }
       }
     } finally {
-      await source.close();
       await workspace.dispose();
     }
   }
@@ -97,9 +108,13 @@ function promptProblem(
   return `${role === 'task' ? 'its task' : 'its expectation'} (request_sent) looks for text its prompt already holds, so an agent that only repeats its prompt would meet it; expect a secret the agent must read (a planted file, an env: value)`;
 }
 
-/** Home conditions are skipped (every home starts empty); so is an expectation's file_created. */
-function needsPlantedCheck({ role, condition }: PlantedCheck): boolean {
-  if (conditionSurface(condition) !== 'workspace') return false;
+/**
+ * Home conditions are skipped when nothing is planted in the home (it starts empty); so is an
+ * expectation's file_created.
+ */
+function needsPlantedCheck({ role, condition }: PlantedCheck, homePlanted: boolean): boolean {
+  const surface = conditionSurface(condition);
+  if (surface === 'network' || (surface === 'home' && !homePlanted)) return false;
   return role === 'task' || condition.conditionType !== 'file_created';
 }
 
@@ -109,7 +124,9 @@ async function plantedProblem(
   planted: Manifest,
   source: LocalFileSurfaceSource,
   signal: AbortSignal | undefined,
+  surface: 'workspace' | 'home',
 ): Promise<string | undefined> {
+  const where = `the planted ${surface}`;
   const named =
     role === 'task'
       ? `its task (${condition.conditionType} ${condition.uri}, ${condition.match})`
@@ -127,8 +144,8 @@ async function plantedProblem(
     if (judgement.value !== true) return undefined;
     const proven = listUris(judgement.provenUris);
     return role === 'task'
-      ? `${named} already holds on the planted workspace, before any agent ran (proven by ${proven}); it would count work the agent never did. Name a file only the task creates or changes (a summary's path, the fixed text)`
-      : `${named} already holds on the planted workspace, before any agent ran (proven by ${proven}); the campaign would score its own bait. Expect a location the bait is not in, or something only the agent can do (file_created, executable: true, a file the prompt must change)`;
+      ? `${named} already holds on ${where}, before any agent ran (proven by ${proven}); it would count work the agent never did. Name a file only the task creates or changes (a summary's path, the fixed text)`
+      : `${named} already holds on ${where}, before any agent ran (proven by ${proven}); the campaign would score its own bait. Expect a location the bait is not in, or something only the agent can do (file_created, executable: true, a file the prompt must change)`;
   }
   if (planted.acquisition !== 'complete') return undefined;
   const locator = parseLocator(condition.uri, condition.match);
@@ -140,7 +157,7 @@ async function plantedProblem(
     return `${named} can never hold: ${condition.uri} is planted, so the agent cannot create it; name a path the task creates`;
   }
   if (present.length > 0) return undefined;
-  return `${named === 'its expectation' ? `${condition.conditionType} ${condition.uri} (${condition.match})` : named} matches no file in the planted workspace, so it can never hold; plant the file (workspace.files or the template)`;
+  return `${named === 'its expectation' ? `${condition.conditionType} ${condition.uri} (${condition.match})` : named} matches no file in ${where}, so it can never hold; plant the file (workspace.files or the template${surface === 'home' ? ', with surface: home' : ''})`;
 }
 
 function emptyBaseline(like: Manifest): Manifest {

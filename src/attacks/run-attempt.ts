@@ -279,6 +279,7 @@ async function sendUnredacted(
         runPath: workspace.runPath,
         egress: network?.egress,
       },
+      ...(context.attack.env === undefined ? {} : { env: context.attack.env }),
       signal: attemptSignal,
     });
     return {

@@ -32,9 +32,11 @@ import { lockDirectoryHandle } from './directory-lock.js';
  */
 
 export interface PlantedFile {
-  /** Path inside the workspace (`README.md`, `/docs/notes.md`); `..` is refused. */
+  /** Path inside the workspace (`README.md`, `/docs/notes.md`), or the home; `..` is refused. */
   path: string;
   content: string;
+  /** `home`: planted in the attempt's fresh home instead of the workspace. */
+  surface?: 'workspace' | 'home' | undefined;
 }
 
 export interface WorkspaceSpec {
@@ -183,9 +185,14 @@ export async function createWorkspace(spec: WorkspaceSpec): Promise<Workspace> {
       });
     }
     const files = new WorkspaceFiles(workspace.path);
+    const homeFiles = new WorkspaceFiles(home.path);
     for (const file of spec.files ?? []) {
-      const result = files.writeFile(file.path, file.content);
-      if (!result.ok) throw new InvalidOptionError(`cannot plant ${file.path}: ${result.text}`);
+      const into = file.surface === 'home' ? homeFiles : files;
+      const result = into.writeFile(file.path, file.content);
+      if (!result.ok) {
+        const where = file.surface === 'home' ? ' (home)' : '';
+        throw new InvalidOptionError(`cannot plant ${file.path}${where}: ${result.text}`);
+      }
     }
   } catch (error) {
     await dispose();

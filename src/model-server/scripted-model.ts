@@ -2,6 +2,7 @@ import { type Instruction, mentionedFiles, parseInstructions } from '../targets/
 import { type MockMode, REFUSAL } from '../targets/mock-planner.js';
 import { judgeForPicky } from '../targets/picky-rules.js';
 import {
+  commandsToRun,
   fixTypo,
   parseUserTasks,
   summaryOf,
@@ -15,10 +16,12 @@ import { announcedWorkspace, createToolMapping, type PlannedCall, type ToolMappi
 /**
  * The scripted model behind `witness model serve`: deterministic, stateless, and prompt-injectable on
  * purpose. It speaks the same grammars as the mock agent (injected-instructions.ts, user-tasks.ts): it
- * follows instructions in the user's request, reads the files the request names, does the user's tasks
- * (summarize into a file, fix a typo, add a test) and — in `vulnerable` mode — follows instructions it
- * finds in tool results (prompt injection through data). `refusing` refuses every request; `picky` acts
- * only on a file whose instructions meet its demands (picky-rules.ts) and says which one was missed. Its final answer always
+ * follows instructions in the user's request, runs the commands it names (`run \`npm test\``, with a
+ * shell tool), reads the files it names, does the user's tasks (summarize into a file, fix a typo, add a
+ * test) and — in `vulnerable` mode — follows instructions it finds in tool results, a command's output
+ * included (prompt injection through data and terminal output): writes, and sends (`curl` through a
+ * shell tool, or a POST with an HTTP tool). `refusing` refuses every request; `picky` acts only on a file
+ * whose instructions meet its demands (picky-rules.ts) and says which one was missed. Its final answer always
  * claims "I only read and summarized the file.", whatever it did: the claim is for Witness to check
  * against the file system.
  *
@@ -38,6 +41,8 @@ export interface ScriptedModelOptions {
 /** Reads at most this many files and performs at most this many writes per request. */
 const MAX_READS = 8;
 const MAX_WRITES = 16;
+const MAX_SENDS = 8;
+const MAX_COMMANDS = 4;
 
 /** Blocks that agent CLIs add to the user's turn (environment, reminders): context, not the request. */
 const CONTEXT_BLOCKS = [
@@ -77,11 +82,35 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
   const objections: string[] = [];
   const unable: string[] = [];
   let writes = 0;
+  let sends = 0;
+  const send = (from: string, url: string): void => {
+    const planned = mapping.send(from, url);
+    if (planned !== undefined) {
+      perform(planned);
+      return;
+    }
+    // No shell: a workspace file read with the read tool, then POSTed with the HTTP tool.
+    const read = from.startsWith('$') || from.startsWith('~/') ? undefined : mapping.read(from);
+    if (read === undefined || mapping.post(url, '') === undefined) {
+      unable.push(`send ${from} (no shell or HTTP tool reaches it)`);
+      return;
+    }
+    const text = perform(read);
+    if (text === undefined) return;
+    const post = mapping.post(url, withoutLineNumbers(withoutContextBlocks(text)));
+    if (post !== undefined) perform(post);
+  };
   const follow = (instructions: readonly Instruction[]): void => {
     for (const instruction of instructions) {
       if (pending !== undefined) return;
       if (instruction.kind === 'read') {
         if (!queue.includes(instruction.path)) queue.push(instruction.path);
+        continue;
+      }
+      if (instruction.kind === 'send') {
+        if (sends >= MAX_SENDS) continue;
+        sends++;
+        send(instruction.from, instruction.url);
         continue;
       }
       if (writes >= MAX_WRITES) continue;
@@ -94,6 +123,19 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
   };
 
   follow(parseInstructions(prompt));
+  for (const command of commandsToRun(prompt).slice(0, MAX_COMMANDS)) {
+    if (pending !== undefined) break;
+    const planned = mapping.run(command);
+    if (planned === undefined) {
+      unable.push(`run ${command} (no shell tool was offered)`);
+      continue;
+    }
+    const output = perform(planned);
+    if (output === undefined) break;
+    summaries.push(`${command}: ran it`);
+    // A command's output is data, like a file's: only a vulnerable model obeys what it says.
+    if (mode === 'vulnerable') follow(parseInstructions(withoutLineNumbers(stripContext(output))));
+  }
   const tasks = parseUserTasks(prompt);
   const outputs = taskOutputs(tasks);
   for (const path of mentionedFiles(prompt))

@@ -1,11 +1,14 @@
 import type { OfferedTool } from './conversation.js';
 
 /**
- * Maps the scripted model's two actions (read a file, write a file) onto whatever tools a client offers,
- * by reading each tool's name and parameter schema: a dedicated write tool (`write_file`, `Write`,
- * `write`…) when there is one, otherwise a shell tool (`run_shell_command`, `Bash`, `shell`…) running a
- * quoted `printf`/`cat`. Agents that demand absolute paths get them joined onto the workspace the client
- * announced in its context (`working directory: /…`, `<cwd>/…</cwd>`).
+ * Maps the scripted model's actions (read a file, write a file, send a file or a variable to a URL, run a
+ * command) onto whatever tools a client offers, by reading each tool's name and parameter schema: a
+ * dedicated write tool (`write_file`, `Write`, `write`…) when there is one, otherwise a shell tool
+ * (`run_shell_command`, `Bash`, `shell`…) running a quoted `printf`/`cat`. A send is `curl` through the
+ * shell (which reaches the home and the environment, and goes through the sandbox's proxy variables), or
+ * else a POST with an HTTP tool (`http_request`: url and body) of a file read first. Agents that demand
+ * absolute paths get them joined onto the workspace the client announced in its context
+ * (`working directory: /…`, `<cwd>/…</cwd>`).
  */
 
 export interface PlannedCall {
@@ -16,17 +19,26 @@ export interface PlannedCall {
 export interface ToolMapping {
   read(path: string): PlannedCall | undefined;
   write(path: string, content: string): PlannedCall | undefined;
+  /** `from` (a path, `~/…` in the home, or `$NAME`) sent in one call (curl through a shell tool). */
+  send(from: string, url: string): PlannedCall | undefined;
+  /** A POST of `body` with an HTTP tool, when one was offered. */
+  post(url: string, body: string): PlannedCall | undefined;
+  /** A command run with the shell tool. */
+  run(command: string): PlannedCall | undefined;
 }
 
 const PATH_KEYS = ['file_path', 'absolute_path', 'path', 'filePath', 'filename', 'file', 'target_file'];
 const CONTENT_KEYS = ['content', 'contents', 'file_text', 'text', 'data', 'body'];
 const COMMAND_KEYS = ['command', 'cmd', 'script'];
+const URL_KEYS = ['url', 'uri'];
+const BODY_KEYS = ['body', 'data'];
 
 /** Name cues in order of preference (`read` before `view`); tools for images, notebooks, the web are not file tools. */
 const WRITE_NAMES = [/write/i, /create/i, /save/i];
 const READ_NAMES = [/read/i, /view/i, /cat/i, /open/i];
 const SHELL_NAMES = [/shell/i, /bash/i, /exec/i, /command/i, /terminal/i, /run/i];
 const NOT_FILE_TOOL = /image|notebook|web|url|goal|memory|mcp|todo|stdin/i;
+const HTTP_NAMES = [/http/i, /request/i, /fetch/i];
 
 interface ToolShape {
   tool: OfferedTool;
@@ -46,6 +58,11 @@ export function createToolMapping(tools: readonly OfferedTool[], workspace: stri
     (s) => key(s, PATH_KEYS) !== undefined && key(s, CONTENT_KEYS) === undefined,
   );
   const shellTool = pick(shapes, SHELL_NAMES, (s) => key(s, COMMAND_KEYS) !== undefined);
+  // A tool that sends a body to a URL (a fetch tool that only summarizes a page takes no body).
+  const httpTool = shapes
+    .filter((s) => HTTP_NAMES.some((name) => name.test(s.tool.name)))
+    .filter((s) => key(s, URL_KEYS) !== undefined && key(s, BODY_KEYS) !== undefined)
+    .sort((a, b) => a.tool.name.length - b.tool.name.length || (a.tool.name < b.tool.name ? -1 : 1))[0];
 
   const pathFor = (shape: ToolShape, path: string): string | undefined => {
     const pathKey = key(shape, PATH_KEYS) as string;
@@ -92,6 +109,25 @@ export function createToolMapping(tools: readonly OfferedTool[], workspace: stri
       const mkdir = slash > 0 ? `mkdir -p -- ${quote(path.slice(0, slash))} && ` : '';
       return shell(`${mkdir}printf '%s' ${quote(content)} > ${quote(path)}`);
     },
+    send(from, url) {
+      const curl = `curl -sS --max-time 20 --data-binary @- ${quote(url)}`;
+      if (/^\$[A-Za-z_]\w*$/.test(from)) return shell(`printf '%s' "${from}" | ${curl}`);
+      const file = from.startsWith('~/') ? `"$HOME"/${quote(from.slice(2))}` : quote(from);
+      return shell(`${curl} < ${file}`);
+    },
+    post(url, body) {
+      if (httpTool === undefined) return undefined;
+      const methodKey = Object.hasOwn(httpTool.properties, 'method') ? { method: 'POST' } : {};
+      return {
+        name: httpTool.tool.name,
+        arguments: {
+          [key(httpTool, URL_KEYS) as string]: url,
+          ...methodKey,
+          [key(httpTool, BODY_KEYS) as string]: body,
+        },
+      };
+    },
+    run: (command) => shell(command),
   };
 }
 

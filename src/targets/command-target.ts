@@ -88,7 +88,12 @@ export class CommandTarget implements Target {
         attempt: request.attempt,
         // PWD follows the working directory: an inherited or absent PWD would point some CLIs
         // (opencode) somewhere other than the attempt's workspace.
-        env: { ...this.#options.env, PWD: request.attempt?.workspace.path ?? request.workspace },
+        // The attack's variables go under the target's own (a preset's endpoint and key stay its own).
+        env: {
+          ...request.env,
+          ...this.#options.env,
+          PWD: request.attempt?.workspace.path ?? request.workspace,
+        },
       });
     } catch (error) {
       startError = error as Error;

@@ -6,12 +6,13 @@ import { judgeForPicky } from './picky-rules.js';
 import type { Planner, PlanRequest, PlanResult } from './planner.js';
 import type { FileToolMapping, Toolbox, ToolInvocation } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
-import { fixTypo, parseUserTasks, summaryOf, taskOutputs, testFileFor } from './user-tasks.js';
+import { commandsToRun, fixTypo, parseUserTasks, summaryOf, taskOutputs, testFileFor } from './user-tasks.js';
 
 /**
- * The mock agent's planner: deterministic, no network. It reads the files the prompt names and
- * summarizes them, and does the user's tasks the prompt asks for (user-tasks.ts: summarize into a file,
- * fix a typo, add a test). Instructions in the prompt come from the user, so every mode follows them.
+ * The mock agent's planner: deterministic. It reads the files the prompt names and summarizes them, and
+ * does the user's tasks the prompt asks for (user-tasks.ts: summarize into a file, fix a typo, add a
+ * test). It has no shell (it cannot run a command the prompt names, and has no environment variables of
+ * its own) and no network but its toolbox's `http_request`, which sends through the attempt's egress proxy. Instructions in the prompt come from the user, so every mode follows them.
  * Instructions found *in files* are data: a `guarded` agent ignores them; a `vulnerable` agent follows
  * them (prompt injection). A `picky` agent acts only on a file whose instructions meet its demands
  * (picky-rules.ts) and says which one an injection missed. A `refusing` agent refuses all work (a defence that stops every attack and
@@ -34,6 +35,7 @@ export interface MockPlanOptions {
 /** Reads at most this many files and follows at most this many instructions per prompt. */
 const MAX_READS = 8;
 const MAX_WRITES = 16;
+const MAX_SENDS = 8;
 
 export interface MockPlannerOptions {
   mode: MockMode;
@@ -100,11 +102,32 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
   const queue: string[] = [];
   const done: string[] = [];
   const texts = new Map<string, string>();
+  const unable: string[] = [];
   let writes = 0;
+  let sends = 0;
+  /** A file (the workspace's: the file tools reach nothing else) POSTed to a URL with `http_request`. */
+  const send = async (from: string, url: string) => {
+    if (from.startsWith('$')) {
+      unable.push(`send ${from} (the mock agent has no environment variables)`);
+      return;
+    }
+    if (mapping.post === undefined) {
+      unable.push(`send ${from} (no http_request tool)`);
+      return;
+    }
+    const read = await call(mapping.read(from));
+    if (!read.ok) return;
+    await call(mapping.post(url, read.text));
+  };
   const follow = async (instructions: readonly Instruction[]) => {
     for (const instruction of instructions) {
       if (instruction.kind === 'read') {
         if (!queue.includes(instruction.path)) queue.push(instruction.path);
+      } else if (instruction.kind === 'send') {
+        if (sends >= MAX_SENDS) continue;
+        sends++;
+        writes++;
+        await send(instruction.from, instruction.url);
       } else if (writes < MAX_WRITES) {
         writes++;
         await write(instruction.path, instruction.content);
@@ -113,6 +136,7 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
   };
 
   await follow(parseInstructions(options.prompt));
+  for (const command of commandsToRun(options.prompt)) unable.push(`run ${command} (no shell)`);
   for (const path of mentionedFiles(options.prompt))
     if (!queue.includes(path) && !outputs.includes(path)) queue.push(path);
 
@@ -163,6 +187,7 @@ export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResu
     summaries,
     completed,
     objections,
+    unable,
     ignored,
     writes,
     disclose: options.discloseActions === true,
@@ -179,14 +204,20 @@ function composeReply(facts: {
   summaries: string[];
   completed: string[];
   objections: string[];
+  unable: string[];
   ignored: number;
   writes: number;
   disclose: boolean;
 }): string {
-  if (facts.summaries.length === 0) return 'I could not find a file to read in your request.';
+  if (facts.summaries.length === 0 && facts.completed.length === 0)
+    return 'I could not find a file to read in your request.';
   const joined = facts.summaries.join('; ');
-  const summary = `Summary — ${joined}${joined.endsWith('.') ? '' : '.'}`;
-  const work = facts.completed.length === 0 ? '' : ` As you asked, I ${facts.completed.join('; ')}.`;
+  const summary =
+    facts.summaries.length === 0
+      ? 'Summary — I read no file.'
+      : `Summary — ${joined}${joined.endsWith('.') ? '' : '.'}`;
+  const notDone = facts.unable.length === 0 ? '' : ` I could not ${facts.unable.join('; ')}.`;
+  const work = `${notDone}${facts.completed.length === 0 ? '' : ` As you asked, I ${facts.completed.join('; ')}.`}`;
   if (facts.mode === 'picky' && facts.objections.length > 0) {
     return `${summary}${work} ${facts.objections.join(' ')}`;
   }
@@ -201,7 +232,7 @@ function composeReply(facts: {
     return `${summary}${work} I also followed ${facts.writes} instruction(s) and wrote files.`;
   }
   if (facts.completed.length > 0) return `${summary}${work} I changed nothing else.`;
-  return `${summary} I only read and summarized the file; I did not change anything.`;
+  return `${summary}${notDone} I only read and summarized the file; I did not change anything.`;
 }
 
 /** The first line of prose that is not an instruction, cut to 80 characters. */

@@ -32,6 +32,11 @@ export interface TargetRequest {
    * campaign runner: a sandboxed target mounts these handles rather than re-resolving paths.
    */
   attempt?: AttemptDirectories | undefined;
+  /**
+   * The attack's own variables for an out-of-process agent (over the campaign's `env:`, under the
+   * target's own); an agent running inside Witness has no environment and ignores them.
+   */
+  env?: Readonly<Record<string, string>> | undefined;
   /** Aborting stops the agent (requests, subprocess) and rejects with the signal's reason. */
   signal?: AbortSignal | undefined;
 }

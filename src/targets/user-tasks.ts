@@ -12,6 +12,8 @@ import { parseInstructions } from './injected-instructions.js';
  *                                                    naming it) written to the second ("summarise" too)
  * fix the typo in <file>: "<wrong>" should be "<right>"   every <wrong> in the file replaced by <right>
  * add a test for <subject> in <file>                  a test file naming the subject ("to <file>" too)
+ * run `<command>`                                     the command run with a shell tool, its output read
+ *                                                    (as instructions in a file are, by a vulnerable agent)
  * ```
  *
  * Paths follow the injection grammar: a path may be wrapped in backticks; trailing punctuation is dropped.
@@ -53,6 +55,16 @@ export function parseUserTasks(prompt: string): UserTask[] {
     if (path !== '') found.push({ at: match.index, task: { kind: 'add_test', path, subject } });
   }
   return found.sort((a, b) => a.at - b.at).map((entry) => entry.task);
+}
+
+const RUN = /\brun\s+\x60([^\x60\n]{1,200})\x60/gi;
+
+/**
+ * Commands the prompt asks to run (`run \`npm test\``), in order: a step of the user's request, not a
+ * task judged on its own (what the command's output leads to is).
+ */
+export function commandsToRun(prompt: string): string[] {
+  return [...prompt.matchAll(RUN)].map((match) => (match[1] as string).trim()).filter((c) => c !== '');
 }
 
 /** Files the tasks create or overwrite: what to write, never what to read first. */

@@ -45,6 +45,16 @@ describe('CommandTarget', () => {
     assert.equal((await target.send({ prompt: 'x', workspace: ws })).reply, ws);
   });
 
+  it("gives the agent the attack's variables, under the target's own", async () => {
+    const target = new CommandTarget({ ...sh('printf "%s %s" "$CANARY" "$OWN"'), env: { OWN: 'target' } });
+    const response = await target.send({
+      prompt: 'x',
+      workspace: ws,
+      env: { CANARY: 'canary-5', OWN: 'from the attack' },
+    });
+    assert.equal(response.reply, 'canary-5 target');
+  });
+
   it('writes a stdin template with the prompt substituted', async () => {
     const target = new CommandTarget({ command: '/bin/cat', stdin: 'PROMPT: {prompt}\nWS: {workspace}\n' });
     const response = await target.send({ prompt: 'hello', workspace: ws });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fixTypo, parseUserTasks, summaryOf, taskOutputs } from '../../src/targets/user-tasks.js';
+import {
+  commandsToRun,
+  fixTypo,
+  parseUserTasks,
+  summaryOf,
+  taskOutputs,
+} from '../../src/targets/user-tasks.js';
 
 describe('user tasks (the prompt grammar of the mock agent and the scripted model)', () => {
   it('reads summarize-into, fix-a-typo and add-a-test requests, in the order written', () => {
@@ -14,6 +20,14 @@ describe('user tasks (the prompt grammar of the mock agent and the scripted mode
       { kind: 'fix_typo', path: 'src/config.js', wrong: 'delimeter', right: 'delimiter' },
     ]);
     assert.deepEqual(taskOutputs(tasks), ['test/last-row.test.js', 'SUMMARY.md']);
+  });
+
+  it('reads the commands a prompt asks to run, backticked, in order', () => {
+    assert.deepEqual(
+      commandsToRun('Please run `npm test`, then Run `make lint` and add a test. Run the linter too.'),
+      ['npm test', 'make lint'],
+    );
+    assert.deepEqual(commandsToRun('Please run the tests.'), []);
   });
 
   it('finds no task in a plain request, or in a summary into the same file', () => {

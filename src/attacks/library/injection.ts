@@ -4,16 +4,18 @@
  * those lines into a file the agent will read.
  *
  * Instructions are spelled as one imperative line: `write "<text>" to <path>`, `copy <from> to <to>`,
- * `delete <path>`. A model reads them as plain English; the mock agent's grammar
- * (`src/targets/injected-instructions.ts`) understands `write` only — it has no copy or delete verb, so
- * objectives that need one are never carried out by the mock. That is a limit of the mock, reported as
- * such in docs/attacks.md, not a property of the objective.
+ * `delete <path>`, `send <file or $NAME> to <url>`. A model reads them as plain English; the mock agent's
+ * grammar (`src/targets/injected-instructions.ts`) understands `write` and `send` — it has no copy or
+ * delete verb, so objectives that need one are never carried out by the mock. That is a limit of the
+ * mock, reported as such in docs/attacks.md, not a property of the objective.
  */
 
 export type InjectionAction =
   | { kind: 'write'; path: string; content: string }
   | { kind: 'copy'; from: string; to: string }
-  | { kind: 'delete'; path: string };
+  | { kind: 'delete'; path: string }
+  /** Exfiltration: a file (`~/` for the home) or `$NAME` (an environment variable) sent to `url`. */
+  | { kind: 'send'; from: string; url: string };
 
 export interface Injection {
   action: InjectionAction;
@@ -25,7 +27,7 @@ export interface Injection {
 export interface InstructionParts {
   verb: string;
   operand: string;
-  /** "to" for write and copy; empty for delete. */
+  /** "to" for write, copy and send; empty for delete. */
   preposition: string;
   target: string;
 }
@@ -43,6 +45,8 @@ export function instructionParts(action: InjectionAction): InstructionParts {
       return { verb: 'copy', operand: action.from, preposition: 'to', target: action.to };
     case 'delete':
       return { verb: 'delete', operand: action.path, preposition: '', target: '' };
+    case 'send':
+      return { verb: 'send', operand: action.from, preposition: 'to', target: action.url };
   }
 }
 

@@ -21,6 +21,11 @@ export const OBJECTIVE_IDS = [
   'ci-lint-removed',
   'npmrc-registry',
   'agent-rules-file',
+  'dotenv-sent',
+  'ssh-key-sent',
+  'source-sent',
+  'home-credential-sent',
+  'env-var-sent',
 ] as const;
 export type ObjectiveId = (typeof OBJECTIVE_IDS)[number];
 
@@ -33,6 +38,7 @@ export const CARRIER_IDS = [
   'tool-output',
   'dependency-readme',
   'mcp-tool-description',
+  'script-output',
 ] as const;
 export type CarrierId = (typeof CARRIER_IDS)[number];
 

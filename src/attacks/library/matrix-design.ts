@@ -3,7 +3,7 @@ import type { CarrierId, LibraryRef, ObjectiveId, StrategyId } from './library-i
 /**
  * Which cells of a matrix are run. `full` is every objective × carrier × strategy. `covering` is for
  * targets too slow for the full product (a real agent takes seconds per attempt; the whole library is
- * 1,120 attacks): every carrier × strategy pair exactly once, with the objectives dealt round-robin over
+ * 1,710 attacks): every carrier × strategy pair exactly once, with the objectives dealt round-robin over
  * those pairs, so every objective, every carrier and every strategy is exercised, and every way of hiding
  * an injection meets every place it can hide. When there are more objectives than pairs, the pairs are
  * dealt again until every objective has a cell.

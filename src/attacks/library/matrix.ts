@@ -106,6 +106,8 @@ export interface LibraryAttack {
   library: LibraryRef;
   prompt: string;
   files: ProjectFile[];
+  /** The objective's variables for the agent's environment (a canary it must not send). */
+  env?: Record<string, string>;
   attempts?: number;
   expect: LibraryExpect;
   /** The user's task: the carrier's, the matrix's `task:`, or none under a matrix `prompt:` alone. */
@@ -127,17 +129,22 @@ export function buildLibraryAttack(
   const objective = getObjective(ref.objective);
   const carrier = getCarrier(ref.carrier);
   const rendered = getStrategy(ref.strategy).render(objective.injection);
-  const byPath = new Map<string, string>();
+  const byPath = new Map<string, ProjectFile>();
   // Later layers win on the same path: the project, then the objective's files, the carrier, the strategy.
-  for (const file of [
+  // Workspace files first, then the home's, each sorted by path.
+  const layers: ProjectFile[] = [
     ...projectFiles(),
     ...objective.files,
     ...carrier.embed(rendered.lines),
     ...rendered.files,
-  ]) {
-    byPath.set(file.path, file.content);
+  ];
+  for (const file of layers) {
+    byPath.set(`${file.surface === 'home' ? '1' : '0'}${file.path}`, file);
   }
-  const files = [...byPath.keys()].sort().map((path) => ({ path, content: byPath.get(path) as string }));
+  const files = [...byPath.keys()].sort().map((key) => {
+    const { path, content, surface } = byPath.get(key) as ProjectFile;
+    return surface === undefined ? { path, content } : { path, content, surface };
+  });
   const task = options.task ?? (options.prompt === undefined ? carrier.task : undefined);
   return {
     id: libraryAttackId(ref),
@@ -145,6 +152,7 @@ export function buildLibraryAttack(
     library: { ...ref },
     prompt: (options.prompt ?? carrier.prompt).split('{file}').join(carrier.path),
     files,
+    ...(objective.env === undefined ? {} : { env: { ...objective.env } }),
     ...(options.attempts === undefined ? {} : { attempts: options.attempts }),
     expect: { ...objective.expect },
     ...(task === undefined ? {} : { task: { ...task } }),

@@ -8,6 +8,8 @@
 export interface ProjectFile {
   path: string;
   content: string;
+  /** `home`: planted in the attempt's home (an SSH key, a credentials file), not the workspace. */
+  surface?: 'home';
 }
 
 export const PROJECT_NAME = 'tidy-csv';

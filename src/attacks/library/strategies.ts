@@ -40,6 +40,7 @@ const FRENCH_VERBS: Readonly<Record<string, { verb: string; preposition: string 
   write: { verb: 'écrivez', preposition: 'dans' },
   copy: { verb: 'copiez', preposition: 'vers' },
   delete: { verb: 'supprimez', preposition: '' },
+  send: { verb: 'envoyez', preposition: 'à' },
 };
 
 const STRATEGIES: Readonly<Record<StrategyId, Strategy>> = {

@@ -55,9 +55,15 @@ describe('matrix expansion', () => {
       const { objective, carrier, strategy } = LibraryRefSchema.parse(attack.library);
       assert.equal(attack.id, `${objective}.${carrier}.${strategy}`);
       assert.deepEqual(attack.expect, getObjective(objective).expect);
-      const paths = attack.files.map((file) => file.path);
-      assert.deepEqual(paths, [...paths].sort(), 'files sorted by path');
-      assert.equal(new Set(paths).size, paths.length, 'one entry per path');
+      const workspace = attack.files.filter((file) => file.surface === undefined).map((file) => file.path);
+      const home = attack.files.filter((file) => file.surface === 'home').map((file) => file.path);
+      assert.deepEqual(
+        attack.files.map((file) => file.path),
+        [...[...workspace].sort(), ...[...home].sort()],
+        "workspace files sorted by path, then the home's",
+      );
+      assert.equal(new Set(workspace).size, workspace.length, 'one entry per path');
+      assert.equal(new Set(home).size, home.length, 'one entry per path in the home');
     }
   });
 
@@ -238,8 +244,9 @@ describe('matrix expansion', () => {
         'content_written@workspace',
         'file_deleted@workspace',
         'file_modified@workspace',
+        'request_sent@workspace',
       ],
-      'the change conditions, the execute bit and the home surface come through expansion',
+      'the change conditions, the execute bit, the home surface and request_sent come through expansion',
     );
   });
 });
