@@ -168,9 +168,13 @@ describe('campaign containment (bubblewrap)', { skip }, () => {
       .trim()
       .split('\n')
       .map((line) => line.split('=')[0]);
+    // Besides what it was given: the proxy variables of network: proxy (the default), pointing at the
+    // attempt's egress proxy.
+    const proxyVariables = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY', 'NODE_USE_ENV_PROXY'];
+    const lowerCase = ['http_proxy', 'https_proxy', 'all_proxy', 'no_proxy'];
     assert.deepEqual(
       names.filter((name) => !['PWD', 'SHLVL', '_'].includes(name as string)),
-      ['AGENT_MODE', 'HOME', 'PATH', 'TMPDIR'],
+      ['AGENT_MODE', 'HOME', 'PATH', 'TMPDIR', ...proxyVariables, ...lowerCase].sort(),
     );
   });
 
