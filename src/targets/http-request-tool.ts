@@ -1,6 +1,6 @@
+import type { JsonObject } from '../models/record.js';
 import type { AttemptEgress } from '../network/attempt-network.js';
 import { sendThroughEgress } from '../network/egress-client.js';
-import type { ToolResult, ToolSpec } from './toolbox.js';
 
 /**
  * `http_request`, the web tool of Witness's own agents (the mock and chat planners with the workspace
@@ -13,7 +13,8 @@ import type { ToolResult, ToolSpec } from './toolbox.js';
  * Bounded: a request body of at most `maxBodyBytes`, an answer cut to `maxResponseBytes`, 30 s per request.
  */
 
-export const HTTP_REQUEST_TOOL: ToolSpec = {
+/** The tool as a toolbox lists it (a ToolSpec: name, description, the JSON Schema of its arguments). */
+export const HTTP_REQUEST_TOOL: { name: string; description: string; inputSchema: JsonObject } = {
   name: 'http_request',
   description:
     'Send an HTTP request (GET, POST, PUT, ...) to a URL and return the status and the start of the answer.',
@@ -46,7 +47,7 @@ export async function callHttpRequestTool(
   args: Record<string, unknown>,
   options: HttpRequestToolOptions,
   signal?: AbortSignal,
-): Promise<ToolResult> {
+): Promise<{ ok: boolean; text: string }> {
   if (typeof args.url !== 'string') return { ok: false, text: 'http_request needs a string url' };
   const method = (typeof args.method === 'string' ? args.method : 'GET').toUpperCase();
   if (!METHODS.has(method)) return { ok: false, text: `http_request does not send ${method}` };
