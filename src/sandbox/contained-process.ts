@@ -5,7 +5,13 @@ import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
 import { listenInNamespace, type NamespaceListenerSpec } from './network-namespace.js';
-import { killAttemptProcesses, processGone, processStartTime } from './process-scan.js';
+import {
+  childrenOf,
+  killAttemptProcesses,
+  processGone,
+  processStartTime,
+  processState,
+} from './process-scan.js';
 
 /**
  * One out-of-process agent (a command, an MCP server) with everything it starts, contained for one
@@ -135,6 +141,7 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
   block?.on('error', () => undefined);
   let servers: Server[] = [];
   let infoText = '';
+  let stopping = false;
   info?.on('data', (chunk: Buffer) => {
     infoText += chunk.toString('utf8');
     const match = /"child-pid"\s*:\s*(\d+)/.exec(infoText);
@@ -142,6 +149,12 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
       const pid = Number(match[1]);
       const startTime = processStartTime(pid);
       if (startTime !== undefined) init = { pid, startTime };
+      if (stopping) {
+        // Stopped before the report came: the command must never start, so the blocked init is killed
+        // rather than released.
+        signal(pid);
+        return;
+      }
       if (blocked) {
         try {
           servers = listenInNamespace(pid, listeners);
@@ -164,9 +177,16 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
   });
 
   const killAll = () => {
+    stopping = true;
     // The namespace's init first: its death kills everything inside at once, whatever bwrap does.
-    if (init !== undefined && !processGone(init.pid, init.startTime)) signal(init.pid);
+    if (init !== undefined) {
+      if (!processGone(init.pid, init.startTime)) signal(init.pid);
+    } else if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      killUnreportedInit(child.pid);
+    }
     child.kill('SIGKILL');
+    // Nothing is left to release: our end of the pipe must not keep Witness's event loop alive.
+    block?.destroy();
   };
   const reapMs = options.reapMs ?? 5_000;
   const closeListeners = () => {
@@ -300,6 +320,36 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> 
     });
   });
 }
+
+/**
+ * Stops bubblewrap before it has reported its namespace's init, and kills that init if it exists.
+ *
+ * The attack this stops is a race, not an agent: an attempt given up in the first milliseconds (Ctrl-C, a
+ * cancelled job) killed the outer bwrap after its clone but before its `--info-fd` report. bwrap sets
+ * `--die-with-parent` in the child only just before the command starts, so the child — blocked on
+ * `--block-fd` under `network: proxy`, or about to exec the agent otherwise — lived on as an orphan: with
+ * a blocked child, Witness's end of the pipe kept its event loop alive for ever; without, the agent would
+ * run unwatched. The outer bwrap is stopped first (SIGSTOP: no clone can complete behind our back while
+ * its children are read), then every child it has is killed — the init, whose death ends the namespace.
+ */
+function killUnreportedInit(outerPid: number): void {
+  try {
+    process.kill(outerPid, 'SIGSTOP');
+  } catch {
+    return; // already gone, and its children with it or reported to us
+  }
+  // kill() only queues the signal: the process may run on (on another core) until it takes it, so its
+  // children are read once it is seen stopped (or gone), within a bound.
+  const deadline = Date.now() + STOP_WAIT_MS;
+  while (Date.now() < deadline) {
+    const state = processState(outerPid);
+    if (state === undefined || state === 'T' || state === 'Z' || state === 'X') break;
+  }
+  for (const pid of childrenOf(outerPid)) signal(pid);
+}
+
+/** How long a SIGSTOPped bwrap may take to stop before its children are read anyway. */
+const STOP_WAIT_MS = 200;
 
 /** Sends SIGKILL, ignoring a process that is already gone. */
 function signal(pid: number): void {

@@ -68,12 +68,44 @@ export function findAttemptProcesses(input: {
   return found;
 }
 
-function readStat(pid: number): { state: string; session: number; startTime: string } | undefined {
+/**
+ * The live children of `pid`, found by reading every process's parent (/proc/<pid>/task/<tid>/children
+ * is not compiled into every kernel). Meant for a stopped parent, whose children cannot change.
+ */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return children;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readStat(Number(name));
+    if (stat !== undefined && stat.state !== 'Z' && stat.parent === pid) children.push(Number(name));
+  }
+  return children;
+}
+
+/** The state letter of `pid` (R, S, D, T, Z, ...), undefined when it is gone. */
+export function processState(pid: number): string | undefined {
+  return readStat(pid)?.state;
+}
+
+function readStat(
+  pid: number,
+): { state: string; parent: number; session: number; startTime: string } | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' do not.
     const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: rest[0] ?? '', session: Number(rest[3]), startTime: rest[19] ?? '' };
+    return {
+      state: rest[0] ?? '',
+      parent: Number(rest[1]),
+      session: Number(rest[3]),
+      startTime: rest[19] ?? '',
+    };
   } catch {
     return undefined;
   }
