@@ -29,7 +29,7 @@ export interface BenchConfig {
   campaignAttempts: number[];
   /** Tree of row 9 (change evidence): files spread over directories. Default 10,000 / 100. */
   changeTree?: { files: number; directories: number };
-  /** Row 10 (the queue): mock attempts per run and the `witness worker` counts. Default 40, [1, 2, 4]. */
+  /** Row 10 (the queue): mock attempts per run and the `witness worker` counts. Default 40, [1, 2, 3]. */
   queue?: { attempts: number; workerCounts: number[] };
 }
 
@@ -46,7 +46,7 @@ export const FULL_CONFIG: BenchConfig = {
   memoryLimits: {},
   campaignAttempts: [100, 400, 1_600],
   changeTree: { files: 10_000, directories: 100 },
-  queue: { attempts: 40, workerCounts: [1, 2, 4] },
+  queue: { attempts: 40, workerCounts: [1, 2, 3] },
 };
 
 export const QUICK_CONFIG: BenchConfig = {
@@ -62,5 +62,5 @@ export const QUICK_CONFIG: BenchConfig = {
   memoryLimits: { maxListedEntries: 2_000 },
   campaignAttempts: [20, 80, 320],
   changeTree: { files: 2_000, directories: 40 },
-  queue: { attempts: 20, workerCounts: [1, 2, 4] },
+  queue: { attempts: 20, workerCounts: [1, 2, 3] },
 };

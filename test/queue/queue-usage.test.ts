@@ -25,4 +25,16 @@ describe('queue usage', () => {
     assert.equal(none.status, 2);
     assert.match(none.stderr, /needs a campaign file \(or --cancel RUN\)/);
   });
+
+  it('worker options take positive whole numbers, checked before any connection', async () => {
+    const poll = await runCli([
+      'worker',
+      '--db',
+      'postgres://nobody@127.0.0.1:1/none',
+      '--poll-interval',
+      '0',
+    ]);
+    assert.equal(poll.status, 2);
+    assert.match(poll.stderr, /--poll-interval takes a positive whole number, got "0"/);
+  });
 });

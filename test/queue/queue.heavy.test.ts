@@ -56,7 +56,8 @@ const attemptsOf = (url: string, runId: string) =>
 describe('the PostgreSQL queue', { skip: PG_SKIP }, () => {
   it('three workers share 60 attempts; one SIGKILLed mid-attempt; exactly 60 results with the right outcomes', async () => {
     const url = await database();
-    // expireInSeconds = 3 s attempt timeout + 2 s grace: the killed worker's job comes back within seconds.
+    // The killed worker's lease lapses and a sweep returns its attempt; its job would also expire soon
+    // (3 s attempt timeout + 2 s grace), so either way of coming back ends with one result.
     const file = writeCampaign({ attempts: 30, delayMs: 300, attemptTimeoutMs: 3000 });
     const runId = await submit(url, file, ['--job-grace', '2']);
     const workers: WorkerProcess[] = [startWorker(url), startWorker(url), startWorker(url)];

@@ -12,7 +12,11 @@ export function registerWorker(program: Command, io: CliIo): void {
     .description('take queued attempts (from `witness run --queue`) of any run and execute them here')
     .addOption(dbOption())
     .option('--concurrency <n>', 'attempts run at once by this worker (1)')
-    .option('--maintenance-interval <seconds>', "how often this worker expires lost workers' jobs (30)")
+    .option('--maintenance-interval <seconds>', "how often this worker expires stuck workers' jobs (30)")
+    .option(
+      '--poll-interval <seconds>',
+      'longest wait between two looks at an empty queue; a NOTIFY ends it early (1; raise it for large fleets)',
+    )
     .option(
       '--idle-exit <seconds>',
       'exit once the queue has been empty this long (default: run until Ctrl-C)',
@@ -30,6 +34,7 @@ export function registerWorker(program: Command, io: CliIo): void {
         env: io.env,
         concurrency: positive('--concurrency', options.concurrency, 1),
         maintenanceIntervalSeconds: positive('--maintenance-interval', options.maintenanceInterval, 30),
+        pollIntervalMs: positive('--poll-interval', options.pollInterval, 1) * 1000,
         idleExitMs:
           options.idleExit === undefined ? undefined : positive('--idle-exit', options.idleExit, 0) * 1000,
         signal: io.signal,
