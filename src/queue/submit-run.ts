@@ -70,7 +70,7 @@ async function retryFailedAttempts(db: QueueDb, boss: PgBoss, runId: string): Pr
   let retried = 0;
   for (let i = 0; i < ids.length; i += 500) {
     const batch = ids.slice(i, i + 500);
-    await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'queued'
+    await sql`update ${sql.raw(QUEUE_SCHEMA)}.attempts set state = 'queued', lease = null
                where run_id = ${runId} and job_id = any(${batch}::uuid[]) and state = 'running'`.execute(db);
     await boss.retry(ATTEMPT_QUEUE, batch);
     retried += batch.length;
