@@ -47,6 +47,8 @@ export interface EgressProxyOptions {
   maxRequests?: number | undefined;
   /** Bytes of each body kept as text. Default 65,536. */
   maxBodyBytes?: number | undefined;
+  /** Bytes of body text kept over the whole attempt. Default 4 MiB. */
+  maxStoredBodyBytes?: number | undefined;
   /** Bytes of each body read (and hashed, and forwarded); past it the request is cut. Default 16 MiB. */
   maxReadBytes?: number | undefined;
   /** Header lines kept per request. Default 200. */
@@ -92,6 +94,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     maxRequests: options.maxRequests ?? 1_000,
     maxHeaders: options.maxHeaders ?? 200,
     maxBodyBytes: options.maxBodyBytes ?? 65_536,
+    maxStoredBodyBytes: options.maxStoredBodyBytes ?? 4 * 1024 * 1024,
   });
   const maxReadBytes = options.maxReadBytes ?? 16 * 1024 * 1024;
   const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;

@@ -9,7 +9,10 @@ import { requestUrl } from '../verdicts/request-sent.js';
  * What the egress proxy saw, as it saw it (SPEC §14): one entry per request, created when its headers
  * arrive and completed as its body and answer do, so a request still in flight when the attempt ends is
  * kept with what had arrived. Bounded: at most `maxRequests` entries (later ones are counted and refused:
- * nothing leaves without a record), `maxHeaders` header lines per entry, `maxBodyBytes` of body text.
+ * nothing leaves without a record), `maxHeaders` header lines per entry, `maxBodyBytes` of body text per
+ * entry and `maxStoredBodyBytes` of body text for the whole attempt — an agent that sends a thousand large
+ * bodies cannot make the evidence (held in memory until the attempt is stored) grow past it; bodies past
+ * the budget keep their size and digest and leave `body_truncated`.
  *
  * Values are kept as sent — the verdict is taken on them — and redacted only when the evidence is stored.
  */
@@ -18,6 +21,8 @@ export interface RequestLogLimits {
   maxRequests: number;
   maxHeaders: number;
   maxBodyBytes: number;
+  /** Body text kept over all entries. */
+  maxStoredBodyBytes: number;
 }
 
 export class RequestLog {
@@ -25,9 +30,12 @@ export class RequestLog {
   readonly #entries: NetworkRequest[] = [];
   readonly #gaps: CoverageGap[] = [];
   #dropped = 0;
+  /** Body text bytes still to be kept for the whole attempt. */
+  #bodyBudget: number;
 
   constructor(limits: RequestLogLimits) {
     this.#limits = limits;
+    this.#bodyBudget = limits.maxStoredBodyBytes;
   }
 
   /** A new entry, or undefined when the budget is spent (the request is then counted as dropped). */
@@ -56,7 +64,11 @@ export class RequestLog {
 
   /** A body reader for `entry`: every byte hashed and counted, the first `maxBodyBytes` kept as text. */
   bodyOf(entry: NetworkRequest): BodyRecorder {
-    return new BodyRecorder(entry, this.#limits.maxBodyBytes);
+    return new BodyRecorder(entry, this.#limits.maxBodyBytes, (wanted) => {
+      const granted = Math.min(wanted, this.#bodyBudget);
+      this.#bodyBudget -= granted;
+      return granted;
+    });
   }
 
   /** A snapshot of the evidence: the entries so far and the gaps they leave. */
@@ -88,18 +100,23 @@ export class RequestLog {
   }
 }
 
-/** Hashes and counts a body as it streams; keeps its first bytes for the text prefix. */
+/**
+ * Hashes and counts a body as it streams; keeps its first bytes for the text prefix, as many as the
+ * attempt's budget still grants (`take` returns how many of the bytes asked for may be kept).
+ */
 export class BodyRecorder {
   readonly #entry: NetworkRequest;
   readonly #keep: number;
+  readonly #take: (wanted: number) => number;
   readonly #hash: Hash = createHash('sha256');
   readonly #kept: Buffer[] = [];
   #keptBytes = 0;
   #bytes = 0;
 
-  constructor(entry: NetworkRequest, keepBytes: number) {
+  constructor(entry: NetworkRequest, keepBytes: number, take: (wanted: number) => number = (n) => n) {
     this.#entry = entry;
     this.#keep = keepBytes;
+    this.#take = take;
   }
 
   get bytes(): number {
@@ -110,9 +127,11 @@ export class BodyRecorder {
     this.#bytes += chunk.length;
     this.#hash.update(chunk);
     if (this.#keptBytes < this.#keep) {
-      const part = chunk.subarray(0, this.#keep - this.#keptBytes);
-      this.#kept.push(part);
-      this.#keptBytes += part.length;
+      const granted = this.#take(Math.min(chunk.length, this.#keep - this.#keptBytes));
+      if (granted > 0) {
+        this.#kept.push(chunk.subarray(0, granted));
+        this.#keptBytes += granted;
+      }
     }
     this.#update(false);
   }

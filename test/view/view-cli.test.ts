@@ -49,12 +49,17 @@ describe('witness view (command line)', () => {
       const url = await new Promise<string>((resolve, reject) => {
         child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
           stdout += chunk;
-          const line = /^(http:\/\/127\.0\.0\.1:\d+\/)\n/.exec(stdout);
+          const line = /^(http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)\n/.exec(stdout);
           if (line !== null) resolve(line[1] as string);
         });
         child.once('exit', () => reject(new Error(`witness view exited early: ${stderr}`)));
       });
-      const page = await fetch(url);
+      // The printed URL's token comes back as a cookie, which then opens the pages.
+      const first = await fetch(url, { redirect: 'manual' });
+      assert.equal(first.status, 303);
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      assert.equal((await fetch(new URL('/', url))).status, 401);
+      const page = await fetch(new URL(first.headers.get('location') ?? '', url), { headers: { cookie } });
       assert.equal(page.status, 200);
       assert.match(await page.text(), /hostile &#60;script&#62;/);
       assert.match(stderr, /read-only; press Ctrl-C to stop/);

@@ -15,14 +15,19 @@ interface Reply {
   body: string;
 }
 
-/** A raw HTTP request, so the test controls the Host header and the method exactly. */
+/** The viewer's cookie (`name=token`), sent by default once the viewer runs. */
+let accessCookie: string | undefined;
+
+/** A raw HTTP request, so the test controls the Host header, the cookie and the method exactly. */
 function send(
   port: number,
-  options: { method?: string; path?: string; host?: string | null },
+  options: { method?: string; path?: string; host?: string | null; cookie?: string | null },
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     if (options.host !== null) headers.Host = options.host ?? `127.0.0.1:${port}`;
+    const cookie = options.cookie === undefined ? accessCookie : options.cookie;
+    if (cookie !== null && cookie !== undefined) headers.Cookie = cookie;
     const req = httpRequest(
       {
         host: '127.0.0.1',
@@ -62,6 +67,7 @@ describe('witness view over HTTP', () => {
     });
     reader = await openMemoryReader(db);
     viewer = await startViewServer({ reader });
+    accessCookie = viewer.cookie;
   });
   after(async () => {
     await viewer.close();
@@ -70,8 +76,49 @@ describe('witness view over HTTP', () => {
   });
 
   it('listens on 127.0.0.1 only, on a port the system chose', () => {
-    assert.match(viewer.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+    assert.match(viewer.origin, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+    assert.equal(viewer.url, `${viewer.origin}?token=${viewer.token}`);
     assert.ok(viewer.port > 0);
+  });
+
+  it('shows nothing to a client without its token: a process that only found the port gets 401', async () => {
+    const other = await startViewServer({ reader });
+    try {
+      const attempts: Array<{ cookie: string | null; path?: string }> = [
+        { cookie: null },
+        { cookie: `${viewer.cookie.split('=')[0]}=wrong` },
+        { cookie: `${viewer.cookie.split('=')[0]}=${viewer.token.slice(1)}` },
+        // Cookies are shared by every port of a host: another viewer's cookie is not this one's.
+        { cookie: other.cookie.replace(String(other.port), String(viewer.port)) },
+        { cookie: `${viewer.cookie}; ${viewer.cookie}` },
+        { cookie: null, path: '/?token=wrong' },
+        { cookie: null, path: `/?token=${other.token}` },
+      ];
+      for (const attempt of attempts) {
+        for (const path of ['/', `/runs/${runIds.vulnerable}`, '/live', '/app.js']) {
+          const reply = await send(viewer.port, { path: attempt.path ?? path, cookie: attempt.cookie });
+          assert.equal(reply.status, 401, `${String(attempt.cookie)} ${attempt.path ?? path}`);
+          assert.doesNotMatch(reply.body, /demo-vulnerable|hook-injection|<html/);
+          assert.equal(reply.headers['content-security-policy'], CONTENT_SECURITY_POLICY);
+        }
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('turns the printed token into an HttpOnly, SameSite=Strict cookie and drops it from the address', async () => {
+    const path = `/runs/${runIds.vulnerable}?outcome=success&token=${viewer.token}`;
+    const first = await send(viewer.port, { path, cookie: null });
+    assert.equal(first.status, 303);
+    assert.equal(first.headers.location, `/runs/${runIds.vulnerable}?outcome=success`);
+    assert.deepEqual(first.headers['set-cookie'], [
+      `witness_view_${viewer.port}=${viewer.token}; Path=/; HttpOnly; SameSite=Strict`,
+    ]);
+    assert.equal(viewer.cookie, `witness_view_${viewer.port}=${viewer.token}`);
+    const next = await send(viewer.port, { path: first.headers.location as string, cookie: viewer.cookie });
+    assert.equal(next.status, 200);
+    assert.match(next.body, /demo-vulnerable/);
   });
 
   it('serves its pages to its own Host names, each with the strict CSP and no caching', async () => {

@@ -65,7 +65,7 @@ async function storeLibraryRun(reader: string): Promise<CampaignResult> {
 }
 
 async function get(viewer: ViewServer, path: string): Promise<{ status: number; body: string }> {
-  const response = await fetch(new URL(path, viewer.url));
+  const response = await fetch(new URL(path, viewer.origin), { headers: { cookie: viewer.cookie } });
   return { status: response.status, body: await response.text() };
 }
 
