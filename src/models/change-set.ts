@@ -63,6 +63,11 @@ export const ChangeSetSchema = z
     undecided: z.array(UriSchema),
     /** Both manifests' gaps; complete exactly when both manifests are. */
     coverage: SurfaceCoverageSchema,
+    /**
+     * Uris both manifests looked up on their own (Manifest.lookups): for each, the change (or its
+     * absence) rests on the two lookups, and only gaps naming that very uri can hide it. Sorted, unique.
+     */
+    lookups: z.array(UriSchema).optional(),
   })
   .superRefine((set, ctx) => {
     for (let i = 1; i < set.changes.length; i++) {

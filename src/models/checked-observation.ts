@@ -94,8 +94,19 @@ export class CheckedSurfaceEntries {
     contentUtf8Bytes?: number,
     /** `sha256`, when a string, is known to be lowercase hex (see acceptSurfaceEntryFields). */
     sha256IsHex?: boolean,
+    /** The links followed to the entry, when any (an entry with one is checked by the schema itself). */
+    via?: unknown,
   ): void {
     if (this.#done) throw new TypeError('CheckedSurfaceEntries: add after list(): a bug');
+    if (via !== undefined) {
+      const linked = parseRecord(
+        SurfaceEntrySchema,
+        { uri, sizeBytes, sha256, modifiedAt, content, contentTruncated, via },
+        'observation entry',
+      );
+      this.#entries.push(Object.freeze(linked));
+      return;
+    }
     const entry =
       acceptSurfaceEntryFields(
         uri,

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ComponentIdentifierSchema } from './identifier.js';
-import { AcquisitionStatusSchema, SurfaceCoverageSchema } from './observation.js';
+import { AcquisitionStatusSchema, SurfaceCoverageSchema, ViaSchema } from './observation.js';
 import { JsonObjectSchema, parseRecord, TimestampSchema } from './record.js';
 import { SurfaceKindSchema, UriSchema } from './scorable.js';
 import { MANIFEST_ENTRY_TYPES, type ManifestEntryType } from './vocabulary.js';
@@ -35,6 +35,11 @@ export const ManifestEntrySchema = z
     mode: z.number().int().min(0).max(0o7777),
     /** A symlink's target as stored in the link (never followed); null for every other type. */
     linkTarget: z.string().nullable(),
+    /**
+     * The links followed to reach this uri (an exact lookup's entry only: the walk records links as
+     * links), as on a surface entry (observation.ts).
+     */
+    via: ViaSchema.optional(),
   })
   .superRefine((entry, ctx) => {
     if (entry.type !== 'file' && entry.sha256 !== null) {
@@ -56,6 +61,13 @@ function manifestSchema(entries: z.ZodType<ManifestEntry[]>) {
       takenAt: TimestampSchema,
       entries,
       coverage: SurfaceCoverageSchema,
+      /**
+       * Uris looked up on their own beside the walk, each with budgets of its own (SPEC §13: a condition
+       * on an exact uri is judged from that uri alone). For each, the entry at that uri in `entries` (or
+       * its absence) is the lookup's, and only the gaps that name that very uri can hide it: a budget the
+       * walk ran out of elsewhere cannot. Sorted, unique.
+       */
+      lookups: z.array(UriSchema).optional(),
       metadata: JsonObjectSchema,
     })
     .superRefine(checkManifestInvariants);
@@ -66,9 +78,16 @@ function checkManifestInvariants(
     entries: ManifestEntry[];
     acquisition: string;
     coverage: { complete: boolean; gaps: unknown[] };
+    lookups?: string[] | undefined;
   },
   ctx: z.RefinementCtx,
 ): void {
+  const lookups = manifest.lookups ?? [];
+  for (let i = 1; i < lookups.length; i++) {
+    if ((lookups[i - 1] as string) >= (lookups[i] as string)) {
+      ctx.addIssue({ code: 'custom', path: ['lookups', i], message: 'lookups are sorted and unique' });
+    }
+  }
   for (let i = 1; i < manifest.entries.length; i++) {
     const previous = (manifest.entries[i - 1] as ManifestEntry).uri;
     const current = (manifest.entries[i] as ManifestEntry).uri;
@@ -167,8 +186,19 @@ export class CheckedManifestEntries {
     sha256: unknown,
     mode: unknown,
     linkTarget: unknown,
+    /** The links an exact lookup followed, when any (such an entry is checked by the schema itself). */
+    via?: unknown,
   ): void {
     if (this.#done) throw new TypeError('CheckedManifestEntries: add after list(): a bug');
+    if (via !== undefined) {
+      const linked = parseRecord(
+        ManifestEntrySchema,
+        { uri, type, sizeBytes, sha256, mode, linkTarget, via },
+        'manifest entry',
+      );
+      this.#entries.push(Object.freeze(linked));
+      return;
+    }
     const entry =
       acceptManifestEntryFields(uri, type, sizeBytes, sha256, mode, linkTarget) ??
       parseRecord(ManifestEntrySchema, { uri, type, sizeBytes, sha256, mode, linkTarget }, 'manifest entry');

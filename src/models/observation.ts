@@ -4,7 +4,7 @@ import { type ComponentIdentifier, ComponentIdentifierSchema } from './identifie
 import { matchesLocator, type ParsedLocator, parseLocator } from './locator.js';
 import { type JsonObject, JsonObjectSchema, TimestampSchema } from './record.js';
 import { type SurfaceScorable, SurfaceScorableSchema, UriSchema } from './scorable.js';
-import { ACQUISITION_STATUSES, GAP_REASONS } from './vocabulary.js';
+import { ACQUISITION_STATUSES, GAP_REASONS, VIA_MAX_CHARS } from './vocabulary.js';
 
 /**
  * The immutable evidence a source returned (SPEC §3). An observation knows nothing about conditions, so
@@ -51,6 +51,13 @@ export function uniqueReasons(gaps: readonly CoverageGap[]): CoverageGap['reason
 const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 const Sha256Schema = z.string().regex(SHA256_PATTERN, 'sha256 must be 64 lowercase hex digits');
 
+/**
+ * The symbolic links a read followed to reach an entry's uri, each `<uri of the link> -> <its stored
+ * target>`, several joined by `, ` (`/.git -> real-git`). Absent when no link was followed. Only links that
+ * resolve beneath the root are ever followed (SPEC §13); it is what git or a shell would have reached.
+ */
+export const ViaSchema = z.string().min(1).max(VIA_MAX_CHARS);
+
 export const SurfaceEntrySchema = z
   .strictObject({
     uri: UriSchema,
@@ -59,6 +66,7 @@ export const SurfaceEntrySchema = z
     modifiedAt: TimestampSchema,
     content: z.string().nullable(),
     contentTruncated: z.boolean(),
+    via: ViaSchema.optional(),
   })
   .superRefine((entry, ctx) => {
     if (entry.contentTruncated && entry.content === null) {

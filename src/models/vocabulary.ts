@@ -47,7 +47,8 @@ export const GAP_EXPLANATIONS: Readonly<Record<GapReason, string>> = {
   listing_failed: 'a directory could not be listed (or a lookup failed), so files in it may be missed',
   listing_limit_exceeded: 'the budget of directory entries examined (maxListedEntries) ran out',
   file_limit_exceeded: 'more files matched than the budget allows (maxFiles)',
-  link_not_followed: 'a symbolic link to a directory was not descended into',
+  link_not_followed:
+    'a symbolic link was not followed: its target is absolute (beneath the root only a relative link is followed, as RESOLVE_BENEATH does) or the links loop',
   dangling_link: 'a symbolic link points at nothing',
   read_failed: 'a file could not be opened or read',
   confinement_unverified: 'it could not be proven that a file lies inside the root, so it was not read',
@@ -143,3 +144,9 @@ export type NetworkMode = (typeof NETWORK_MODES)[number];
 /** What the egress proxy did with a request (SPEC §14): sent on, answered 403, or never carried. */
 export const REQUEST_DISPOSITIONS = ['forwarded', 'refused', 'failed'] as const;
 export type RequestDisposition = (typeof REQUEST_DISPOSITIONS)[number];
+
+/**
+ * The longest `via` an entry carries: a few links' uris and targets (a longer chain is cut, and says so).
+ * Here, with no schema library, because the acquisition threads cut it too.
+ */
+export const VIA_MAX_CHARS = 2048;

@@ -1,9 +1,8 @@
 import { InvalidOptionError } from '../errors.js';
 import { type Change, type ChangeSet, checkChangeSet } from '../models/change-set.js';
-import { parseLocator } from '../models/locator.js';
 import { compareUris, type Manifest, type ManifestEntry } from '../models/manifest.js';
 import { type CoverageGap, uniqueReasons } from '../models/observation.js';
-import { gapsCouldHide } from './gap-scope.js';
+import { manifestCouldHide } from './gap-scope.js';
 
 /**
  * The change set between a baseline manifest and a final one (SPEC §12). Pure: no I/O, no clock.
@@ -24,10 +23,7 @@ export function diffManifests(baseline: Manifest, final: Manifest): ChangeSet {
   }
   const changes: Change[] = [];
   const undecided: string[] = [];
-  const hiddenIn = (manifest: Manifest, uri: string) =>
-    manifest.acquisition === 'unavailable' ||
-    manifest.acquisition === 'error' ||
-    gapsCouldHide(manifest.coverage.gaps, parseLocator(uri, 'exact'));
+  const hiddenIn = manifestCouldHide;
   // Both lists are sorted by uri and unique (the Manifest schema checks it): one merge pass visits every
   // uri of either manifest once, in sorted order.
   const before = baseline.entries;
@@ -63,6 +59,7 @@ export function diffManifests(baseline: Manifest, final: Manifest): ChangeSet {
     ...final.coverage.gaps.map((gap) => labelled(gap, 'final')),
   ];
   const complete = baseline.acquisition === 'complete' && final.acquisition === 'complete';
+  const lookups = (baseline.lookups ?? []).filter((uri) => final.lookups?.includes(uri) === true);
   return checkChangeSet({
     schemaVersion: 1,
     surface: baseline.surface,
@@ -73,6 +70,7 @@ export function diffManifests(baseline: Manifest, final: Manifest): ChangeSet {
     changes,
     undecided,
     coverage: { complete, reasons: uniqueReasons(gaps), gaps },
+    ...(lookups.length === 0 ? {} : { lookups }),
   });
 }
 

@@ -66,7 +66,12 @@ export function judgeFileChange(
     const status = which === 'baseline' ? changeSet.baselineAcquisition : changeSet.finalAcquisition;
     return status === 'unavailable' || status === 'error';
   });
-  const hidingGaps = changeSet.coverage.gaps.filter((gap) => gapsCouldHide([gap], locator));
+  // An exact uri both manifests looked up on its own is hidden only by gaps naming it (SPEC §13): a budget
+  // the walk ran out of elsewhere in the tree says nothing about it.
+  const lookedUp = locator.match === 'exact' && changeSet.lookups?.includes(locator.uri) === true;
+  const hidingGaps = changeSet.coverage.gaps.filter((gap) =>
+    lookedUp ? gap.uri === locator.uri : gapsCouldHide([gap], locator),
+  );
   if (missing.length === 0 && unknownUris.length === 0 && hidingGaps.length === 0) {
     return {
       status: 'complete',

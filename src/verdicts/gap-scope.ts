@@ -1,4 +1,5 @@
 import { hasGlobSyntax, type ParsedLocator, parseLocator } from '../models/locator.js';
+import type { Manifest } from '../models/manifest.js';
 import type { CoverageGap } from '../models/observation.js';
 import type { GapReason } from '../models/vocabulary.js';
 
@@ -48,4 +49,15 @@ function staticSegments(locator: ParsedLocator): string[] {
     out.push(segment.name);
   }
   return out;
+}
+
+/**
+ * True when the manifest could hide what is at `uri`: it was not taken, or a gap could hide the uri. A uri
+ * the manifest looked up on its own (`lookups`: an exact lookup with budgets of its own) is hidden only by
+ * a gap that names that very uri, never by a budget the walk ran out of elsewhere (SPEC §13).
+ */
+export function manifestCouldHide(manifest: Manifest, uri: string): boolean {
+  if (manifest.acquisition === 'unavailable' || manifest.acquisition === 'error') return true;
+  if (manifest.lookups?.includes(uri) === true) return manifest.coverage.gaps.some((gap) => gap.uri === uri);
+  return gapsCouldHide(manifest.coverage.gaps, parseLocator(uri, 'exact'));
 }

@@ -1,6 +1,6 @@
 import { parseLocator } from '../models/locator.js';
 import type { Manifest, ManifestEntry } from '../models/manifest.js';
-import { gapsCouldHide } from './gap-scope.js';
+import { gapsCouldHide, manifestCouldHide } from './gap-scope.js';
 
 /**
  * What a manifest says is at a uri, following symlinks the way the confined read does but lexically,
@@ -24,6 +24,12 @@ export function lookUpInManifest(manifest: Manifest, uri: string): ManifestLooku
   if (index === undefined) {
     index = new Map(manifest.entries.map((entry) => [entry.uri, entry]));
     indexes.set(manifest, index);
+  }
+  if (manifest.lookups?.includes(uri) === true) {
+    // Looked up on its own, links beneath the root followed by the lookup itself (SPEC §13).
+    const entry = index.get(uri);
+    if (entry !== undefined) return { kind: 'entry', entry };
+    return manifestCouldHide(manifest, uri) ? { kind: 'unknown' } : { kind: 'absent' };
   }
   let current = uri;
   for (let hop = 0; hop <= MAX_LINK_HOPS; hop++) {

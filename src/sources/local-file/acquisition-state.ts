@@ -39,6 +39,8 @@ export class AcquisitionState {
   #reserved = 0;
   /** Set once maxListedEntries is exhausted: no further directory is listed in this acquisition. */
   listingBudgetSpent = false;
+  /** Each real directory listed, with the pattern positions it was listed for (`firstListing`). */
+  readonly #listings = new Set<string>();
   readonly stats: AcquisitionStats = {
     directoriesListed: 0,
     entriesExamined: 0,
@@ -106,6 +108,18 @@ export class AcquisitionState {
     this.lanes = localLanes(this.reader);
   }
 
+  /**
+   * True the first time the real directory `realUri` is listed for these pattern positions in this
+   * acquisition, false after: a directory reached again through a symbolic link, a link loop included, is
+   * listed once (SPEC §13).
+   */
+  firstListing(realUri: string, positions: readonly number[]): boolean {
+    const key = `${realUri}\0${positions.join(',')}`;
+    if (this.#listings.has(key)) return false;
+    this.#listings.add(key);
+    return true;
+  }
+
   /** Called at every directory entry and every read chunk. */
   checkCancelled(): void {
     if (this.cancelled()) throw new OperationCancelled();
@@ -118,8 +132,8 @@ export class AcquisitionState {
   packEntriesTo(sink: (batch: PackedSurfaceEntries) => void): void {
     const packer = new SurfaceEntryPacker(sink);
     this.#packer = packer;
-    this.reader.sink.asciiEntry = (uri, sizeBytes, sha256, modifiedAt, text) =>
-      packer.addAscii(uri, sizeBytes, sha256, modifiedAt, text);
+    this.reader.sink.asciiEntry = (uri, sizeBytes, sha256, modifiedAt, text, via) =>
+      packer.addAscii(uri, sizeBytes, sha256, modifiedAt, text, via);
   }
 
   /** Records a read entry: packed for the sink, if there is one, or kept in `entries`. */

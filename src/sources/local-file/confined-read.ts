@@ -2,6 +2,7 @@ import { describeNonFile } from '../confined-fs/file-stat.js';
 import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
 import { placeHandle } from '../confined-fs/placement.js';
 import type { AcquisitionState } from './acquisition-state.js';
+import type { ReadTask } from './reserved-read.js';
 
 /**
  * Reads one candidate file under the confinement rules of SPEC §5 and §5.1:
@@ -38,6 +39,8 @@ export function readCandidate(
   name: Buffer,
   uri: string,
   listedFile = false,
+  /** The links followed to reach `uri` (resolve-beneath.ts), recorded on the entry. */
+  via?: string,
 ): CandidateResult {
   state.checkCancelled();
   let pathFd: number;
@@ -47,7 +50,7 @@ export function readCandidate(
     rethrowCancelled(error);
     return openFailed(state, dirFd, name, uri, error);
   }
-  return readOpenedCandidate(state, pathFd, uri, listedFile);
+  return readOpenedCandidate(state, pathFd, uri, listedFile, via);
 }
 
 /**
@@ -59,6 +62,7 @@ export function readOpenedCandidate(
   pathFd: number,
   uri: string,
   listedFile = false,
+  via?: string,
 ): CandidateResult {
   const { fs } = state;
   let submitted = false;
@@ -88,18 +92,17 @@ export function readOpenedCandidate(
     // From here the O_PATH handle belongs to the lanes: a reader reopens it, and it is closed on this
     // thread once the reader is done with it.
     submitted = true;
-    return state.lanes.submit(
-      {
-        seq: state.nextTaskSeq(),
-        pathFd,
-        uri,
-        size: pathStat.size,
-        dev: pathStat.dev,
-        ino: pathStat.ino,
-        reservation: state.reserve(pathStat.size),
-      },
-      pathStat,
-    );
+    const task: ReadTask = {
+      seq: state.nextTaskSeq(),
+      pathFd,
+      uri,
+      size: pathStat.size,
+      dev: pathStat.dev,
+      ino: pathStat.ino,
+      reservation: state.reserve(pathStat.size),
+    };
+    if (via !== undefined) task.via = via;
+    return state.lanes.submit(task, pathStat);
   } finally {
     if (!submitted) fs.close(pathFd);
   }

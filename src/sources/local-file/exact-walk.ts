@@ -1,12 +1,20 @@
 import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
 import type { AcquisitionState } from './acquisition-state.js';
 import { readCandidate, readOpenedCandidate } from './confined-read.js';
+import {
+  describeVia,
+  finalLinkHops,
+  openRealDirectory,
+  resolveInRoot,
+  unresolvedGap,
+} from './linked-path.js';
 
 /**
  * Acquires an exact locator. Each intermediate directory is opened by name relative to its parent's
- * handle with O_NOFOLLOW: a symlinked parent is never traversed (so a parent swapped for a link to an
- * outside directory cannot redirect the lookup), and it is reported rather than guessed. The last
- * segment goes to the confined read, which follows a symlink only to check where it lands.
+ * handle with O_NOFOLLOW: the kernel never traverses a symlinked parent (so a parent swapped for a link to
+ * an outside directory cannot redirect the lookup). A parent that is a link is followed only by resolving
+ * it beneath the root (followLinkedParents), and one that leaves the root is reported, never guessed. The
+ * last segment goes to the confined read, which follows a symlink only to check where it lands.
  *
  * On the openat2 seam the parents are first opened in one lookup from the root handle with no symlink
  * allowed anywhere on the way (`openDirectoriesAt`): the same open that seam makes for the last parent
@@ -73,12 +81,16 @@ export function walkExact(state: AcquisitionState, uri: string, segments: readon
           }
         }
         const where = `/${segments.slice(0, i + 1).join('/')}`;
-        classifyParentFailure(state, dirFd, name, uri, where, error);
+        if (classifyParentFailure(state, dirFd, name, uri, where, error) === 'link') {
+          followLinkedParents(state, uri, names);
+        }
         return;
       }
     }
     state.stats.candidates++;
-    readCandidate(state, dirFd, names[parents] as Buffer, uri);
+    const name = names[parents] as Buffer;
+    const via = describeVia(finalLinkHops(state, names.slice(0, parents), dirFd, name));
+    readCandidate(state, dirFd, name, uri, false, via);
   } finally {
     for (const fd of opened.reverse()) fs.close(fd);
   }
@@ -122,6 +134,11 @@ function openSearchOnly(
   }
 }
 
+/**
+ * Why a parent could not be opened as a directory: nothing there, or a file where a directory would have
+ * to be (the path holds nothing); a gap (recorded here); or `link`: a symbolic link, which the caller
+ * follows beneath the root.
+ */
 function classifyParentFailure(
   state: AcquisitionState,
   dirFd: number,
@@ -129,37 +146,51 @@ function classifyParentFailure(
   uri: string,
   where: string,
   error: unknown,
-): void {
+): 'link' | undefined {
   const code = errorCode(error);
-  if (code === 'ENOENT') return;
+  if (code === 'ENOENT') return undefined;
   if (code === 'ENOTDIR' || code === 'ELOOP') {
-    let isLink = false;
     try {
-      isLink = state.fs.lstatAt(dirFd, name).isSymbolicLink();
+      // Not a link: a file where a directory would have to be, and the path holds nothing.
+      return state.fs.lstatAt(dirFd, name).isSymbolicLink() ? 'link' : undefined;
     } catch (lstatError) {
       rethrowCancelled(lstatError);
-      if (errorCode(lstatError) === 'ENOENT') return;
-      state.gap('listing_failed', uri, `${where}: lookup failed (${errorCode(lstatError)})`);
-      return;
+      if (errorCode(lstatError) !== 'ENOENT') {
+        state.gap('listing_failed', uri, `${where}: lookup failed (${errorCode(lstatError)})`);
+      }
+      return undefined;
     }
-    if (!isLink) return; // A file where a directory would have to be: the path holds nothing.
-    const target = resolveLinkTarget(state, dirFd, name);
-    if (target === 'directory') {
-      state.gap(
-        'link_not_followed',
-        uri,
-        `${where} is a symbolic link to a directory; links are not traversed`,
-      );
-    } else if (target !== 'absent' && target !== 'other') {
-      state.gap(
-        'listing_failed',
-        uri,
-        `${where}: the symbolic link could not be resolved (${target.failed})`,
-      );
-    }
-    return;
   }
   state.gap('listing_failed', uri, `${where}: lookup failed (${code})`);
+  return undefined;
+}
+
+/**
+ * An exact locator with a symbolic link among its parents: the parents are resolved beneath the root
+ * (linked-path.ts), their real directory opened again from the root with no link on the way, and the last
+ * name read there as any candidate is, the links followed recorded on its entry. A link that leaves the
+ * root is a gap; nothing at the resolved path is a proven negative, as for any missing name.
+ */
+function followLinkedParents(state: AcquisitionState, uri: string, names: readonly Buffer[]): void {
+  const parents = names.slice(0, -1);
+  const name = names.at(-1) as Buffer;
+  const resolution = resolveInRoot(state, parents, true);
+  if (resolution.kind !== 'resolved') {
+    const gap = unresolvedGap(uri, resolution);
+    if (gap !== undefined) state.gap(gap.reason, gap.uri, gap.detail);
+    return;
+  }
+  // A file where a directory would have to be: the path holds nothing.
+  if (!resolution.isDirectory) return;
+  const dirFd = openRealDirectory(state, resolution.names, uri);
+  if (dirFd === undefined || dirFd === 'absent') return;
+  try {
+    state.stats.candidates++;
+    const hops = [...resolution.hops, ...finalLinkHops(state, resolution.names, dirFd, name)];
+    readCandidate(state, dirFd, name, uri, false, describeVia(hops));
+  } finally {
+    if (dirFd !== state.rootFd) state.fs.close(dirFd);
+  }
 }
 
 export type LinkTarget = 'directory' | 'other' | 'absent' | { failed: string };

@@ -3,9 +3,11 @@ import { type EntryKind, entryKindOf } from '../confined-fs/file-stat.js';
 import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
 import { childUri, compareNames, decodeName, decodeNameLossy, escapeName } from '../confined-fs/names.js';
 import { placeHandle } from '../confined-fs/placement.js';
+import { type LinkHop, uriOf } from '../confined-fs/resolve-beneath.js';
 import { type AcquisitionState, EnumerationStopped } from './acquisition-state.js';
 import { readCandidate } from './confined-read.js';
 import { resolveLinkTarget } from './exact-walk.js';
+import { joinVia, openRealDirectory, resolveInRoot, unresolvedGap } from './linked-path.js';
 import { recordManifestChild, STAT_AHEAD_CHUNK, statChildrenAhead } from './manifest-entry.js';
 import type { StatAhead } from './stat-ahead.js';
 
@@ -16,16 +18,46 @@ import type { StatAhead } from './stat-ahead.js';
  * that reach a directory are known before it is visited: each directory is visited once, listed at most
  * once, and each (directory, position) state is handled once. A directory whose positions are all
  * literal names is never listed: its children are opened by name (so a literal prefix such as `/data` in
- * `/data/**` never lists the root). Symlinks to directories are never descended. Listings are sorted
- * bytewise, so the walk is deterministic.
+ * `/data/**` never lists the root). Listings are sorted bytewise, so the walk is deterministic.
+ *
+ * A symbolic link to a directory is descended when it resolves beneath the root (SPEC §13;
+ * linked-path.ts): the directory is reached again by its real names, and its entries carry the links
+ * followed (`via`). A link that leaves the root is a gap. Every listing is keyed by the real directory and
+ * the positions it is listed for, so a directory reached by a link and by its own name, or by a link loop,
+ * is listed once for those positions and never followed again. A manifest records links as links and
+ * follows none (its lookups follow them: acquire-sync.ts).
  */
 export function walkGlob(state: AcquisitionState, locator: ParsedLocator): void {
   const segments = locator.glob ?? [];
   try {
-    visitDirectory(state, segments, state.rootFd, '/', new Set([0]), true);
+    visitDirectory(state, segments, state.rootFd, ROOT_PLACE, new Set([0]), true);
   } catch (error) {
     if (!(error instanceof EnumerationStopped)) throw error;
   }
+}
+
+/**
+ * Where a visited directory is: its uri (the path the locator matches), and, when links led to it, its
+ * real names below the root and the links followed. A directory reached without a link has `real`
+ * undefined: its uri is its real path.
+ */
+interface Place {
+  uri: string;
+  real: readonly Buffer[] | undefined;
+  via: string | undefined;
+}
+
+const ROOT_PLACE: Place = { uri: '/', real: undefined, via: undefined };
+
+/** The real names of `place` below the root (from its uri when no link led there: its names are UTF-8). */
+function realNamesOf(place: Place): readonly Buffer[] {
+  if (place.real !== undefined) return place.real;
+  return place.uri === '/'
+    ? []
+    : place.uri
+        .slice(1)
+        .split('/')
+        .map((name) => Buffer.from(name));
 }
 
 interface Child {
@@ -45,12 +77,16 @@ function visitDirectory(
   state: AcquisitionState,
   segments: readonly GlobSegment[],
   dirFd: number,
-  dirUri: string,
+  place: Place,
   positions: ReadonlySet<number>,
   isRoot: boolean,
 ): void {
+  const dirUri = place.uri;
   const live = closeOverGlobstars(positions, segments);
   const needsListing = live.some((p) => (segments[p] as GlobSegment).kind !== 'literal');
+  // Listed once per real directory and positions: a link back to it, or to an ancestor, adds nothing.
+  if (needsListing && !state.firstListing(place.real === undefined ? dirUri : uriOf(place.real), live))
+    return;
   const children = needsListing
     ? matchListing(state, segments, dirFd, dirUri, live, isRoot)
     : matchLiterals(segments, dirUri, live);
@@ -63,7 +99,7 @@ function visitDirectory(
       aheadFrom = i;
       ahead = statChildrenAhead(state, dirFd, children, i);
     }
-    visitChild(state, segments, dirFd, children[i] as Child, ahead?.[i - aheadFrom]);
+    visitChild(state, segments, dirFd, place, children[i] as Child, ahead?.[i - aheadFrom]);
   }
 }
 
@@ -285,6 +321,7 @@ function visitChild(
   state: AcquisitionState,
   segments: readonly GlobSegment[],
   dirFd: number,
+  place: Place,
   child: Child,
   ahead?: StatAhead,
 ): void {
@@ -292,7 +329,7 @@ function visitChild(
   if (state.manifest !== undefined) {
     // Manifest mode: every child is an entry; only real directories are descended (SPEC §12).
     const next = recordManifestChild(state, dirFd, child.name, child.uri, child.kind, ahead);
-    if (next === 'descend' && child.next.size > 0) descend(state, segments, dirFd, child);
+    if (next === 'descend' && child.next.size > 0) descend(state, segments, dirFd, place, child);
     return;
   }
   let kind = child.kind;
@@ -309,25 +346,68 @@ function visitChild(
     }
   }
   if (kind === 'directory') {
-    if (child.next.size > 0) descend(state, segments, dirFd, child);
+    if (child.next.size > 0) descend(state, segments, dirFd, place, child);
     return;
   }
+  let via = place.via;
   if (kind === 'symlink') {
-    const target = resolveLinkTarget(state, dirFd, child.name);
-    if (target === 'directory') {
-      if (child.next.size > 0) {
-        state.gap('link_not_followed', child.uri, 'a symbolic link to a directory; links are not descended');
-      }
+    if (!child.candidate && child.next.size === 0) return;
+    const resolution = resolveInRoot(state, [...realNamesOf(place), child.name], true);
+    if (resolution.kind === 'resolved' && resolution.isDirectory) {
+      // A directory beneath the root: descended where it really is (never a candidate itself).
+      if (child.next.size > 0) descendLink(state, segments, place, child, resolution.names, resolution.hops);
       return;
     }
-    if (typeof target === 'object' && !child.candidate && child.next.size > 0) {
-      state.gap('listing_failed', child.uri, `the symbolic link could not be resolved (${target.failed})`);
-      return;
+    via = joinVia(place.via, resolution.hops);
+    if (resolution.kind !== 'resolved' && resolution.kind !== 'absent') {
+      // The resolution left the root, looped or failed. A file the link reaches is still a candidate,
+      // read or refused by the confined read as before (it follows the link and places the handle); a
+      // directory it reaches is not descended, and that is the gap.
+      const target = resolveLinkTarget(state, dirFd, child.name);
+      if (target === 'directory') {
+        const gap = child.next.size > 0 ? unresolvedGap(child.uri, resolution) : undefined;
+        if (gap !== undefined) state.gap(gap.reason, gap.uri, gap.detail);
+        return;
+      }
+      if (typeof target === 'object' && !child.candidate && child.next.size > 0) {
+        state.gap('listing_failed', child.uri, `the symbolic link could not be resolved (${target.failed})`);
+        return;
+      }
     }
   }
   if (child.candidate) {
     countCandidate(state, child.uri);
-    readCandidate(state, dirFd, child.name, child.uri);
+    readCandidate(state, dirFd, child.name, child.uri, false, via);
+  }
+}
+
+/**
+ * Descends a link to a directory that resolves beneath the root: its real directory is opened again from
+ * the root with no link on the way (linked-path.ts), listed under the link's uri, and every entry found
+ * there records the links followed.
+ */
+function descendLink(
+  state: AcquisitionState,
+  segments: readonly GlobSegment[],
+  place: Place,
+  child: Child,
+  real: Buffer[],
+  hops: readonly LinkHop[],
+): void {
+  const fd = openRealDirectory(state, real, child.uri);
+  if (fd === undefined || fd === 'absent') return;
+  const isRoot = fd === state.rootFd;
+  try {
+    visitDirectory(
+      state,
+      segments,
+      fd,
+      { uri: child.uri, real, via: joinVia(place.via, hops) },
+      child.next,
+      isRoot,
+    );
+  } finally {
+    if (!isRoot) state.fs.close(fd);
   }
 }
 
@@ -347,6 +427,7 @@ function descend(
   state: AcquisitionState,
   segments: readonly GlobSegment[],
   dirFd: number,
+  place: Place,
   child: Child,
 ): void {
   let childFd: number;
@@ -376,8 +457,12 @@ function descend(
     state.gap('listing_failed', child.uri, `the directory could not be opened (${code})`);
     return;
   }
+  const childPlace: Place =
+    place.real === undefined
+      ? { uri: child.uri, real: undefined, via: undefined }
+      : { uri: child.uri, real: [...place.real, child.name], via: place.via };
   try {
-    visitDirectory(state, segments, childFd, child.uri, child.next, false);
+    visitDirectory(state, segments, childFd, childPlace, child.next, false);
   } finally {
     state.fs.close(childFd);
   }

@@ -49,6 +49,8 @@ export interface PackedSurfaceEntries {
   readonly contents: (string | null)[];
   /** The ASCII texts of the batch, back to back (transferred with the message). */
   readonly text: ArrayBuffer;
+  /** Per entry, the links followed to reach it (`via`), when any entry of the batch has one. */
+  readonly vias?: (string | null)[];
 }
 
 /** Characters of a sha256 digest in hex. */
@@ -106,6 +108,8 @@ export class SurfaceEntryPacker {
   #truncated: number[] = [];
   #textEnds: number[] = [];
   #contents: (string | null)[] = [];
+  /** Each entry's `via`, once an entry of the batch has one (null for the others). */
+  #vias: (string | null)[] | undefined;
   /**
    * The batch's ASCII texts so far, back to back; reused from batch to batch, taken at the first text
    * (this thread's spare, or a new one) and given back by {@link release}.
@@ -120,7 +124,14 @@ export class SurfaceEntryPacker {
 
   add(entry: SurfaceEntry): void {
     const content = entry.content;
-    this.#fields(entry.uri, entry.sizeBytes, entry.sha256, entry.modifiedAt, entry.contentTruncated);
+    this.#fields(
+      entry.uri,
+      entry.sizeBytes,
+      entry.sha256,
+      entry.modifiedAt,
+      entry.contentTruncated,
+      entry.via,
+    );
     if (content !== null && content.length <= PACKED_TEXT_MAX && isAscii(content)) {
       this.#bytes += this.#room(content.length).write(content, this.#bytes, 'latin1');
       this.#textEnds.push(this.#bytes);
@@ -136,9 +147,16 @@ export class SurfaceEntryPacker {
    * The entry of a whole file whose `text` bytes are all ASCII and at most {@link PACKED_TEXT_MAX}: its
    * content is those bytes (ASCII decodes to itself), copied here before this returns.
    */
-  addAscii(uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Uint8Array): void {
+  addAscii(
+    uri: string,
+    sizeBytes: number,
+    sha256: string,
+    modifiedAt: string,
+    text: Uint8Array,
+    via?: string,
+  ): void {
     if (text.length > PACKED_TEXT_MAX) throw new Error(`an ASCII text of ${text.length} bytes: a bug`);
-    this.#fields(uri, sizeBytes, sha256, modifiedAt, false);
+    this.#fields(uri, sizeBytes, sha256, modifiedAt, false, via);
     this.#room(text.length).set(text, this.#bytes);
     this.#bytes += text.length;
     this.#textEnds.push(this.#bytes);
@@ -183,6 +201,7 @@ export class SurfaceEntryPacker {
       textEnds: Int32Array.from(this.#textEnds),
       contents: this.#contents,
       text: text.buffer as ArrayBuffer,
+      ...(this.#vias === undefined ? {} : { vias: this.#vias }),
     };
   }
 
@@ -196,6 +215,7 @@ export class SurfaceEntryPacker {
     this.#truncated = [];
     this.#textEnds = [];
     this.#contents = [];
+    this.#vias = undefined;
     this.#bytes = 0;
   }
 
@@ -205,7 +225,12 @@ export class SurfaceEntryPacker {
     sha256: string | null,
     modifiedAt: string,
     contentTruncated: boolean,
+    via: string | undefined,
   ): void {
+    if (via !== undefined) {
+      this.#vias ??= new Array(this.#uris.length).fill(null);
+      this.#vias.push(via);
+    } else this.#vias?.push(null);
     if (sha256 !== null && sha256.length !== SHA256_HEX_LENGTH) {
       throw new Error(`a digest of ${sha256.length} characters: a bug`);
     }

@@ -101,14 +101,21 @@ export type ToHelper = { tasks: PackedTasks } | { stat: SharedArrayBuffer } | { 
 export interface PackedTasks {
   numbers: Float64Array<ArrayBuffer>;
   uris: string[];
+  /** Each task's `via`, when any task of the batch has one (links are rare: usually absent). */
+  vias?: (string | undefined)[];
 }
 const TASK_FIELDS = 6;
 
 export function packTasks(tasks: readonly ReadTask[]): PackedTasks {
   const numbers = new Float64Array(tasks.length * TASK_FIELDS);
   const uris: string[] = [];
+  let vias: (string | undefined)[] | undefined;
   for (let i = 0; i < tasks.length; i++) {
     const task = tasks[i] as ReadTask;
+    if (task.via !== undefined) {
+      vias ??= new Array(tasks.length);
+      vias[i] = task.via;
+    }
     const at = i * TASK_FIELDS;
     numbers[at] = task.seq;
     numbers[at + 1] = task.pathFd;
@@ -118,15 +125,15 @@ export function packTasks(tasks: readonly ReadTask[]): PackedTasks {
     numbers[at + 5] = task.reservation;
     uris.push(task.uri);
   }
-  return { numbers, uris };
+  return vias === undefined ? { numbers, uris } : { numbers, uris, vias };
 }
 
 export function unpackTasks(packed: PackedTasks): ReadTask[] {
-  const { numbers, uris } = packed;
+  const { numbers, uris, vias } = packed;
   const tasks: ReadTask[] = [];
   for (let i = 0; i < uris.length; i++) {
     const at = i * TASK_FIELDS;
-    tasks.push({
+    const task: ReadTask = {
       seq: numbers[at] as number,
       pathFd: numbers[at + 1] as number,
       uri: uris[i] as string,
@@ -134,7 +141,10 @@ export function unpackTasks(packed: PackedTasks): ReadTask[] {
       dev: numbers[at + 3] as number,
       ino: numbers[at + 4] as number,
       reservation: numbers[at + 5] as number,
-    });
+    };
+    const via = vias?.[i];
+    if (via !== undefined) task.via = via;
+    tasks.push(task);
   }
   return tasks;
 }

@@ -31,6 +31,8 @@ export interface ReadTask {
   ino: number;
   /** Bytes of maxReadBytes set aside for this file, in enumeration order: `min(size, budget left)`. */
   reservation: number;
+  /** The links followed to reach `uri` (resolve-beneath.ts), for the entry; absent when none. */
+  via?: string;
 }
 
 export interface ReadSink {
@@ -57,7 +59,14 @@ export interface ReadSink {
    * those bytes (the same text: ASCII decodes to itself). The sink copies them before it returns: the
    * chunk is reused by the next file.
    */
-  asciiEntry?: (uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Buffer) => void;
+  asciiEntry?: (
+    uri: string,
+    sizeBytes: number,
+    sha256: string,
+    modifiedAt: string,
+    text: Buffer,
+    via: string | undefined,
+  ) => void;
   /** Bytes really read (the budget was spent by the reservation; this is the statistic). */
   bytesRead(count: number): void;
 }
@@ -230,7 +239,7 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
       firstChunk.length <= PACKED_TEXT_MAX &&
       isAscii(firstChunk)
     ) {
-      sink.asciiEntry(uri, readBytes, sha256, modifiedAtOf(mtimeMs), firstChunk);
+      sink.asciiEntry(uri, readBytes, sha256, modifiedAtOf(mtimeMs), firstChunk, task.via);
       return 'read';
     }
     partialText = firstChunk.length > maxContentBytes;
@@ -249,14 +258,16 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
     );
     sha256 = cut ? null : (hash ?? createHash('sha256')).digest('hex');
   }
-  sink.entry({
+  const entry: SurfaceEntry = {
     uri,
     sizeBytes: cut ? Math.max(size, readBytes) : readBytes,
     sha256,
     modifiedAt: modifiedAtOf(mtimeMs),
     content,
     contentTruncated: content !== null && partialText,
-  });
+  };
+  if (task.via !== undefined) entry.via = task.via;
+  sink.entry(entry);
   return cut ? 'gap' : 'read';
 }
 

@@ -98,8 +98,14 @@ export function serveSecondReader(options: SecondReaderOptions): void {
     ...(manifest
       ? {}
       : {
-          asciiEntry: (uri: string, sizeBytes: number, sha256: string, modifiedAt: string, text: Buffer) =>
-            entries.addAscii(uri, sizeBytes, sha256, modifiedAt, text),
+          asciiEntry: (
+            uri: string,
+            sizeBytes: number,
+            sha256: string,
+            modifiedAt: string,
+            text: Buffer,
+            via: string | undefined,
+          ) => entries.addAscii(uri, sizeBytes, sha256, modifiedAt, text, via),
         }),
     bytesRead: (count) => {
       bytes += count;

@@ -47,6 +47,7 @@ export class SurfaceEntryUnpacker {
       batch.truncated.length !== count ||
       batch.textEnds.length !== count ||
       batch.contents.length !== count ||
+      (batch.vias !== undefined && batch.vias.length !== count) ||
       !(batch.text instanceof ArrayBuffer)
     ) {
       throw new TypeError('a packed entry batch has columns of different lengths: a bug');
@@ -133,7 +134,7 @@ function isLowercaseHex(text: string): boolean {
 
 function unpack(batch: PackedSurfaceEntries, text: string, at: number, ascii: boolean): SurfaceEntry[] {
   const checked = new CheckedSurfaceEntries();
-  const { uris, sha256s, digested, modifiedAts, sizes, truncated, textEnds, contents } = batch;
+  const { uris, sha256s, digested, modifiedAts, sizes, truncated, textEnds, contents, vias } = batch;
   // Proven here for every digest of the batch, so the entry rule need not test each one again; a batch
   // that fails this leaves each digest to the entry rule, which refuses it naming the entry.
   const hex = isLowercaseHex(sha256s);
@@ -156,7 +157,18 @@ function unpack(batch: PackedSurfaceEntries, text: string, at: number, ascii: bo
       digestAt += SHA256_HEX_LENGTH;
     }
     const modifiedAt = modifiedAts.slice(i * TIMESTAMP_LENGTH, (i + 1) * TIMESTAMP_LENGTH);
-    checked.add(uris[i], sizes[i], sha256, modifiedAt, content, truncated[i] === 1, utf8Bytes, hex);
+    const via = vias?.[i];
+    checked.add(
+      uris[i],
+      sizes[i],
+      sha256,
+      modifiedAt,
+      content,
+      truncated[i] === 1,
+      utf8Bytes,
+      hex,
+      via === null ? undefined : via,
+    );
   }
   return checked.list();
 }

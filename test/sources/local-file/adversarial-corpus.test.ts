@@ -44,10 +44,17 @@ const dangling = (uri: string): CoverageGap => ({
   uri,
   detail: 'the symbolic link points at nothing',
 });
-const notDescended = (uri: string): CoverageGap => ({
+/** A link to a directory with an absolute target: RESOLVE_BENEATH refuses it, so it is not descended. */
+const absoluteNotFollowed = (uri: string, target: string): CoverageGap => ({
   reason: 'link_not_followed',
   uri,
-  detail: 'a symbolic link to a directory; links are not descended',
+  detail: `${uri} is an absolute symbolic link (-> ${target}); only a link that resolves beneath the root is followed`,
+});
+/** A link to a directory whose relative target climbs above the root. */
+const escapesRoot = (uri: string, linkUri: string, target: string): CoverageGap => ({
+  reason: 'link_outside_root',
+  uri,
+  detail: `${linkUri} -> ${target} resolves outside the root; it was not followed`,
 });
 
 describeEachSurfaceFs('adversarial corpus', (variant) => {
@@ -112,23 +119,28 @@ describeEachSurfaceFs('adversarial corpus', (variant) => {
       ['slash-dir', [outside('/links/slash-dir')]],
       ['slash-file', [failed('/links/slash-file', 'ENOTDIR')]],
       ['dot-dir', [notAFile('/links/dot-dir', 'a directory')]],
+      ['dir-rel-outside', [outside('/links/dir-rel-outside')]],
+      ['dir-chain', [notAFile('/links/dir-chain', 'a directory')]],
+      ['loop-dir', [notAFile('/links/loop-dir', 'a directory')]],
     ];
     for (const [name, expected] of exactCases) {
       it(`exact /links/${name}: ${expected === 'inside' ? 'read, it points back inside' : expected.map((gap) => gap.reason).join(', ')}`, async () => {
         const uri = `/links/${name}`;
         const observation = await observe(uri);
-        if (expected === 'inside')
-          expectObservation(observation, { uri, entries: [textEntry(uri, INSIDE_TEXT)] });
-        else expectObservation(observation, { uri, gaps: expected });
+        if (expected === 'inside') {
+          const via = `${uri} -> ${path.join(ws.root, 'data', 'inner.txt')}`;
+          expectObservation(observation, { uri, entries: [textEntry(uri, INSIDE_TEXT, via)] });
+        } else expectObservation(observation, { uri, gaps: expected });
       });
     }
+    const backVia = () => `/links/back -> ${path.join(ws.root, 'data', 'inner.txt')}`;
 
     it('one-level glob: links to files are candidates, links to directories are not (nothing beneath could match)', async () => {
       const observation = await observe('/links/*', 'glob');
       expectObservation(observation, {
         uri: '/links/*',
         match: 'glob',
-        entries: [textEntry('/links/back', INSIDE_TEXT)],
+        entries: [textEntry('/links/back', INSIDE_TEXT, backVia())],
         gaps: [
           outside('/links/abs'),
           outside('/links/chain1'),
@@ -150,35 +162,71 @@ describeEachSurfaceFs('adversarial corpus', (variant) => {
       });
     });
 
-    it('recursive glob: a symlink to a directory, inside or out, is never descended (link_not_followed)', async () => {
+    it('recursive glob: a link to a directory beneath the root is descended once; one leaving it is a gap', async () => {
       const { fs: seam, recording } = recordingFs({}, variant.fs);
       const result = acquireDirect(ws.root, '/links/**', 'glob', {}, seam);
-      assert.deepEqual(result.entries, [textEntry('/links/back', INSIDE_TEXT)]);
-      assert.deepEqual(
-        result.gaps.filter((gap) => gap.reason === 'link_not_followed'),
-        ['dir-inside', 'dir-outside', 'dot-dir', 'proc-cwd', 'proc-fd-dir', 'slash-dir', 'to-root'].map(
-          (name) => notDescended(`/links/${name}`),
+      // dir-chain -> dir-inside -> ../data is met first (names sort bytewise): /data is listed once, under
+      // it; dir-inside and dot-dir lead to the same directory for the same pattern, loop-dir to /links
+      // itself, so none is listed again.
+      assert.deepEqual(result.entries, [
+        textEntry('/links/back', INSIDE_TEXT, backVia()),
+        textEntry(
+          '/links/dir-chain/inner.txt',
+          INSIDE_TEXT,
+          '/links/dir-chain -> dir-inside, /links/dir-inside -> ../data',
         ),
+      ]);
+      assert.deepEqual(
+        result.gaps.filter(
+          (gap) => gap.reason === 'link_not_followed' || gap.uri === '/links/dir-rel-outside',
+        ),
+        [
+          absoluteNotFollowed('/links/dir-outside', path.join(ws.outside, 'dir')),
+          escapesRoot('/links/dir-rel-outside', '/links/dir-rel-outside', '../../outside/dir'),
+          absoluteNotFollowed('/links/proc-cwd', '/proc/self/cwd'),
+          absoluteNotFollowed('/links/proc-fd-dir', '/proc/self/fd'),
+          absoluteNotFollowed('/links/slash-dir', `${path.join(ws.outside, 'dir')}/`),
+          absoluteNotFollowed('/links/to-root', ws.root),
+        ],
       );
-      assert.deepEqual(recording.listed, [path.join(ws.root, 'links')]);
+      assert.deepEqual(recording.listed, [path.join(ws.root, 'links'), path.join(ws.root, 'data')]);
       // Read handles were opened on inside files only, and only inside bytes were read.
-      assert.deepEqual(recording.opened, [path.join(ws.root, 'data', 'inner.txt')]);
+      assert.deepEqual(recording.opened, [
+        path.join(ws.root, 'data', 'inner.txt'),
+        path.join(ws.root, 'data', 'inner.txt'),
+      ]);
       assert.deepEqual([...recording.bytesByPath.keys()], [path.join(ws.root, 'data', 'inner.txt')]);
     });
 
-    it('an exact locator through a symlinked parent directory is not traversed', async () => {
-      for (const name of ['dir-inside', 'dir-outside', 'proc-cwd', 'to-root']) {
+    it('an exact locator through a symlinked parent is read where the link leads beneath the root', async () => {
+      for (const [name, via] of [
+        ['dir-inside', '/links/dir-inside -> ../data'],
+        ['dot-dir', '/links/dot-dir -> ../data/.'],
+        ['dir-chain', '/links/dir-chain -> dir-inside, /links/dir-inside -> ../data'],
+      ] as const) {
         const uri = `/links/${name}/inner.txt`;
-        expectObservation(await observe(uri), {
-          uri,
-          gaps: [
-            {
-              reason: 'link_not_followed',
-              uri,
-              detail: `/links/${name} is a symbolic link to a directory; links are not traversed`,
-            },
-          ],
-        });
+        expectObservation(await observe(uri), { uri, entries: [textEntry(uri, INSIDE_TEXT, via)] });
+      }
+    });
+
+    it('an exact locator through a parent link that leaves the root is a gap, and nothing outside is opened', async () => {
+      const cases: [string, CoverageGap][] = [
+        ['dir-outside', absoluteNotFollowed('/links/dir-outside', path.join(ws.outside, 'dir'))],
+        ['proc-cwd', absoluteNotFollowed('/links/proc-cwd', '/proc/self/cwd')],
+        ['to-root', absoluteNotFollowed('/links/to-root', ws.root)],
+        [
+          'dir-rel-outside',
+          escapesRoot('/links/dir-rel-outside', '/links/dir-rel-outside', '../../outside/dir'),
+        ],
+      ];
+      for (const [name, gap] of cases) {
+        const uri = `/links/${name}/leak.txt`;
+        const { fs: seam, recording } = recordingFs({}, variant.fs);
+        const result = acquireDirect(ws.root, uri, 'exact', {}, seam);
+        assert.deepEqual(result.entries, []);
+        assert.deepEqual(result.gaps, [{ ...gap, uri }]);
+        assert.deepEqual(recording.opened, []);
+        assert.deepEqual(recording.listed, []);
       }
     });
 
@@ -193,7 +241,7 @@ describeEachSurfaceFs('adversarial corpus', (variant) => {
         assert.equal(observation.metadata.resolvedRoot, fs.realpathSync(ws.root));
         assert.deepEqual(observation.payload.coverage.gaps, [outside('/links/to-root')]);
         const back = await linked.acquire({ scorableType: 'surface', uri: '/links/back', match: 'exact' });
-        assert.deepEqual(back.payload.entries, [textEntry('/links/back', INSIDE_TEXT)]);
+        assert.deepEqual(back.payload.entries, [textEntry('/links/back', INSIDE_TEXT, backVia())]);
       } finally {
         await linked.close();
       }

@@ -128,9 +128,11 @@ describe('exact locators: parents opened in one lookup on the openat2 seam', { s
       assert.deepStrictEqual(withBoth, procfs);
       assert.equal(fast.counts.path, 1, 'every exact locator with a parent tries the whole-path lookup');
       const parents = uri.split('/').length - 2;
-      // The parents' one lookup runs when the whole path was refused and there are two parents or more.
-      assert.equal(fast.counts.one, fast.counts.pathRefused === 1 && parents > 1 ? 1 : 0);
-      assert.equal(parentsOnly.counts.one, parents > 1 ? 1 : 0);
+      // The parents' one lookup runs when the whole path was refused and there are two parents or more;
+      // a parent link that resolves beneath the root opens its real directory in one more.
+      const followed = uri.startsWith('/a/inside-link/') ? 1 : 0;
+      assert.equal(fast.counts.one, (fast.counts.pathRefused === 1 && parents > 1 ? 1 : 0) + followed);
+      assert.equal(parentsOnly.counts.one, (parents > 1 ? 1 : 0) + followed);
       assert.equal(openFdCount(), fds, 'every handle was closed');
       const text = JSON.stringify(withBoth);
       assert.ok(!text.includes('OUTSIDE SECRET'), text);
@@ -155,13 +157,25 @@ describe('exact locators: parents opened in one lookup on the openat2 seam', { s
     const { seam, counts } = counting(openat2?.fs as SurfaceFs);
     const result = acquireDirect(root, '/a/b/c/f-link', 'exact', {}, seam);
     assert.equal(result.entries[0]?.content, 'inside');
-    assert.deepEqual(counts, { path: 1, pathRefused: 1, one: 1, oneRefused: 0, each: 0 });
+    assert.equal(result.entries[0]?.via, '/a/b/c/f-link -> f.txt');
+    // The link's resolution beneath the root (for `via`) walks its three parents one at a time.
+    assert.deepEqual(counts, { path: 1, pathRefused: 1, one: 1, oneRefused: 0, each: 3 });
+  });
+
+  it('a parent link beneath the root is followed, and the entry names it', () => {
+    const result = acquireDirect(root, '/a/inside-link/c/f.txt', 'exact', {}, openat2?.fs as SurfaceFs);
+    assert.deepEqual(
+      result.entries.map((entry) => [entry.uri, entry.content, entry.via]),
+      [['/a/inside-link/c/f.txt', 'inside', '/a/inside-link -> b']],
+    );
+    assert.deepEqual(result.gaps, []);
   });
 
   it('a symlinked parent makes both lookups refuse; the walk one at a time finds and names the link', () => {
     const { seam, counts } = counting(openat2?.fs as SurfaceFs);
     const result = acquireDirect(root, '/a/outside-link/c/f.txt', 'exact', {}, seam);
-    assert.deepEqual(counts, { path: 1, pathRefused: 1, one: 1, oneRefused: 1, each: 2 });
+    // Two by the walk one at a time (`a`, then the link, refused), one by the link's resolution (`a`).
+    assert.deepEqual(counts, { path: 1, pathRefused: 1, one: 1, oneRefused: 1, each: 3 });
     assert.deepEqual(result.entries, []);
     assert.deepEqual(
       result.gaps.map((gap) => [gap.reason, gap.uri]),

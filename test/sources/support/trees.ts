@@ -104,7 +104,7 @@ export function sha256Hex(bytes: string | Uint8Array): string {
 }
 
 /** The entry a complete read of a text file written by {@link buildTree} yields. */
-export function textEntry(uri: string, text: string): SurfaceEntry {
+export function textEntry(uri: string, text: string, via?: string): SurfaceEntry {
   return {
     uri,
     sizeBytes: Buffer.byteLength(text),
@@ -112,6 +112,7 @@ export function textEntry(uri: string, text: string): SurfaceEntry {
     modifiedAt: MTIME.toISOString(),
     content: text,
     contentTruncated: false,
+    ...(via === undefined ? {} : { via }),
   };
 }
 
