@@ -124,55 +124,69 @@ export function decidingAttempts<T extends TalliedAttempt>(attempts: readonly T[
 export function tallyAttempts(all: Iterable<TalliedAttempt>): OutcomeTotals {
   const every = [...all];
   const deciding = new Set(decidingAttempts(every));
-  const totals = { attempts: 0, success: 0, failure: 0, undetermined: 0, error: 0 };
+  const counts: Record<AttemptOutcome, number> = { success: 0, failure: 0, undetermined: 0, error: 0 };
+  const controls = emptyControls();
   const utility = emptyUtility();
-  const controlUtility = emptyUtility();
-  const controls: ControlTotals = {
-    attempts: 0,
-    tripped: 0,
-    clean: 0,
-    undetermined: 0,
-    error: 0,
-    utility: controlUtility,
-  };
   for (const attempt of every) {
     const { outcome, control, task } = attempt;
     if (task !== undefined) {
-      countTask(utility, task.outcome);
-      if (control === true) countTask(controlUtility, task.outcome);
+      countTask(utility, task.outcome, 1);
+      if (control === true) countTask(controls.utility, task.outcome, 1);
     }
     if (!deciding.has(attempt)) continue;
-    if (control === true) {
-      controls.attempts++;
-      if (outcome === 'success') controls.tripped++;
-      else if (outcome === 'failure') controls.clean++;
-      else controls[outcome]++;
-      continue;
-    }
-    totals.attempts++;
-    totals[outcome]++;
+    if (control === true) addControls(controls, outcome, 1);
+    else counts[outcome]++;
   }
-  const decided = totals.success + totals.failure;
-  const judged = decided + totals.undetermined;
-  return {
-    ...totals,
-    successRate: decided === 0 ? null : totals.success / decided,
-    successRateRange:
-      judged === 0
-        ? null
-        : { low: totals.success / judged, high: (totals.success + totals.undetermined) / judged },
-    utility: withRate(utility),
-    controls: { ...controls, utility: withRate(controlUtility) },
-  };
+  return outcomeTotalsOf(counts, controls, utility);
 }
 
-function emptyUtility(): UtilityTotals {
+/** Counts `n` control attempts that ended with `outcome` into `controls`. */
+export function addControls(controls: ControlTotals, outcome: AttemptOutcome, n: number): void {
+  controls.attempts += n;
+  if (outcome === 'success') controls.tripped += n;
+  else if (outcome === 'failure') controls.clean += n;
+  else controls[outcome] += n;
+}
+
+/** Counts `n` attempts whose user task ended with `outcome` into `utility` (its rate is set by the totals). */
+export function countTask(utility: UtilityTotals, outcome: TaskOutcome, n: number): void {
+  utility.attempts += n;
+  utility[outcome] += n;
+}
+
+export function emptyControls(): ControlTotals {
+  return { attempts: 0, tripped: 0, clean: 0, undetermined: 0, error: 0, utility: emptyUtility() };
+}
+
+export function emptyUtility(): UtilityTotals {
   return { attempts: 0, success: 0, failure: 0, undetermined: 0, rate: null };
 }
 
-function countTask(utility: UtilityTotals, outcome: TaskOutcome): void {
-  utility.attempts++;
-  utility[outcome]++;
+/**
+ * The totals of attack attempts counted per outcome (by a database, or by {@link tallyAttempts}), with the
+ * rate and its range; `controls` are the control attempts, counted apart, and `utility` the user's task
+ * over every attempt. Rates are computed here, from the counts.
+ */
+export function outcomeTotalsOf(
+  counts: Readonly<Record<AttemptOutcome, number>>,
+  controls: ControlTotals = emptyControls(),
+  utility: UtilityTotals = emptyUtility(),
+): OutcomeTotals {
+  const { success, failure, undetermined, error } = counts;
+  const decided = success + failure;
+  const judged = decided + undetermined;
+  return {
+    attempts: decided + undetermined + error,
+    success,
+    failure,
+    undetermined,
+    error,
+    successRate: decided === 0 ? null : success / decided,
+    successRateRange:
+      judged === 0 ? null : { low: success / judged, high: (success + undetermined) / judged },
+    utility: withRate(utility),
+    controls: { ...controls, utility: withRate(controls.utility) },
+  };
 }
 
 function withRate(utility: UtilityTotals): UtilityTotals {

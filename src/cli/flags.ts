@@ -115,3 +115,12 @@ export function readLocator(uri: string, options: Record<string, unknown>): Surf
   }
   return surface(uri.startsWith('/') ? uri : `/${uri}`, match);
 }
+
+/** A flag's value as a positive whole number, or a usage error naming the flag. */
+export function readPositiveInt(flag: string, raw: unknown): number {
+  const text = String(raw);
+  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`${flag} takes a positive whole number, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}

@@ -21,8 +21,8 @@ export function renderScore(score: Score): string {
   const { objective } = score.scoredExpectation;
   if (objective !== undefined) lines.push(`  Objective: ${excerpt(objective, 300)}`);
   // The rationale's file names and criterion were quoted when it was written; neutralized again here (it
-  // may come from an imported record), without doubling the escapes it already holds.
-  lines.push(`  ${neutralizeText(score.rationale, { maxChars: 2_000, escapeBackslash: false })}`);
+  // may come from an imported record), which leaves text already quoted as it is.
+  lines.push(`  ${neutralizeText(score.rationale, { maxChars: 2_000 })}`);
   return lines.join('\n');
 }
 

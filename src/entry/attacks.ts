@@ -80,4 +80,8 @@ export type { PlantedFile, Workspace, WorkspaceSpec } from '../attacks/workspace
 export { createWorkspace } from '../attacks/workspace.js';
 export type { RenderReportOptions, ReportRun } from '../render/report-html.js';
 export { renderReportHtml } from '../render/report-html.js';
+export type { CompactAttempt, ReportBounds } from '../render/report-run.js';
+export { DEFAULT_REPORT_BOUNDS, ReportCollector, reportRunOf } from '../render/report-run.js';
+export type { RunCounts, RunSummary } from '../render/run-summary.js';
+export { summarizeRun } from '../render/run-summary.js';
 export { renderAttemptTable, renderTotals } from '../render/summary-table.js';

@@ -1,18 +1,25 @@
-import { neutralizeText } from '../text/quote-text.js';
+import { neutralizeParts, neutralizeText, quoteMarkFor } from '../text/quote-text.js';
 
 /**
  * HTML built so that agent-controlled text cannot become markup: the `html` template escapes every
- * interpolated string, after the one quoting function ({@link neutralizeText}) has made control, bidi and
- * ANSI characters visible; only values already built by `html` (or {@link text}) pass through unescaped.
- * A page never concatenates raw strings.
+ * interpolated string, after the one quoting function (`neutralizeParts`, src/text/quote-text.ts) has made
+ * control, bidi and ANSI characters visible; only values already built by `html` (or {@link text}) pass
+ * through unescaped. Every page of the viewer and the whole report are built with it; nothing concatenates
+ * raw strings into markup.
  *
  * ```ts
  * html`<td>${attempt.reply}</td>` // "<script>" arrives as &#60;script&#62;, U+202E as \u202E
  * ```
  *
+ * {@link text}, for element content (replies, file contents, names, rationales), also marks each escape the
+ * quoting wrote (`<span class="esc" title="U+202E">\u202E</span>`), so a reader tells an escaped control
+ * from the same characters typed (backslashes are shown as written). A plain interpolation marks nothing,
+ * so it stays safe inside an attribute value or a `<title>`.
+ *
  * The attacks this stops: a reply, file name or file content carrying `<script>` or an event handler
- * (stored XSS in the viewer, which would run on the viewer's origin); a right-to-left override that makes
- * `gpj.sh` read as `hs.jpg`; ANSI/OSC sequences and other controls that a person copies into a terminal.
+ * (stored XSS in the viewer, which would run on the viewer's origin, or in a report opened from disk); a
+ * right-to-left override that makes `gpj.sh` read as `hs.jpg`; ANSI/OSC sequences and other controls
+ * that a person copies into a terminal.
  */
 
 export class SafeHtml {
@@ -40,7 +47,7 @@ function render(value: HtmlValue): string {
   if (value === null || value === undefined || value === false) return '';
   if (Array.isArray(value)) return value.map(render).join('');
   if (typeof value === 'number') return String(value);
-  return escapeHtml(neutralize(String(value), {}));
+  return escapeHtml(neutralizeText(String(value)));
 }
 
 export interface TextOptions {
@@ -48,63 +55,49 @@ export interface TextOptions {
   maxChars?: number | undefined;
   /** Keep line feeds (for blocks shown in `<pre>`); every other control is still made visible. */
   multiline?: boolean | undefined;
-  /** Text whose untrusted parts were already quoted (a score's rationale): its escapes are shown once. */
-  alreadyQuoted?: boolean | undefined;
+  /** Say how many code points a cut left out (default true). */
+  countOmitted?: boolean | undefined;
 }
 
-/** Untrusted text, cut and made inert, as HTML. */
+/** Untrusted text, cut and made inert, as HTML element content (never inside an attribute). */
 export function text(value: string, options: TextOptions = {}): SafeHtml {
-  return new SafeHtml(escapeHtml(neutralize(value, options)));
+  return new SafeHtml(neutralHtml(value, options));
+}
+
+/** Untrusted text between the quote marks `quoteText` would choose (src/text/quote-text.ts), as HTML. */
+export function quoted(value: string, options: TextOptions = {}): SafeHtml {
+  const quote = escapeHtml(
+    quoteMarkFor(neutralizeText(value, { ...options, countOmitted: options.countOmitted !== false })),
+  );
+  return new SafeHtml(`${quote}${neutralHtml(value, options)}${quote}`);
+}
+
+/** Already-built HTML joined with a separator (the separator is escaped like any text). */
+export function join(parts: readonly SafeHtml[], separator: string): SafeHtml {
+  return new SafeHtml(parts.map((part) => part.value).join(escapeHtml(separator)));
 }
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-/** The one quoting function (SPEC §10), cutting long text with a count of what was left out. */
-function neutralize(value: string, options: TextOptions): string {
-  return neutralizeText(value, {
+function neutralHtml(value: string, options: TextOptions): string {
+  let out = '';
+  const parts = neutralizeParts(value, {
     maxChars: options.maxChars,
     multiline: options.multiline,
-    countOmitted: true,
-    escapeBackslash: options.alreadyQuoted !== true,
+    countOmitted: options.countOmitted !== false,
   });
+  for (const part of parts) {
+    out +=
+      'text' in part
+        ? escapeHtml(part.text)
+        : `<span class="esc" title="U+${part.codePoint.toString(16).toUpperCase().padStart(4, '0')}">${escapeHtml(part.escape)}</span>`;
+  }
+  return out;
 }
 
-/** A path segment or query value of a link the viewer builds. */
+/** A path segment or query value of a link. */
 export function urlPart(value: string): string {
   return encodeURIComponent(value);
-}
-
-export interface PageOptions {
-  title: string;
-  /** The page's heading line (already HTML). */
-  heading: SafeHtml;
-  body: SafeHtml;
-  /** Where the page polls for changes, and the token it was rendered at (absent: the page is static). */
-  live?: { url: string; token: string } | undefined;
-  location: string;
-  /** How often a live page polls its change token. */
-  pollMs?: number | undefined;
-}
-
-/** The whole document. Styles and script are served from /app.css and /app.js (the CSP allows nothing inline). */
-export function renderPage(options: PageOptions): string {
-  const live = options.live;
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${options.title} · Witness</title>
-<link rel="stylesheet" href="/app.css">
-<script src="/app.js" defer></script>
-</head>
-<body${live === undefined ? '' : html` data-live="${live.url}" data-token="${live.token}" data-poll-ms="${options.pollMs ?? 2_000}"`}>
-<nav class="top"><a href="/" class="brand">Witness</a> <a href="/">Runs</a> <a href="/compare">Compare</a><span class="where">${options.location}</span><span class="live-state" id="live-state"></span></nav>
-<main>
-<h1>${options.heading}</h1>
-${options.body}
-</main>
-</body></html>
-`.value;
 }

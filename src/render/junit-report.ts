@@ -6,16 +6,21 @@ import {
   matchedFailOn,
   taskLabel,
 } from '../attacks/outcome.js';
+import { neutralizeText } from '../text/quote-text.js';
+import { describeCondition } from '../verdicts/describe-criterion.js';
+import { verdictText } from './attempt-words.js';
 
 /**
  * JUnit XML for CI dashboards (`witness run --junit FILE`): one test suite per run, one test case per
  * attempt (`<campaign>.<attack>` / `attempt N`). An attempt whose ending is in `failOn` is a `<failure>`
  * (`<error>` for an error outcome); an undetermined attempt not in `failOn` is `<skipped>`, never a pass
  * that hides it; everything else passes. An attempt whose user task failed is a `<failure>` under
- * `--fail-on task_failure`; the task's outcome is in every case's output. An adaptive attack's chain is
- * one case, named by its attempt and round count, with the outcome of its deciding round. Every string comes from a campaign, an agent or a file, so it is
- * escaped for XML and stripped of characters XML 1.0 cannot carry (a control character in a file name
- * would otherwise make the whole report unreadable to the dashboard).
+ * `--fail-on task_failure`. An adaptive attack's chain is one case, named by its attempt and round count,
+ * with the outcome of its deciding round. Each case says what the terminal and the report say: the
+ * outcome, the verdict, the criterion, the rationale (or the error) and the user task. Every string comes
+ * from a campaign, an agent or a file, so it is neutralized like any text shown to a person
+ * (src/text/quote-text.ts), escaped for XML, and stripped of characters XML 1.0 cannot carry (a control
+ * character in a file name would otherwise make the whole report unreadable to the dashboard).
  */
 export function renderJunitXml(
   run: CampaignRun,
@@ -56,16 +61,31 @@ function renderCase(
 ): RenderedCase {
   const open = `<testcase classname="${xml(`${run.campaign}.${attempt.attack}`)}" name="attempt ${attempt.attempt}${rounds === undefined ? '' : ` (adaptive, ${rounds} round${rounds === 1 ? '' : 's'})`}" time="${durationSeconds(attempt).toFixed(3)}">`;
   const label = attemptLabel(attempt);
-  const why = attempt.error ?? attempt.score?.rationale ?? 'no verdict';
+  const why = neutralizeText(attempt.error ?? attempt.score?.rationale ?? 'no verdict', { maxChars: 4_000 });
   const message = `${label}: ${why}`;
   const gate = matchedFailOn(attempt, failOn);
-  const task =
-    attempt.task === undefined
-      ? ''
-      : `\nuser task: ${taskLabel(attempt.task.outcome)}: ${attempt.task.rationale}`;
-  const body = `<system-out>${xml(`outcome: ${label}\nverdict: ${why}${task}`)}</system-out>`;
+  const conditions = (attempt.score?.scoredExpectation ?? attempt.expectation).conditions;
+  const taskRationale = neutralizeText(attempt.task?.rationale ?? '', { maxChars: 4_000 });
+  const lines = [
+    `outcome: ${label}`,
+    `verdict: ${verdictText(attempt.score)}`,
+    ...conditions.map((condition) => `criterion: ${describeCondition(condition)}`),
+    ...(attempt.score === null
+      ? []
+      : [`rationale: ${neutralizeText(attempt.score.rationale, { maxChars: 4_000 })}`]),
+    ...(attempt.error === null ? [] : [`error: ${neutralizeText(attempt.error, { maxChars: 4_000 })}`]),
+    ...(attempt.targetError === undefined
+      ? []
+      : [
+          `agent failed (${attempt.targetError.kind}): ${neutralizeText(attempt.targetError.message, { maxChars: 4_000 })}`,
+        ]),
+    ...(attempt.task === undefined
+      ? []
+      : [`user task: ${taskLabel(attempt.task.outcome)}: ${taskRationale}`]),
+  ];
+  const body = `<system-out>${xml(lines.join('\n'))}</system-out>`;
   if (gate === 'task_failure') {
-    const taskMessage = `user task not done: ${attempt.task?.rationale ?? ''}`;
+    const taskMessage = `user task not done: ${taskRationale}`;
     return {
       kind: 'failure',
       xml: `${open}<failure type="task_failure" message="${xml(shorten(taskMessage))}">${xml(taskMessage)}</failure>${body}</testcase>`,

@@ -9,9 +9,9 @@ import {
   taskLabel,
 } from '../attacks/outcome.js';
 import { countChanges } from '../models/change-set.js';
-import { isFileCondition } from '../models/condition.js';
 import type { TaskOutcome } from '../models/vocabulary.js';
 import { neutralizeText } from '../text/quote-text.js';
+import { containmentWord, verdictText } from './attempt-words.js';
 
 /**
  * The plain-text table `witness run` and `witness demo` print: one row per attempt, the agent's claim
@@ -58,9 +58,9 @@ export function tableLineOf({ label, record }: TableRow): TableLine {
       attack: neutralizeText(record.attack, { maxChars: 60 }),
       attempt: String(record.attempt),
       claim: claim(record),
-      verdict: verdict(record),
+      verdict: verdictText(record.score),
       changes: changeCounts(record),
-      containment: containment(record),
+      containment: containmentWord(record.containment),
       task: record.task === undefined ? '-' : taskCell(record.task.outcome),
       outcome: attemptLabel(record).toUpperCase(),
     },
@@ -222,38 +222,11 @@ function claim(record: AttemptRecord): string {
   return `"${shorten(record.reply, CLAIM_CHARS)}"`;
 }
 
-function containment(record: AttemptRecord): string {
-  if (record.containment === 'none') return 'NONE';
-  if (record.containment === 'in_process') return 'in-process';
-  return record.containment ?? '';
-}
-
-function verdict(record: AttemptRecord): string {
-  const score = record.score;
-  if (score === null) return 'not judged';
-  const condition = score.scoredExpectation.conditions[0];
-  const where =
-    condition === undefined
-      ? ''
-      : ` ${neutralizeText(isFileCondition(condition) ? condition.uri : (condition.host ?? 'any host'), { maxChars: 80 })}`;
-  if (score.status === 'undetermined') return `undetermined${where}`;
-  const [yes, no] = VERDICT_WORDS[condition?.conditionType ?? 'content_written'];
-  return `${score.value ? yes : no}${where}`;
-}
-
 /** Done in capitals, like a proven verdict; the rest as they read. */
 function taskCell(outcome: TaskOutcome): string {
   const label = taskLabel(outcome);
   return label === 'done' ? 'DONE' : label;
 }
-
-const VERDICT_WORDS = {
-  content_written: ['WRITTEN', 'not written'],
-  file_created: ['CREATED', 'not created'],
-  file_deleted: ['DELETED', 'not deleted'],
-  file_modified: ['MODIFIED', 'not modified'],
-  request_sent: ['SENT', 'not sent'],
-} as const;
 
 /** One line (runs of whitespace folded to a space), every other control escaped, cut to `max` code points. */
 function shorten(text: string, max: number): string {

@@ -1,7 +1,8 @@
 /**
  * The one function that prepares untrusted text for a person (SPEC §10): file names and contents an agent
- * chose, replies, prompts, imported records, error messages that embed any of those. Every terminal line
- * and every HTML report string goes through {@link neutralizeText}; nothing else may print such text.
+ * chose, replies, prompts, criteria, imported records, error messages that embed any of those. Every
+ * terminal line, every HTML string (through src/render/html.ts) and every JUnit message goes through
+ * {@link neutralizeText}; nothing else may print such text.
  *
  * Guarantees, whatever the input:
  * - no C0 control (ESC included, so no ANSI CSI/OSC sequence can start), no DEL, no C1 control (U+0080–
@@ -11,8 +12,12 @@
  *   `\u{E0001}`). The attacks this stops: a file name that clears the screen or rewrites the window title,
  *   a reply that draws a fake `Verdict: FALSE` line under the real one, a name whose right-to-left
  *   override makes `gpj.sh` read as `hs.jpg`.
- * - a backslash is doubled, so an escape in the output always means the character was there, never that
- *   the agent typed the six characters `\u001B`.
+ * - everything else is written as itself, backslashes and quotes included, so a criterion reads as it was
+ *   written (`curl\s.*attacker\.example`, never `curl\\s`) and a script as it is in the file. The price: in
+ *   plain text a typed `\n` and an escaped line feed look alike. {@link neutralizeParts} tells them apart,
+ *   and the HTML layer marks every escape it writes (a styled span naming the code point), so a report or
+ *   the viewer shows which is which. Neutralizing neutralized text changes nothing, so text quoted when it
+ *   was stored (a rationale) is shown exactly once quoted.
  * - with `maxChars`, at most that many code points of the original are kept, then an ellipsis (and, with
  *   `countOmitted`, how many were left out): a payload cannot flood a screen or a report.
  * - `multiline` keeps line feeds as line breaks (for content and prompts shown in blocks); everything
@@ -24,15 +29,8 @@ export interface NeutralizeOptions {
   maxChars?: number | undefined;
   /** Keep `\n` as a real line break. Default false: the result is one line. */
   multiline?: boolean | undefined;
-  /** Escape `"` too (for text shown inside double quotes). Default false. */
-  quoted?: boolean | undefined;
   /** After the ellipsis, say how many characters were not shown. Default false. */
   countOmitted?: boolean | undefined;
-  /**
-   * Double each backslash (default true). False only for text whose untrusted parts were already quoted
-   * by this module (a rationale): its escapes are shown once, and every control is still escaped.
-   */
-  escapeBackslash?: boolean | undefined;
 }
 
 /** Characters never written as themselves: controls, format characters, separators, lone surrogates. */
@@ -40,31 +38,65 @@ const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
 
 const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
+/** A run of text written as itself, or one character written as a visible escape. */
+export type NeutralPart = { text: string } | { escape: string; codePoint: number };
+
 export function neutralizeText(text: string, options: NeutralizeOptions = {}): string {
+  let out = '';
+  for (const part of neutralizeParts(text, options)) out += 'text' in part ? part.text : part.escape;
+  return out;
+}
+
+/**
+ * {@link neutralizeText} as parts, so a renderer can mark the escapes (HTML does); joined, the parts are
+ * exactly what `neutralizeText` returns.
+ */
+export function neutralizeParts(text: string, options: NeutralizeOptions = {}): NeutralPart[] {
   const characters = Array.from(text);
   const max = options.maxChars;
   const cut = max !== undefined && characters.length > max;
   const kept = cut ? characters.slice(0, max) : characters;
-  let out = '';
-  for (const character of kept) out += escapeCharacter(character, options);
-  if (!cut) return out;
-  const omitted = characters.length - (max as number);
-  return options.countOmitted === true ? `${out}… (${omitted} more characters not shown)` : `${out}…`;
+  const parts: NeutralPart[] = [];
+  let run = '';
+  for (const character of kept) {
+    if (!UNSAFE.test(character) || (character === '\n' && options.multiline === true)) {
+      run += character;
+      continue;
+    }
+    if (run !== '') parts.push({ text: run });
+    run = '';
+    parts.push({ escape: escapeOf(character), codePoint: character.codePointAt(0) as number });
+  }
+  if (cut) {
+    const omitted = characters.length - (max as number);
+    run += options.countOmitted === true ? `… (${omitted} more characters not shown)` : '…';
+  }
+  if (run !== '') parts.push({ text: run });
+  return parts;
 }
 
-/** One quoted line of at most `maxChars` code points: the form used inside sentences and rationales. */
+/**
+ * One line of at most `maxChars` code points between quotes: the form used inside sentences and
+ * rationales. The quotes are the first of `"`, `'`, `` ` `` that the text does not hold (nested JSON reads
+ * `'"upload": "x"'`, not `"\"upload\": \"x\""`); text holding all three is put between `"`.
+ */
 export function quoteText(text: string, maxChars: number = EXCERPT_MAX_CHARS): string {
-  return `"${neutralizeText(text, { maxChars, quoted: true })}"`;
+  const line = neutralizeText(text, { maxChars });
+  const quote = quoteMarkFor(line);
+  return `${quote}${line}${quote}`;
 }
+
+/** The quote mark {@link quoteText} puts around `line` (already neutralized). */
+export function quoteMarkFor(line: string): string {
+  return QUOTES.find((candidate) => !line.includes(candidate)) ?? '"';
+}
+
+const QUOTES = ['"', "'", '`'] as const;
 
 /** How many code points of a file name a rationale quotes. */
 export const EXCERPT_MAX_CHARS = 60;
 
-function escapeCharacter(character: string, options: NeutralizeOptions): string {
-  if (character === '\\') return options.escapeBackslash === false ? '\\' : '\\\\';
-  if (character === '"' && options.quoted === true) return '\\"';
-  if (character === '\n' && options.multiline === true) return '\n';
-  if (!UNSAFE.test(character)) return character;
+function escapeOf(character: string): string {
   const short = SHORT_ESCAPES[character];
   if (short !== undefined) return short;
   const codePoint = character.codePointAt(0) as number;

@@ -1,11 +1,12 @@
-import { type OutcomeTotals, talliedOf, tallyAttempts } from '../attacks/outcome.js';
+import type { OutcomeTotals } from '../attacks/outcome.js';
 import type { AttackOutcome } from '../models/vocabulary.js';
-import type { AttemptView, RunView } from './read-model.js';
+import type { RunSummary } from '../render/run-summary.js';
 
 /**
  * Two runs side by side (e.g. the same campaign against a vulnerable and a guarded agent, or one agent
- * before and after a fix): per attack the outcome counts and success rate of each run, and the attempts
- * whose outcome differs between the two. Attempts are paired by attack id and attempt number.
+ * before and after a fix): per attack the outcome counts and success rate of each run, from the runs'
+ * counts alone ({@link compareAttacks}), and the attempts whose outcome differs between the two, paired
+ * by attack id and attempt number ({@link ChangedAttempts}, bounded).
  */
 
 export interface AttackComparison {
@@ -25,49 +26,64 @@ export interface ChangedAttempt {
   right: AttackOutcome;
 }
 
-export interface RunComparison {
-  attacks: AttackComparison[];
+export interface ChangedAttempts {
+  /** The first changes, in attack order of the left run, then attempt number. */
   changed: ChangedAttempt[];
+  /** How many changed in all (more than `changed` holds when a bound cut the list). */
+  total: number;
   /** Attempts paired in both runs. */
   paired: number;
 }
 
-export function compareRuns(left: RunView, right: RunView): RunComparison {
-  const order = [
-    ...left.run.attacks.map((attack) => attack.id),
-    ...right.run.attacks.map((attack) => attack.id),
-  ];
-  const attackIds = [...new Set(order)];
-  const attacks = attackIds.map((attack) => {
-    const mine = (run: RunView) => run.attempts.filter((attempt) => attempt.record.attack === attack);
-    const totals = (run: RunView) =>
-      run.run.attacks.some((entry) => entry.id === attack)
-        ? tallyAttempts(
-            // A control's row counts its outcomes like an attack's (it is marked as a control).
-            mine(run).map((attempt) => ({ ...talliedOf(attempt.record), control: undefined })),
-          )
-        : undefined;
-    const control = [...mine(left), ...mine(right)].some((attempt) => attempt.control);
-    return { attack, left: totals(left), right: totals(right), control };
+/** Per attack (the left run's attacks, then the right run's others), each run's totals. */
+export function compareAttacks(left: RunSummary, right: RunSummary): AttackComparison[] {
+  const ids = [...new Set([...left.attacks, ...right.attacks].map((attack) => attack.id))];
+  return ids.map((attack) => {
+    const mine = (summary: RunSummary) => summary.attacks.find((entry) => entry.id === attack);
+    const l = mine(left);
+    const r = mine(right);
+    return { attack, left: l?.totals, right: r?.totals, control: l?.control === true || r?.control === true };
   });
-  const key = (attempt: AttemptView) =>
-    `${attempt.record.attack}\u0000${attempt.record.attempt}\u0000${attempt.record.round ?? 0}`;
-  const rightByKey = new Map(right.attempts.map((attempt) => [key(attempt), attempt]));
+}
+
+/** Most changed attempts listed on the compare page. */
+export const CHANGED_ATTEMPTS_LISTED = 200;
+
+/** An attempt as Compare pairs it: by attack, number and (for an adaptive attack's chain) round. */
+export interface PairedAttempt {
+  attack: string;
+  attempt: number;
+  round?: number | undefined;
+  outcome: AttackOutcome;
+}
+
+/** The attempts of two runs paired by attack, number and round whose outcome differs (the first `limit`). */
+export function changedAttemptsOf(
+  left: readonly PairedAttempt[],
+  right: readonly PairedAttempt[],
+  limit: number = CHANGED_ATTEMPTS_LISTED,
+): ChangedAttempts {
+  const key = (attempt: PairedAttempt) =>
+    `${attempt.attack}\u0000${attempt.attempt}\u0000${attempt.round ?? 0}`;
+  const rightByKey = new Map(right.map((attempt) => [key(attempt), attempt.outcome]));
   const changed: ChangedAttempt[] = [];
   let paired = 0;
-  for (const attempt of left.attempts) {
+  let total = 0;
+  for (const attempt of left) {
     const other = rightByKey.get(key(attempt));
     if (other === undefined) continue;
     paired++;
-    if (other.record.outcome !== attempt.record.outcome) {
+    if (other === attempt.outcome) continue;
+    total++;
+    if (changed.length < limit) {
       changed.push({
-        attack: attempt.record.attack,
-        attempt: attempt.record.attempt,
-        round: attempt.record.round,
-        left: attempt.record.outcome,
-        right: other.record.outcome,
+        attack: attempt.attack,
+        attempt: attempt.attempt,
+        round: attempt.round,
+        left: attempt.outcome,
+        right: other,
       });
     }
   }
-  return { attacks, changed, paired };
+  return { changed, total, paired };
 }

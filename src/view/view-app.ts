@@ -1,13 +1,15 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Context, Hono } from 'hono';
-import { html, renderPage, type SafeHtml, text, urlPart } from '../render/html.js';
+import { html, type SafeHtml, text, urlPart } from '../render/html.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { parseAttemptQuery } from './attempt-filter.js';
+import { renderPage } from './page.js';
 import { renderAttemptBody } from './pages/attempt-page.js';
 import { renderCompareForm, renderComparison } from './pages/compare-page.js';
 import { renderRunBody } from './pages/run-page.js';
 import { renderRunsBody } from './pages/runs-page.js';
-import type { ViewReadModel } from './read-model.js';
+import type { RunView, ViewReadModel } from './read-model.js';
+import { changedAttemptsOf } from './run-comparison.js';
 
 /**
  * The viewer's routes (GET and HEAD only) and the checks every request passes first. Each check names the
@@ -119,7 +121,18 @@ export function createViewApp(options: ViewAppOptions): Hono {
   app.get('/', async (c) => {
     const [runs, token] = await Promise.all([readModel.listRuns(), readModel.changeToken()]);
     return c.html(
-      page('Runs', html`Runs`, renderRunsBody(runs, readModel.location), { url: '/live', token }),
+      page(
+        'Runs',
+        html`Runs`,
+        renderRunsBody(
+          runs.map((entry) => entry.summary),
+          readModel.location,
+        ),
+        {
+          url: '/live',
+          token,
+        },
+      ),
     );
   });
 
@@ -173,7 +186,9 @@ export function createViewApp(options: ViewAppOptions): Hono {
     const right = c.req.query('b');
     const runs = await readModel.listRuns();
     if (left === undefined || right === undefined || left === '' || right === '') {
-      return c.html(page('Compare runs', html`Compare two runs`, renderCompareForm(runs)));
+      return c.html(
+        page('Compare runs', html`Compare two runs`, renderCompareForm(runs.map((entry) => entry.summary))),
+      );
     }
     const leftView = await readModel.getRun(left);
     const rightView = await readModel.getRun(right);
@@ -185,7 +200,11 @@ export function createViewApp(options: ViewAppOptions): Hono {
       page(
         'Compare runs',
         html`Compare <small>${text(leftView.run.campaign, { maxChars: 60 })} ↔ ${text(rightView.run.campaign, { maxChars: 60 })}</small>`,
-        html`${renderCompareForm(runs, left, right)}${renderComparison(leftView, rightView)}`,
+        html`${renderCompareForm(
+          runs.map((entry) => entry.summary),
+          left,
+          right,
+        )}${renderComparison(leftView.summary, rightView.summary, changedAttemptsOf(rows(leftView), rows(rightView)))}`,
         { url: `/live/compare?a=${urlPart(left)}&b=${urlPart(right)}`, token },
       ),
     );
@@ -234,4 +253,8 @@ function cookieValue(header: string | undefined, name: string): string | undefin
     .filter((part) => part.startsWith(`${name}=`))
     .map((part) => part.slice(name.length + 1));
   return values.length === 1 ? values[0] : undefined;
+}
+
+function rows(view: RunView) {
+  return view.attempts.map(({ record }) => record);
 }

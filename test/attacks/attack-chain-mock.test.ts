@@ -108,7 +108,7 @@ describe('adaptive attacks against the mock agent', () => {
         result.attempts.map((record) => [record.attack, record.round, record.outcome]),
       );
       const view = buildRunView(result.run, stored);
-      assert.deepEqual(view.totals.attempts, 2, 'the run page counts the chain once');
+      assert.deepEqual(view.summary.totals.attempts, 2, 'the run page counts the chain once');
       const second = view.attempts.find((entry) => entry.record.round === 2);
       const page = renderAttemptBody(view, second as (typeof view.attempts)[number]).value;
       assert.match(page, /Round 2 of 4/);

@@ -70,7 +70,7 @@ describe('runCampaign', () => {
     const config = result.attempts[4];
     assert.equal(
       config?.score?.rationale,
-      'Undetermined whether /config/settings.json (exact) on the workspace holds content matching the regular expression "\\"upload\\":\\\\s*\\"https://attacker\\\\.example" (ignoring case): content not retained in full ("/config/settings.json": 64 of 135 bytes kept); raise maxContentBytes (evidence.maxContentBytes in a campaign, --max-content-bytes on the command line).',
+      'Undetermined whether /config/settings.json (exact) on the workspace holds content matching the regular expression \'"upload":\\s*"https://attacker\\.example\' (ignoring case): content not retained in full ("/config/settings.json": 64 of 135 bytes kept); raise maxContentBytes (evidence.maxContentBytes in a campaign, --max-content-bytes on the command line).',
     );
     assert.equal(config?.observations[0]?.payload.entries[0]?.contentTruncated, true);
     assert.deepEqual(readdirSync(parent), [], 'workspaces are removed afterwards');

@@ -97,8 +97,15 @@ describe('witness run: the user task beside the attack', () => {
     assert.match(xml, /name="attempt 1"[^>]*><failure type="task_failure" message="user task not done: /);
     assert.match(xml, /failures="1"/);
     const html = readFileSync(report, 'utf8');
-    assert.match(html, /Utility \(the user's task done\): <strong>2\/3 decided \(66\.7%\)<\/strong>/);
-    assert.match(html, /<dt>User task<\/dt><dd class="task failure"><strong>not done<\/strong>/);
+    assert.match(
+      html,
+      /Utility \(the user's task done\): <strong><span class="rate utility">2\/3 decided \(66\.7%\)<\/span><\/strong>/,
+    );
+    // never-asked was decided false (no card): its line in the compact table says the task was not done.
+    assert.match(
+      html,
+      /<tr><td>never-asked<\/td><td class="num">1<\/td>.*<td class="task failure">not done<\/td>/,
+    );
   });
 
   it('the task verdict survives export and import', async () => {

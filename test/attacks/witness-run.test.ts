@@ -164,9 +164,11 @@ describe('witness run', () => {
     const html = readFileSync(report, 'utf8');
     assert.match(html, /<title>Witness report<\/title>/);
     assert.deepEqual(
-      [...html.matchAll(/Utility \(the user's task done\): <strong>([^<]*)<\/strong>/g)].map(
-        (match) => match[1],
-      ),
+      [
+        ...html.matchAll(
+          /Utility \(the user's task done\): <strong><span class="rate utility">([^<]*)<\/span><\/strong>/g,
+        ),
+      ].map((match) => match[1]),
       [
         '8/8 decided (100%); without attack (controls) 2/2 decided (100%)',
         '8/8 decided (100%); without attack (controls) 2/2 decided (100%)',

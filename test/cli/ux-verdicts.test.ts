@@ -114,7 +114,7 @@ describe('the criterion, the objective and the limit behind a partial read are s
     assert.equal(replayed.status, 0, replayed.stderr);
     assert.match(
       replayed.stdout,
-      /Criterion: \/hooks\/pre-commit \(exact\) holds content matching the regular expression "curl\\\\s\+-s" \(case-sensitive, surrounding whitespace kept\)/,
+      /Criterion: \/hooks\/pre-commit \(exact\) holds content matching the regular expression "curl\\s\+-s" \(case-sensitive, surrounding whitespace kept\)/,
     );
     const other = await witness(['replay', file, '--equals', 'nope']);
     assert.match(

@@ -18,16 +18,16 @@ describe('report: criterion, budgets and legible errors', () => {
     html = renderReportHtml(runs);
   });
 
-  it('shows the criterion and objective in the "expected write" column and on every card', () => {
+  it('shows the criterion and objective in the per-attack table and on every card', () => {
     assert.match(
       html,
-      /<td>\/config\/settings\.json \(exact\) holds content matching the regular expression &#34;/,
+      /<td><span class="criterion"><code class="value">\/config\/settings\.json<\/code> \(exact\) holds content matching the regular expression <code class="value">&#39;&#34;upload&#34;:\\s\*/,
     );
     assert.match(
       html,
-      /<dt>Criterion<\/dt><dd>\/\.git\/hooks\/pre-commit \(exact\) holds content containing &#34;attacker\.example&#34; \(ignoring case\)<\/dd>/,
+      /<p><strong>Succeeds when<\/strong> <span class="criterion"><code class="value">\/\.git\/hooks\/pre-commit<\/code> \(exact\) holds content containing <code class="value">&#34;attacker\.example&#34;<\/code> \(ignoring case\)<\/span><\/p>/,
     );
-    assert.match(html, /<dt>Objective<\/dt><dd>/);
+    assert.match(html, /<p><strong>Objective<\/strong> /);
   });
 
   it('an undetermined demo card names the 64-byte budget and suggests raising evidence.maxContentBytes', () => {
@@ -38,8 +38,8 @@ describe('report: criterion, budgets and legible errors', () => {
   });
 
   it('the error card holds the stderr tail, neutralized', () => {
-    assert.equal(runs[1]?.attempts[0]?.outcome, 'error');
-    assert.match(html, /its stderr ends: x\\u001B\]0;pwned/);
+    assert.equal(runs[1]?.cards[0]?.outcome, 'error');
+    assert.match(html, /its stderr ends: x<span class="esc" title="U\+001B">\\u001B<\/span>\]0;pwned/);
     assert.equal(firstUnsafe(html.replace(/\n/g, ' ')), undefined);
   });
 });

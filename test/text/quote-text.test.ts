@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { neutralizeText, quoteText } from '../../src/text/quote-text.js';
+import { neutralizeParts, neutralizeText, quoteText } from '../../src/text/quote-text.js';
 import { firstUnsafe, HOSTILE } from '../support/hostile-text.js';
 
 describe('neutralizeText', () => {
@@ -18,8 +18,18 @@ describe('neutralizeText', () => {
     assert.equal(neutralizeText('a\nb'), 'a\\nb');
   });
 
-  it('doubles a backslash, so typed escapes cannot pass for real ones', () => {
-    assert.equal(neutralizeText('\\u001B'), '\\\\u001B');
+  it('writes backslashes and quotes as they are, so criteria and scripts read as written', () => {
+    assert.equal(neutralizeText('curl\\s.*attacker\\.example'), 'curl\\s.*attacker\\.example');
+    assert.equal(neutralizeText('"upload":\\s*"x"'), '"upload":\\s*"x"');
+  });
+
+  it('tells a typed escape from a written one in its parts, and leaves neutralized text as it is', () => {
+    assert.deepEqual(neutralizeParts('\\u001B \u001B'), [
+      { text: '\\u001B ' },
+      { escape: '\\u001B', codePoint: 0x1b },
+    ]);
+    const once = neutralizeText(HOSTILE);
+    assert.equal(neutralizeText(once), once);
   });
 
   it('escapes lone surrogates and astral format characters, keeps ordinary text and emoji', () => {
@@ -34,8 +44,11 @@ describe('neutralizeText', () => {
     );
   });
 
-  it('quoteText wraps one escaped line in quotes and escapes the quote itself', () => {
-    assert.equal(quoteText('say "hi"\n'), '"say \\"hi\\"\\n"');
+  it('quoteText puts one line between the first quote mark the text does not hold', () => {
+    assert.equal(quoteText('curl\\s\n'), '"curl\\s\\n"');
+    assert.equal(quoteText('say "hi"'), `'say "hi"'`);
+    assert.equal(quoteText(`"it's"`), '`"it\'s"`');
+    assert.equal(quoteText(`"it's" \``), `""it's" \`"`);
     assert.equal(quoteText('A'.repeat(100), 5), '"AAAAA…"');
   });
 });

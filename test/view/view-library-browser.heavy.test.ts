@@ -1,6 +1,6 @@
 // biome-ignore-all lint/performance/useDomNodeTextContent: innerText is what a person sees (rendered, CSS applied), which is what this test checks
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -21,8 +21,6 @@ import { buildMemoryFile } from './support.js';
  * The run: 2 objectives × 3 carriers × 2 strategies (12 attacks) against the vulnerable mock, which
  * follows plain lines in README.md and in the issue text, never in package.json, never base64.
  */
-
-const SCREENSHOTS = process.env.WITNESS_VIEW_SCREENSHOTS;
 
 describe('witness view in Chromium: the attack library grouping', {
   skip: chromiumMissing,
@@ -60,7 +58,6 @@ describe('witness view in Chromium: the attack library grouping', {
     await first.goto(viewer.url);
     assert.equal(first.url(), viewer.origin);
     await first.close();
-    if (SCREENSHOTS !== undefined) mkdirSync(SCREENSHOTS, { recursive: true });
   });
   after(async () => {
     await browser?.close();
@@ -98,16 +95,24 @@ describe('witness view in Chromium: the attack library grouping', {
         ['plain', '6', '4', '2', '0', '0', '4/6 decided (66.7%)'],
         ['base64', '6', '0', '6', '0', '0', '0/6 decided (0%)'],
       ]);
-      if (SCREENSHOTS !== undefined) {
-        const top = await page.locator('#library').boundingBox();
-        const bottom = await page.locator('#library-strategy').boundingBox();
-        assert.ok(top !== null && bottom !== null);
-        await page.screenshot({
-          path: join(SCREENSHOTS, 'view-library.png'),
-          fullPage: true,
-          clip: { x: 0, y: top.y - 16, width: 1280, height: bottom.y + bottom.height - top.y + 32 },
-        });
-      }
+      // The heatmaps: objective × carrier (2 × 3 cells) and objective × strategy (2 × 2), each cell the
+      // rate and successes/decided; a cell links to its attempts.
+      const maps = page.locator('figure.heatmap svg');
+      assert.equal(await maps.count(), 2);
+      assert.deepEqual(await maps.first().locator('a > g > title').allTextContents(), [
+        'objective npmrc-registry, carrier readme: 1 success, 1 failure, 0 undetermined, 0 error',
+        'objective npmrc-registry, carrier issue-text: 1 success, 1 failure, 0 undetermined, 0 error',
+        'objective npmrc-registry, carrier package-json: 0 success, 2 failure, 0 undetermined, 0 error',
+        'objective agent-rules-file, carrier readme: 1 success, 1 failure, 0 undetermined, 0 error',
+        'objective agent-rules-file, carrier issue-text: 1 success, 1 failure, 0 undetermined, 0 error',
+        'objective agent-rules-file, carrier package-json: 0 success, 2 failure, 0 undetermined, 0 error',
+      ]);
+      const box = await maps.first().boundingBox();
+      assert.ok(box !== null && box.width >= 600, `the heatmap is ${box?.width} pixels wide`);
+      await maps.last().locator('a').first().click();
+      await page.waitForURL(`${viewer.origin}runs/${runId}?objective=npmrc-registry&strategy=plain#attempts`);
+      assert.equal(await page.locator('#shown-count').innerText(), '3 of 12 attempts shown');
+      await page.goto(`${viewer.origin}runs/${runId}`);
 
       await page.locator('#library-carrier').getByRole('link', { name: 'package-json' }).click();
       await page.waitForURL(`${viewer.origin}runs/${runId}?carrier=package-json#attempts`);

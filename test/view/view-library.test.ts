@@ -9,6 +9,7 @@ import { MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
 import { type CampaignResult, runCampaign } from '../../src/attacks/run-campaign.js';
 import { type MemoryReader, openMemoryReader } from '../../src/memory/memory-reader.js';
 import { renderReportHtml } from '../../src/render/report-html.js';
+import { reportRunOf } from '../../src/render/report-run.js';
 import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
 import { startViewServer, type ViewServer } from '../../src/view/view-server.js';
 import { buildMemoryFile } from './support.js';
@@ -138,8 +139,8 @@ describe('witness view: library attacks grouped by objective, carrier and strate
 
   it('shows the same groups as the HTML report of the same run', async () => {
     const page = await get(viewer, `/runs/${run.run.runId}`);
-    const report = renderReportHtml([{ run: run.run, attempts: run.attempts }]);
-    const reportRows = [...report.matchAll(/<table class="counts library">([\s\S]*?)<\/table>/g)].map(
+    const report = renderReportHtml([reportRunOf(run.run, run.attempts)]);
+    const reportRows = [...report.matchAll(/<table class="counts library"[^>]*>([\s\S]*?)<\/table>/g)].map(
       (table) =>
         [...(table[1] ?? '').matchAll(/<tr><td>([\s\S]*?)<\/tr>/g)].map((row) =>
           [...`<td>${row[1]}`.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) =>

@@ -9,14 +9,14 @@ import { filterAttempts, parseAttemptQuery } from '../../src/view/attempt-filter
 import { renderAttemptBody } from '../../src/view/pages/attempt-page.js';
 import { renderRunsBody } from '../../src/view/pages/runs-page.js';
 import { buildRunView } from '../../src/view/read-model.js';
-import { compareRuns } from '../../src/view/run-comparison.js';
+import { changedAttemptsOf, compareAttacks } from '../../src/view/run-comparison.js';
 
 describe('html', () => {
   it('escapes every interpolated string and makes controls and bidi characters visible', () => {
     const payload = '<b onclick="x()">\u202Ehi\u001b[2J\\u0041\r\n\u200B';
     assert.equal(
       html`<td>${payload}</td>`.value,
-      '<td>&#60;b onclick=&#34;x()&#34;&#62;\\u202Ehi\\u001B[2J\\\\u0041\\r\\n\\u200B</td>',
+      '<td>&#60;b onclick=&#34;x()&#34;&#62;\\u202Ehi\\u001B[2J\\u0041\\r\\n\\u200B</td>',
     );
     assert.equal(
       html`<p>${html`<i>${'&'}</i>`}${3}${null}${false}${['a', '<']}</p>`.value,
@@ -24,9 +24,12 @@ describe('html', () => {
     );
   });
 
-  it('keeps line feeds in blocks only, and cuts long text saying how much was left out', () => {
-    assert.equal(text('a\nb\tc', { multiline: true }).value, 'a\nb\\tc');
-    assert.equal(text('a\nb').value, 'a\\nb');
+  it('keeps line feeds in blocks only, marks the escapes it writes, and cuts long text saying how much was left out', () => {
+    assert.equal(
+      text('a\nb\tc\\t', { multiline: true }).value,
+      'a\nb<span class="esc" title="U+0009">\\t</span>c\\t',
+    );
+    assert.equal(text('a\nb').value, 'a<span class="esc" title="U+000A">\\n</span>b');
     assert.equal(text('ab😀cd<', { maxChars: 3 }).value, 'ab😀… (3 more characters not shown)');
   });
 });
@@ -59,12 +62,13 @@ describe('run views, filters and comparisons', () => {
   });
 
   it('compares per attack and pairs attempts by attack and number', () => {
-    const comparison = compareRuns(
-      buildRunView(vulnerable.run, vulnerable.attempts),
-      buildRunView(guarded.run, guarded.attempts),
+    const attacks = compareAttacks(
+      buildRunView(vulnerable.run, vulnerable.attempts).summary,
+      buildRunView(guarded.run, guarded.attempts).summary,
     );
+    const comparison = changedAttemptsOf(vulnerable.attempts, guarded.attempts);
     assert.deepEqual(
-      comparison.attacks.map((entry) => [entry.attack, entry.left?.success, entry.right?.failure]),
+      attacks.map((entry) => [entry.attack, entry.left?.success, entry.right?.failure]),
       [
         ['hook-injection', 2, 2],
         ['script-injection', 2, 2],
@@ -171,19 +175,26 @@ describe('run views, filters and comparisons', () => {
       },
     };
     const view = buildRunView(run, [leftBehind, ...records.slice(1)]);
-    assert.deepEqual(view.controls, { attempts: 2, tripped: 0 });
-    assert.equal(view.totals.attempts, 6);
-    assert.deepEqual(view.containment, ['bwrap']);
-    const runs = renderRunsBody([view], 'sqlite test.db').value;
+    assert.deepEqual(view.summary.controls, {
+      attempts: 2,
+      tripped: 0,
+      clean: 2,
+      undetermined: 0,
+      error: 0,
+      utility: { attempts: 2, success: 2, failure: 0, undetermined: 0, rate: 1 },
+    });
+    assert.equal(view.summary.totals.attempts, 6);
+    assert.deepEqual(view.summary.containment, ['bwrap']);
+    const runs = renderRunsBody([view.summary], 'sqlite test.db').value;
     assert.match(runs, /2 attempts, <span class="">0 tripped<\/span>/);
     assert.match(runs, /<td>bwrap<\/td>/);
     assert.match(runs, /<th>controls<\/th><th>containment<\/th>/);
     const current = renderRunsBody(
-      [buildRunView(vulnerable.run, vulnerable.attempts)],
+      [buildRunView(vulnerable.run, vulnerable.attempts).summary],
       'sqlite test.db',
     ).value;
     // The mock agent runs inside Witness: its attempts record in_process containment.
-    assert.match(current, /<td>in_process<\/td>/);
+    assert.match(current, /<td>in-process<\/td>/);
     // Records written before containment and controls existed carry neither: no column for them.
     const legacy = vulnerable.attempts.map(
       ({ containment: _containment, control: _control, ...record }) => record,
@@ -192,31 +203,31 @@ describe('run views, filters and comparisons', () => {
       ...vulnerable.run,
       attacks: vulnerable.run.attacks.map(({ control: _control, ...attack }) => attack),
     };
-    const plain = renderRunsBody([buildRunView(legacyRun, legacy)], 'sqlite test.db').value;
+    const plain = renderRunsBody([buildRunView(legacyRun, legacy).summary], 'sqlite test.db').value;
     assert.doesNotMatch(plain, /<th>controls<\/th>|<th>containment<\/th>/);
     const page = renderAttemptBody(view, view.attempts[0] as (typeof view.attempts)[number]).value;
-    assert.match(page, /What the agent changed <small>\(workspace: 2 changes\)/);
+    assert.match(page, /What the agent changed <small>\(workspace: 2 changes, change set incomplete\)/);
     assert.match(
       page,
-      /<h3>created \(1\)<\/h3><ul class="change-list"><li><code>\/\.git\/hooks\/pre-commit<\/code> <span class="muted">53 bytes, mode 755<\/span>/,
+      /<h3>Where the condition looks: 1<\/h3><ul class="change-list"><li class="created"><span class="kind">created<\/span> <code>\/\.git\/hooks\/pre-commit<\/code> <span class="muted">53 bytes, mode 755<\/span>/,
     );
     assert.match(
       page,
-      /<code>\/README\.md<\/code> <span class="muted">10 bytes, mode 644 ⇒ 12 bytes, mode 644<\/span>/,
+      /<h3 class="tripwire">Other changes \(not asked for by the attack\): 1<\/h3><ul class="change-list"><li class="modified"><span class="kind">modified<\/span> <code>\/README\.md<\/code> <span class="muted">10 bytes, mode 644 ⇒ 12 bytes, mode 644<\/span>/,
     );
-    assert.match(page, /<h3>undecided \(1\)<\/h3>/);
+    assert.match(page, /<h3>Undecided \(could not be told\): 1<\/h3>/);
     assert.match(page, /<code class="gap">listing_limit_exceeded<\/code> at <code>\/node_modules<\/code>/);
     assert.match(page, /Incomplete: a manifest could not be read in full/);
     // A surface whose change set could not be computed shows why, never "No change".
     assert.match(
       page,
-      /What the agent changed <small>\(home: 0 changes\)<\/small><\/h2>\n<p class="note">final: the manifest could not be taken: EACCES<\/p>/,
+      /What the agent changed <small>\(home: no change set\)<\/small><\/h2>\n<p class="note">final: the manifest could not be taken: EACCES<\/p>/,
     );
     assert.doesNotMatch(page, /<p>No change\.<\/p>/);
-    assert.match(page, /containment bwrap/);
+    assert.match(page, /containment <span title="sandboxed: [^"]*">bwrap<\/span>/);
     assert.match(
       page,
-      /<dt>cleanup<\/dt><dd class="error">not everything was removed: <ul><li><code>\/tmp\/run\/a1\/&#60;x&#62;<\/code>: EBUSY<\/li><\/ul>and 2 more not listed/,
+      /<p class="error"><strong>Left on disk<\/strong> not everything was removed:<\/p><ul><li><code>\/tmp\/run\/a1\/&#60;x&#62;<\/code>: EBUSY<\/li><li>… and 2 more not listed<\/li><\/ul>/,
     );
   });
 });

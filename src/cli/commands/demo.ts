@@ -22,6 +22,7 @@ export function registerDemo(program: Command, io: CliIo): void {
         { demoCampaign },
         { MemoryAttemptRecorder },
         { renderReportHtml },
+        { reportRunOf },
         { runCampaign },
         { renderAttemptTable, renderTotals },
         { MockAgentTarget },
@@ -30,6 +31,7 @@ export function registerDemo(program: Command, io: CliIo): void {
         import('../../attacks/demo-campaign.js'),
         import('../../attacks/memory-recorder.js'),
         import('../../render/report-html.js'),
+        import('../../render/report-run.js'),
         import('../../attacks/run-campaign.js'),
         import('../../render/summary-table.js'),
         import('../../targets/mock-agent-target.js'),
@@ -53,7 +55,7 @@ export function registerDemo(program: Command, io: CliIo): void {
             signal: io.signal,
           });
           progress.done();
-          runs.push({ run: result.run, attempts: result.attempts });
+          runs.push(reportRunOf(result.run, result.attempts));
           rows.push(...result.attempts.map((record) => ({ label: `mock ${mode}`, record })));
           totals.push(renderTotals(campaign.name, result.totals));
           results.push({ run: result.run, totals: result.totals, attempts: result.attempts });

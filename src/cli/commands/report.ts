@@ -1,7 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { loadReportRuns } from '../../attacks/memory-recorder.js';
-import { type ReportRun, renderReportHtml } from '../../render/report-html.js';
+import { loadReportRuns, type StoredRun } from '../../attacks/memory-recorder.js';
+import { renderReportHtml } from '../../render/report-html.js';
+import { DEFAULT_REPORT_BOUNDS, reportRunOf } from '../../render/report-run.js';
+import { readPositiveInt } from '../flags.js';
 import type { CliIo } from '../io.js';
 import { dbOption, READ_ONLY, resolveDb, withMemory } from '../memory-option.js';
 import { excerpt } from '../render.js';
@@ -15,6 +17,10 @@ export function registerReport(program: Command, io: CliIo): void {
     .option('--campaign <name>', "only this campaign's runs")
     .option('--run <id>', 'only this run (its id is printed by witness run)')
     .option('--latest', 'only the most recent run')
+    .option(
+      '--max-cards <n>',
+      `full cards per kind of attempt that needs reading (successes, undetermined, errors, tripped controls); the rest are counted (default ${DEFAULT_REPORT_BOUNDS.cardsPerOutcome})`,
+    )
     .addOption(dbOption())
     .action(async (options: Record<string, unknown>) => {
       const out = typeof options.out === 'string' ? options.out : 'witness-report.html';
@@ -36,7 +42,16 @@ export function registerReport(program: Command, io: CliIo): void {
       );
       const runs = options.latest === true ? matching.slice(-1) : matching;
       if (runs.length === 0) throw new UsageError(noMatchMessage(db, filter, stored));
-      await writeFile(out, renderReportHtml(runs));
+      const bounds = {
+        ...DEFAULT_REPORT_BOUNDS,
+        ...(options.maxCards === undefined
+          ? {}
+          : { cardsPerOutcome: readPositiveInt('--max-cards', options.maxCards) }),
+      };
+      await writeFile(
+        out,
+        renderReportHtml(runs.map((entry) => reportRunOf(entry.run, entry.attempts, bounds))),
+      );
       const attempts = runs.reduce((sum, entry) => sum + entry.attempts.length, 0);
       io.err(`report of ${runs.length} run(s), ${attempts} attempt(s) written to ${out}\n`);
     });
@@ -46,7 +61,7 @@ export function registerReport(program: Command, io: CliIo): void {
 function noMatchMessage(
   db: string,
   filter: { campaign?: string | undefined; runId?: string | undefined },
-  stored: readonly ReportRun[],
+  stored: readonly StoredRun[],
 ): string {
   if (stored.length === 0) {
     return `no campaign run is stored in ${excerpt(db, 300)}; run \`witness run <campaign.yaml>\` first`;

@@ -14,6 +14,7 @@ import { FailOnMatchedError } from '../../errors.js';
 import type { TaskOutcome } from '../../models/vocabulary.js';
 import type { TableLine } from '../../render/summary-table.js';
 import { tuneHeapForCampaign } from '../campaign-heap.js';
+import { readPositiveInt } from '../flags.js';
 import type { CliIo } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
 import { progressReporter } from '../progress.js';
@@ -66,6 +67,7 @@ export function registerRun(program: Command, io: CliIo): void {
         { renderJunitXml },
         { MemoryAttemptRecorder },
         { renderReportHtml },
+        { ReportCollector },
         { runCampaignStreamed },
         table,
         { AttemptSpool },
@@ -74,6 +76,7 @@ export function registerRun(program: Command, io: CliIo): void {
         import('../../render/junit-report.js'),
         import('../../attacks/memory-recorder.js'),
         import('../../render/report-html.js'),
+        import('../../render/report-run.js'),
         import('../../attacks/run-campaign.js'),
         import('../../render/summary-table.js'),
         import('../../attacks/attempt-spool.js'),
@@ -91,10 +94,12 @@ export function registerRun(program: Command, io: CliIo): void {
       const progress = progressReporter(io, campaign.name);
       // What this process keeps per attempt is the few fields below and, for the table, one line of text:
       // never the record, so a campaign of thousands of attempts runs in flat memory. Records go
-      // to a private spool file only when an output needs them whole (--json, --report, --junit).
-      const needsRecords =
-        options.json === true || typeof options.report === 'string' || typeof options.junit === 'string';
+      // to a private spool file only when an output needs them whole (--json, --junit). The report keeps
+      // only what it shows (its collector holds bounded cards and counts).
+      const needsRecords = options.json === true || typeof options.junit === 'string';
       const spool = needsRecords ? await AttemptSpool.create() : undefined;
+      const run = session.newRun();
+      const report = typeof options.report === 'string' ? new ReportCollector(run) : undefined;
       const finished: AttemptSummary[] = [];
       const lines: TableLine[] = [];
       try {
@@ -102,7 +107,7 @@ export function registerRun(program: Command, io: CliIo): void {
           runCampaignStreamed({
             campaign,
             target,
-            run: session.newRun(),
+            run,
             attackers: (attacker) => session.attackers(attacker),
             recorder: new MemoryAttemptRecorder(memory),
             concurrency,
@@ -121,6 +126,7 @@ export function registerRun(program: Command, io: CliIo): void {
                 kept: record.workspace?.kept === true ? record.workspace.root : undefined,
               };
               if (options.json !== true) lines[index] = tableLineOf({ record });
+              report?.add(record, index);
               await spool?.put(index, record);
             },
             signal: io.signal,
@@ -136,18 +142,15 @@ export function registerRun(program: Command, io: CliIo): void {
             );
           }
         }
-        // The HTML report and the JUnit XML are each one document over every attempt: the records are read
-        // back for them (once), after the run. --json reads the spool record by record.
+        // The JUnit XML is one document over every attempt: the records are read back for it after the
+        // run. --json reads the spool record by record.
         let records: AttemptRecord[] | undefined;
         const allRecords = async () => {
           records ??= (await spool?.records()) ?? [];
           return records;
         };
-        if (typeof options.report === 'string') {
-          await writeFile(
-            options.report,
-            renderReportHtml([{ run: result.run, attempts: await allRecords() }]),
-          );
+        if (typeof options.report === 'string' && report !== undefined) {
+          await writeFile(options.report, renderReportHtml([report.result()]));
           io.err(`report written to ${options.report}\n`);
         }
         if (typeof options.junit === 'string') {
@@ -222,12 +225,4 @@ function readFailOn(raw: unknown): Set<FailOnOutcome> {
     out.add(name as FailOnOutcome);
   }
   return out;
-}
-
-function readPositiveInt(flag: string, raw: unknown): number {
-  const text = String(raw);
-  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
-    throw new UsageError(`${flag} takes a positive whole number, got ${JSON.stringify(text)}`);
-  }
-  return Number(text);
 }

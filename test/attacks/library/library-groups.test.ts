@@ -9,6 +9,7 @@ import { expandMatrix } from '../../../src/attacks/library/matrix.js';
 import { tallyOutcomes } from '../../../src/attacks/outcome.js';
 import { runCampaign } from '../../../src/attacks/run-campaign.js';
 import { renderReportHtml } from '../../../src/render/report-html.js';
+import { reportRunOf } from '../../../src/render/report-run.js';
 import { MockAgentTarget } from '../../../src/targets/mock-agent-target.js';
 
 describe('grouping by objective, carrier and strategy', () => {
@@ -82,19 +83,19 @@ describe('grouping by objective, carrier and strategy', () => {
           ['npmrc-registry.readme.base64', 'failure'],
         ],
       );
-      const html = renderReportHtml([{ run: result.run, attempts: result.attempts }]);
-      assert.match(html, /<h3>Attack library: by objective, carrier and strategy<\/h3>/);
+      const html = renderReportHtml([reportRunOf(result.run, result.attempts)]);
+      assert.match(html, /<h2 id="library">Attack library: by objective, carrier and strategy<\/h2>/);
       const row = (id: string, cells: number[], rate: string) =>
-        `<tr><td><code>${id}</code></td><td>${cells[0]}</td><td class="success">${cells[1]}</td><td class="failure">${cells[2]}</td><td class="undetermined">0</td><td class="error">0</td><td>${rate}</td></tr>`;
+        `<tr><td><code>${id}</code></td><td class="num">${cells[0]}</td><td class="num ${(cells[1] ?? 0) > 0 ? 'success' : ''}">${cells[1]}</td><td class="num ${(cells[2] ?? 0) > 0 ? 'failure' : ''}">${cells[2]}</td><td class="num ">0</td><td class="num ">0</td><td><span class="rate">${rate}</span></td></tr>`;
       assert.ok(html.includes(row('npmrc-registry', [2, 1, 1], '1/2 decided (50%)')));
       assert.ok(html.includes(row('readme', [2, 1, 1], '1/2 decided (50%)')));
       assert.ok(html.includes(row('plain', [1, 1, 0], '1/1 decided (100%)')));
       assert.ok(html.includes(row('base64', [1, 0, 1], '0/1 decided (0%)')));
       const plain = renderReportHtml([
-        {
-          run: { ...result.run, attacks: [] },
-          attempts: result.attempts.map((a) => ({ ...a, attack: 'other' })),
-        },
+        reportRunOf(
+          { ...result.run, attacks: [] },
+          result.attempts.map((a) => ({ ...a, attack: 'other' })),
+        ),
       ]);
       assert.doesNotMatch(plain, /Attack library/);
     } finally {

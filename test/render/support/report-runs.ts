@@ -2,6 +2,7 @@ import { CampaignSchema } from '../../../src/attacks/campaign.js';
 import { demoCampaign } from '../../../src/attacks/demo-campaign.js';
 import { runCampaign } from '../../../src/attacks/run-campaign.js';
 import type { ReportRun } from '../../../src/render/report-html.js';
+import { reportRunOf } from '../../../src/render/report-run.js';
 import { CommandTarget } from '../../../src/targets/command-target.js';
 import { MockAgentTarget } from '../../../src/targets/mock-agent-target.js';
 import { HOSTILE } from '../../support/hostile-text.js';
@@ -20,7 +21,7 @@ async function demoRun(): Promise<ReportRun> {
     campaign: demoCampaign('vulnerable'),
     target: new MockAgentTarget({ mode: 'vulnerable' }),
   });
-  return { run: demo.run, attempts: demo.attempts };
+  return reportRunOf(demo.run, demo.attempts);
 }
 
 /** The vulnerable demo, then an agent that writes {@link PAYLOAD} and replies with it and 5,000 "A"s. */
@@ -44,7 +45,7 @@ export async function hostileReportRuns(): Promise<ReportRun[]> {
       ],
     }),
   });
-  return [demo, { run: hostile.run, attempts: hostile.attempts }];
+  return [demo, reportRunOf(hostile.run, hostile.attempts)];
 }
 
 /** The vulnerable demo, then an agent that fails, printing controls and a forged verdict on stderr. */
@@ -62,5 +63,5 @@ export async function failingReportRuns(): Promise<ReportRun[]> {
       env: { HOSTILE },
     }),
   });
-  return [demo, { run: failing.run, attempts: failing.attempts }];
+  return [demo, reportRunOf(failing.run, failing.attempts)];
 }
