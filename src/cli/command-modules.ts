@@ -27,6 +27,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<RegisterCommand>>> 
   model: async () => (await import('./commands/model.js')).registerModel,
   worker: async () => (await import('./commands/worker.js')).registerWorker,
   runs: async () => (await import('./commands/runs.js')).registerRuns,
+  doctor: async () => (await import('./commands/doctor.js')).registerDoctor,
 };
 
 /** The commands served by their own module (and, in the bundled CLI, their own chunk). */

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerAttacks } from './commands/attacks.js';
 import { registerClean } from './commands/clean.js';
 import { registerDemo } from './commands/demo.js';
+import { registerDoctor } from './commands/doctor.js';
 import { registerExport } from './commands/export.js';
 import { registerImport } from './commands/import.js';
 import { registerModel } from './commands/model.js';
@@ -37,6 +38,7 @@ export function buildProgram(io: CliIo): Command {
   registerModel(program, io);
   registerWorker(program, io);
   registerRuns(program, io);
+  registerDoctor(program, io);
   configureSubcommands(program, io);
   return program;
 }
