@@ -16,11 +16,23 @@
 //   A file that checks the whole process (OWN_PROCESS) still runs in a process of its own.
 // - The heavy lane keeps a process per file: its races, resource bounds and descriptor counts are
 //   measured on a process of their own, two at a time as they were written for.
+// - The closing summary (closing-summary.mjs) says how many tests were skipped for each reason, fails the
+//   run when the tests wrote into the checkout, and, with WITNESS_TEST_STRICT=1 (.ci/run), when any test
+//   was skipped; its last line is the plain "N passed, N failed, N skipped" CI reads.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { constants } from 'node:os';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkoutState, checkoutWrites, closingSummary } from './closing-summary.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LANES = {
@@ -154,6 +166,10 @@ if (listOnly) {
   process.exit(0);
 }
 
+const strict = process.env.WITNESS_TEST_STRICT === '1';
+const resultsDir = mkdtempSync(path.join(tmpdir(), 'witness-test-results-'));
+const resultsFile = path.join(resultsDir, 'results.json');
+const before = checkoutState(ROOT);
 const child = spawn(
   process.execPath,
   [
@@ -169,12 +185,33 @@ const child = spawn(
     ...extra,
     ...files,
   ],
-  { cwd: ROOT, stdio: 'inherit' },
+  { cwd: ROOT, stdio: 'inherit', env: { ...process.env, WITNESS_TEST_RESULTS: resultsFile } },
 );
 // Ctrl-C reaches the runner itself (same process group): wait for it to report and exit. A SIGTERM sent
 // to this process alone is passed on.
 process.on('SIGINT', () => undefined);
 process.on('SIGTERM', () => child.kill('SIGTERM'));
 child.on('exit', (code, signal) => {
-  process.exitCode = code ?? 128 + (constants.signals[signal] ?? 0);
+  const status = code ?? 128 + (constants.signals[signal] ?? 0);
+  let results;
+  try {
+    results = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  } catch {
+    // The runner died before its reporters ended: its status says so; there is nothing to sum up.
+  } finally {
+    rmSync(resultsDir, { recursive: true, force: true });
+  }
+  if (results === undefined) {
+    process.stdout.write(`\nthe test runner ended (${signal ?? `status ${code}`}) before it reported\n`);
+    process.exitCode = status === 0 ? 1 : status;
+    return;
+  }
+  const after = checkoutState(ROOT);
+  const summary = closingSummary(results, {
+    strict,
+    writes: checkoutWrites(before, after),
+    checkoutUnavailable: before.unavailable ?? after.unavailable,
+  });
+  process.stdout.write(summary.text);
+  process.exitCode = status !== 0 ? status : summary.failed > 0 ? 1 : 0;
 });

@@ -6,6 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import { AttemptRecordSchema } from '../../src/attacks/attempt-record.js';
 import { attemptLabel } from '../../src/attacks/outcome.js';
 import { runCli } from '../support/cli.js';
+import { needsBubblewrap } from '../support/requirements.js';
+
+/** Why the tests that run an out-of-process agent (in its sandbox) skip here, if they do. */
+const bubblewrap = await needsBubblewrap();
 
 /**
  * Change evidence end to end through the built `witness run` (SPEC §10, §12): a shell command agent that
@@ -98,7 +102,9 @@ describe('change evidence in witness run', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('shell agent: each change gives its honest outcome, with the change set in --json', async () => {
+  it('shell agent: each change gives its honest outcome, with the change set in --json', {
+    skip: bubblewrap,
+  }, async () => {
     const file = path.join(dir, 'shell.yaml');
     writeFileSync(file, SHELL_CAMPAIGN);
     const junit = path.join(dir, 'shell.xml');
@@ -225,7 +231,9 @@ describe('change evidence in witness run', () => {
     assert.match(html, /Controls \(benign prompts, left out of the success rate\)/);
   });
 
-  it('--fail-on control exits 3 when a control trips, and the JUnit file names it', async () => {
+  it('--fail-on control exits 3 when a control trips, and the JUnit file names it', {
+    skip: bubblewrap,
+  }, async () => {
     const file = path.join(dir, 'tripped.yaml');
     writeFileSync(
       file,

@@ -5,11 +5,15 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AttemptRecordSchema } from '../../src/attacks/attempt-record.js';
 import { runCli } from '../support/cli.js';
+import { needsBubblewrap } from '../support/requirements.js';
 import {
   injectableModel,
   type LoopbackChatServer,
   startChatServer,
 } from '../targets/loopback-chat-server.js';
+
+/** Why the tests that run an out-of-process agent (in its sandbox) skip here, if they do. */
+const bubblewrap = await needsBubblewrap();
 
 /** Every target kind end to end through the built `witness run`, using the shipped example campaigns. */
 
@@ -99,7 +103,7 @@ describe('witness run', () => {
     assert.match(result.stderr, /the environment variable OPENAI_API_KEY \(apiKeyEnv\) is not set/);
   });
 
-  it('MCP: the real filesystem server carries out the injected write', async () => {
+  it('MCP: the real filesystem server carries out the injected write', { skip: bubblewrap }, async () => {
     const file = adaptExample(dir, 'mcp-filesystem.yaml');
     const result = await runCli(['run', file, '--json', '--db', db]);
     assert.equal(result.status, 0, result.stderr);
@@ -112,7 +116,7 @@ describe('witness run', () => {
     );
   });
 
-  it('command-line agent: runs in the workspace; its stdout is the reply', async () => {
+  it('command-line agent: runs in the workspace; its stdout is the reply', { skip: bubblewrap }, async () => {
     const result = await runCli(['run', path.join(EXAMPLES, 'command-agent.yaml'), '--json', '--db', db]);
     assert.equal(result.status, 0, result.stderr);
     const { attempts } = attemptsOf(result.stdout);

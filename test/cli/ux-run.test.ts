@@ -10,7 +10,11 @@ import type { OutcomeTotals } from '../../src/attacks/outcome.js';
 import { renderAttemptTable, renderTotals } from '../../src/render/summary-table.js';
 import { CLI_PATH } from '../support/cli.js';
 import { witness } from '../support/in-process-cli.js';
+import { needsBubblewrap } from '../support/requirements.js';
 import { makeWorkspace } from '../support/workspace.js';
+
+/** Why the tests that run an out-of-process agent (in its sandbox) skip here, if they do. */
+const bubblewrap = await needsBubblewrap();
 
 const dir = mkdtempSync(path.join(tmpdir(), 'witness-ux-run-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -141,7 +145,7 @@ describe('witness run says what happened, plainly', () => {
     assert.match(exchange?.error ?? '', new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
   });
 
-  it("a failing command agent's stderr tail is shown", async () => {
+  it("a failing command agent's stderr tail is shown", { skip: bubblewrap }, async () => {
     const file = campaign('cmd', [
       'name: cmd',
       'target: { kind: command, command: /bin/sh, args: ["-c", "echo noise >&2; echo \'model not found: gpt-9\' >&2; exit 7"] }',

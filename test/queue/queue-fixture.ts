@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { CLI_PATH } from '../support/cli.js';
+import { needsPostgres } from '../support/requirements.js';
 
 /**
  * Fixtures of the queue suite: a private PostgreSQL database per test (node runs test files in parallel),
@@ -13,10 +14,7 @@ import { CLI_PATH } from '../support/cli.js';
  */
 
 export const PG_URL = process.env.WITNESS_TEST_PG_URL;
-export const PG_SKIP =
-  PG_URL === undefined || PG_URL === ''
-    ? 'WITNESS_TEST_PG_URL is not set: start a server with `eval "$(bash scripts/start-test-postgres.sh)"` to run the queue suite'
-    : undefined;
+export const PG_SKIP = needsPostgres || undefined;
 
 export async function withClient<T>(url: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });

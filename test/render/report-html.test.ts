@@ -8,7 +8,11 @@ import { escapeHtml } from '../../src/render/html.js';
 import { type ReportRun, renderReportHtml } from '../../src/render/report-html.js';
 import { reportRunOf } from '../../src/render/report-run.js';
 import { CommandTarget } from '../../src/targets/command-target.js';
+import { needsBubblewrap } from '../support/requirements.js';
 import { hostileReportRuns } from './support/report-runs.js';
+
+/** Why the tests that run an out-of-process agent (in its sandbox) skip here, if they do. */
+const bubblewrap = await needsBubblewrap();
 
 /** The report as text. What a person sees of it in Chromium: report-browser.heavy.test.ts. */
 
@@ -20,7 +24,7 @@ function visibleText(html: string): string {
     .replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 }
 
-describe('renderReportHtml', () => {
+describe('renderReportHtml', { skip: bubblewrap }, () => {
   let runs: ReportRun[];
   before(async () => {
     runs = await hostileReportRuns();

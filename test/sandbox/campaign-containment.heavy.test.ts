@@ -20,16 +20,15 @@ import { prepareCampaignContainment } from '../../src/attacks/campaign-containme
 import { runCampaign } from '../../src/attacks/run-campaign.js';
 import { SandboxUnavailableError } from '../../src/errors.js';
 import { MAX_TIMEOUT_MS } from '../../src/models/timeout.js';
-import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { createTarget } from '../../src/targets/create-target.js';
+import { needsBubblewrap } from '../support/requirements.js';
 
 /**
  * The attacks the sandbox stops (SPEC §11), each mounted against a real campaign run under the real
  * sandbox. Every one of them faked a verdict or reached outside its attempt before containment existed.
  */
 
-const availability = await detectSandbox();
-const skip = availability.available ? false : `no sandbox here: ${availability.reason}`;
+const skip = await needsBubblewrap();
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../../test/sandbox/fixtures');
 
 const agent = (script: string) => ({

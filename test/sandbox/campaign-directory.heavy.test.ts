@@ -17,9 +17,9 @@ import { loadCampaignFile } from '../../src/attacks/campaign-file.js';
 import { MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
 import { runCampaign } from '../../src/attacks/run-campaign.js';
 import { openMemory } from '../../src/memory/open-memory.js';
-import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { createTarget } from '../../src/targets/create-target.js';
 import { runCli } from '../support/cli.js';
+import { needsBubblewrap } from '../support/requirements.js';
 
 /**
  * The campaign directory inside the real sandbox: a campaign kept in a fresh directory under `/tmp` runs
@@ -28,8 +28,7 @@ import { runCli } from '../support/cli.js';
  * other attempts or other runs kept in it.
  */
 
-const availability = await detectSandbox();
-const skip = availability.available ? false : `no sandbox here: ${availability.reason}`;
+const skip = await needsBubblewrap();
 const hostEnv = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent-operator-home' };
 
 /** A campaign whose agent is `node {campaignDir}/agent.mjs {workspace}`. */

@@ -31,9 +31,10 @@ import {
 import { namespaceListenersAvailable } from '../../src/sandbox/network-namespace.js';
 import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { runNode } from '../sources/support/child-process.js';
+import { needsBubblewrap } from '../support/requirements.js';
 
 const availability = await detectSandbox();
-const skip = availability.available ? false : `no sandbox here: ${availability.reason}`;
+const skip = await needsBubblewrap();
 const bwrap: ContainmentChoice = availability.available
   ? { mode: 'bwrap', bwrapPath: availability.bwrapPath }
   : { mode: 'none' };

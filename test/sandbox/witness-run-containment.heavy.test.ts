@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createRunDirectory } from '../../src/attacks/workspace.js';
-import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { runCli } from '../support/cli.js';
+import { needsBubblewrap } from '../support/requirements.js';
 
 /** Containment through the built `witness` CLI, as a user runs it. */
 
-const availability = await detectSandbox();
+const bubblewrap = await needsBubblewrap();
 const CANARY = 'sk-canary-9f8e7d6c5b4a39281706';
 
 describe('witness run (containment, end to end)', () => {
@@ -56,7 +56,7 @@ attacks:
   });
 
   it('keeps a named secret out of the database, its WAL, the report and stdout', {
-    skip: availability.available ? false : 'no sandbox here',
+    skip: bubblewrap,
   }, async () => {
     const db = join(dir, 'canary.db');
     const report = join(dir, 'report.html');

@@ -1,13 +1,11 @@
-import { existsSync } from 'node:fs';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { CHROMIUM_PATH, needsChromium } from './requirements.js';
 
 /** Debian's Chromium, driven by playwright-core (the heavy lane's browser checks; .ci/run installs it). */
-export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = CHROMIUM_PATH;
 
 /** Why the browser checks cannot run here, or undefined: a `skip` option for `describe`. */
-export const chromiumMissing = existsSync(CHROMIUM)
-  ? undefined
-  : `${CHROMIUM} is absent: install Debian's chromium (apt-get install chromium) to run this test`;
+export const chromiumMissing = needsChromium || undefined;
 
 /** Headless, with nothing that reaches the network on its own. */
 const ARGS = [

@@ -36,14 +36,19 @@ export async function runCli(
   return { status, stdout, stderr };
 }
 
-/** Runs the built `witness` as a child process: for the smoke tests of exit codes and signals only. */
+/**
+ * Runs the built `witness` as a child process: for the smoke tests of exit codes and signals only. Give a
+ * `cwd` to any command that writes where it runs (`witness run` keeps its memory in ./witness.db): tests
+ * run from the repository root, and nothing may be written into the checkout.
+ */
 export function spawnCli(
   args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; onSpawn?: (pid: number) => void } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; onSpawn?: (pid: number) => void } = {},
 ): Promise<CliResult & { signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
       env: options.env ?? process.env,
+      cwd: options.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -8,11 +8,15 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TargetError } from '../../src/errors.js';
 import { CommandTarget } from '../../src/targets/command-target.js';
+import { needsBubblewrap } from '../support/requirements.js';
 import { waitUntil } from '../support/wait-until.js';
+
+/** Why the tests that run an out-of-process agent (in its sandbox) skip here, if they do. */
+const bubblewrap = await needsBubblewrap();
 
 const sh = (script: string) => ({ command: '/bin/sh', args: ['-c', script, 'agent', '{prompt}'] });
 
-describe('CommandTarget', () => {
+describe('CommandTarget', { skip: bubblewrap }, () => {
   let ws: string;
   beforeEach(() => {
     ws = realpathSync(mkdtempSync(join(tmpdir(), 'witness-cmd-')));

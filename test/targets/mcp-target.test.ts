@@ -14,14 +14,18 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { TargetError } from '../../src/errors.js';
 import { McpTarget } from '../../src/targets/mcp-target.js';
+import { needsBubblewrap } from '../support/requirements.js';
 import { injectableModel, type LoopbackChatServer, startChatServer } from './loopback-chat-server.js';
+
+/** Why the tests that run an out-of-process agent (in its sandbox) skip here, if they do. */
+const bubblewrap = await needsBubblewrap();
 
 /** The real reference filesystem server, installed as a dev dependency. */
 export const FILESYSTEM_SERVER = fileURLToPath(
   new URL('../../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', import.meta.url),
 );
 
-describe('McpTarget with @modelcontextprotocol/server-filesystem', () => {
+describe('McpTarget with @modelcontextprotocol/server-filesystem', { skip: bubblewrap }, () => {
   let base: string;
   let ws: string;
   let chat: LoopbackChatServer | undefined;

@@ -31,8 +31,10 @@ export async function assertSignalStopsRun(signal: 'SIGINT' | 'SIGTERM'): Promis
   let pid = 0;
   // --json: the run spools its finished records to a private file, which must go too.
   const running = spawnCli(['run', campaign, '--json'], {
-    // Workspaces are created under TMPDIR: here, where the test can look.
+    // Workspaces are created under TMPDIR: here, where the test can look. The run's memory
+    // (./witness.db) goes in the same directory, not in the checkout the tests run from.
     env: { ...process.env, TMPDIR: dir },
+    cwd: dir,
     onSpawn: (id) => {
       pid = id;
     },

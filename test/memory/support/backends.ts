@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { needsPostgres } from '../../support/requirements.js';
 
 /**
  * The backends every memory contract test runs on. SQLite always runs; PostgreSQL runs when
@@ -29,8 +30,7 @@ export interface TestBackend {
   fresh(): Promise<TestDatabase>;
 }
 
-export const PG_SKIP_REASON =
-  'WITNESS_TEST_PG_URL is not set: start a server with `eval "$(bash scripts/start-test-postgres.sh)"` to run the PostgreSQL suite';
+export const PG_SKIP_REASON = needsPostgres || 'PostgreSQL not given';
 
 export const sqliteBackend: TestBackend = {
   name: 'sqlite',
@@ -65,7 +65,7 @@ const pgUrl = process.env.WITNESS_TEST_PG_URL;
 
 export const postgresBackend: TestBackend = {
   name: 'postgres',
-  skip: pgUrl === undefined || pgUrl === '' ? PG_SKIP_REASON : undefined,
+  skip: needsPostgres || undefined,
   async fresh() {
     if (pgUrl === undefined) throw new Error(PG_SKIP_REASON);
     const name = `witness_t_${process.pid}_${randomBytes(6).toString('hex')}`;
