@@ -110,8 +110,7 @@ async function sandboxCheck(
 
 /**
  * `network: none` gives the agent a network namespace of its own (bubblewrap `--unshare-net`). Some
- * machines allow user namespaces but refuse a new network namespace, so the sandbox trial is run once
- * more with it.
+ * machines allow user namespaces but refuse a new network namespace, so bubblewrap is asked for one alone.
  */
 async function networkCheck(bwrapPath: string | undefined): Promise<DoctorCheck> {
   if (bwrapPath === undefined) {
@@ -122,14 +121,8 @@ async function networkCheck(bwrapPath: string | undefined): Promise<DoctorCheck>
       fix: 'see sandbox',
     };
   }
-  const { BASE_BWRAP_ARGUMENTS } = await import('../../sandbox/bwrap-arguments.js');
-  const failure = await runsTrue(bwrapPath, [
-    ...BASE_BWRAP_ARGUMENTS,
-    '--unshare-net',
-    '--clearenv',
-    '--',
-    'true',
-  ]);
+  // The host read-only and nothing else: whether the rest of the sandbox starts is the line above.
+  const failure = await runsTrue(bwrapPath, ['--ro-bind', '/', '/', '--unshare-net', '--', 'true']);
   return failure === undefined
     ? {
         id: 'network_namespaces',
