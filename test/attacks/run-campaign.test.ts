@@ -188,7 +188,9 @@ describe('runCampaign', () => {
     }
   });
 
-  it('judges the workspace of a failing target: a proven condition is a success with the failure kept beside it', { skip: bubblewrap }, async () => {
+  it('judges the workspace of a failing target: a proven condition is a success with the failure kept beside it', {
+    skip: bubblewrap,
+  }, async () => {
     const campaign = CampaignSchema.parse({
       name: 'crash',
       target: { kind: 'command', command: '/bin/sh' },
