@@ -3,9 +3,10 @@
 //
 // - Nothing is written into the checkout. A test that runs `witness` in the repository's own directory
 //   leaves `./witness.db` there (the default memory), and `git status` of a fresh clone is no longer clean.
-//   The checkout's untracked and ignored entries, and the changed tracked ones, are listed before and
-//   after the run (`dist/` and `node_modules/` apart: they are the build's); a new entry, or one whose
-//   size or modification time moved, fails the run, named.
+//   The checkout's untracked and ignored entries are listed before and after the run (`dist/` and
+//   `node_modules/` apart: they are the build's); a new entry, or one whose size or modification time
+//   moved, fails the run, named. Edits to tracked files are left out: a developer edits sources while the
+//   suite runs, and .ci/run checks its copy's `git status` after the tests.
 // - Strict mode (WITNESS_TEST_STRICT=1, set by .ci/run, where every tool is installed): any skipped test
 //   fails the run. On a developer's machine a test whose tool (bubblewrap, Chromium, PostgreSQL) is
 //   missing skips and says why; in CI that would hide a broken setup.
@@ -20,8 +21,8 @@ import path from 'node:path';
 const BUILD_ENTRIES = new Set(['dist/', 'node_modules/']);
 
 /**
- * What of the checkout is not as committed: `git status` entries (untracked and ignored ones included,
- * an untracked directory as one entry) with their size and modification time. `{ unavailable }` when git
+ * What of the checkout is not committed: the untracked and ignored entries `git status` shows (an
+ * untracked directory as one entry) with their size and modification time. `{ unavailable }` when git
  * cannot tell (not a git work tree, no git): the check is then reported as not made, never as passed.
  */
 export function checkoutState(root) {
@@ -46,7 +47,7 @@ export function checkoutState(root) {
     const name = record.slice(3);
     // A rename or copy is followed by its source path, which names nothing in the tree now.
     if (status[0] === 'R' || status[0] === 'C') i++;
-    if (BUILD_ENTRIES.has(name)) continue;
+    if (BUILD_ENTRIES.has(name) || (status !== '??' && status !== '!!')) continue;
     entries.set(name, `${status} ${stamp(path.join(root, name))}`);
   }
   return { entries };
@@ -81,7 +82,7 @@ export function closingSummary(results, { strict, writes, checkoutUnavailable })
   if (writes.length > 0) {
     failed++;
     lines.push(
-      `the tests wrote into the checkout (write under a temporary directory, and run \`witness\` with a cwd there): ${writes.join(', ')}`,
+      `the tests wrote into the checkout (write under a temporary directory, and run \`witness\` with a cwd there; or, if you made these while the tests ran, run them again): ${writes.join(', ')}`,
     );
   }
   if (checkoutUnavailable !== undefined) {
