@@ -56,3 +56,4 @@ export {
   O_RDONLY,
   type SurfaceFs,
 } from './confined-fs/surface-fs.js';
+export { openat2Unavailable } from './confined-fs/surface-fs-choice.js';

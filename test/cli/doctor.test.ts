@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { type DoctorCheck, nodeSupported, renderChecks } from '../../src/cli/commands/doctor.js';
 import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
-import { openat2Unavailable } from '../../src/sources/local-file/surface-fs-choice.js';
+import { openat2Unavailable } from '../../src/sources/confined-fs.js';
 import { runCli } from '../support/cli.js';
 import { needsChromium, needsPostgres, TEST_PG_URL } from '../support/requirements.js';
 

@@ -138,7 +138,7 @@ async function networkCheck(bwrapPath: string | undefined): Promise<DoctorCheck>
 }
 
 async function surfaceFsCheck(): Promise<DoctorCheck> {
-  const { openat2Unavailable } = await import('../../sources/local-file/surface-fs-choice.js');
+  const { openat2Unavailable } = await import('../../sources/confined-fs.js');
   const unavailable = openat2Unavailable();
   return unavailable === undefined
     ? { id: 'surface_fs', status: 'ok', detail: 'openat2: the kernel confines every open beneath the root' }
