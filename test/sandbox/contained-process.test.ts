@@ -64,6 +64,16 @@ function processesWith(marker: string): number[] {
   return found;
 }
 
+/** Whether `pid` runs (killed and waiting to be reaped counts as gone). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
 async function collect(process: ContainedProcess) {
   let stdout = '';
   let stderr = '';
@@ -393,20 +403,27 @@ describe('a process run with sandbox: none', () => {
   };
 
   it('kills its session, and a daemon that left the session but works in the workspace', async () => {
+    // Each child writes its pid (after setsid, for the daemon) and then waits far longer than any test;
+    // the agent ends only once both are written. No race with a short sleep: under load a daemon still
+    // forking died with the session's group (uncounted), and a Witness slow to see the agent's exit found
+    // a daemon whose short sleep had already ended.
     const { end } = await collect(
       startContained(
         options(
-          'sh -c "sleep 0.4; echo a > in-session.txt" & ' +
-            'setsid sh -c "sleep 0.4; echo b > left-session.txt" </dev/null >/dev/null 2>&1 & sleep 0.1; echo ok',
+          "sh -c 'echo $$ > in-session.pid; exec sleep 60' & " +
+            "setsid sh -c 'echo $$ > left-session.pid; exec sleep 60' </dev/null >/dev/null 2>&1 & " +
+            'until [ -s in-session.pid ] && [ -s left-session.pid ]; do sleep 0.01; done; echo ok',
         ),
       ),
     );
     assert.equal(end.allGone, true);
     // The in-session child dies with the session's group; the one that left is found by its cwd.
     assert.ok(end.killedStragglers >= 1, `killed ${end.killedStragglers}`);
-    await delay(900);
-    assert.equal(existsSync(join(dir, 'workspace', 'in-session.txt')), false);
-    assert.equal(existsSync(join(dir, 'workspace', 'left-session.txt')), false);
+    for (const name of ['in-session.pid', 'left-session.pid']) {
+      const pid = Number(readFileSync(join(dir, 'workspace', name), 'utf8'));
+      assert.ok(pid > 0, name);
+      assert.equal(running(pid), false, `${name}: ${pid} still runs`);
+    }
   });
 
   it('ends within drainMs when a daemon holds stdout', async () => {
