@@ -1,4 +1,5 @@
 import type { SurfaceChanges } from '../models/change-set.js';
+import { type Condition, isFileCondition } from '../models/condition.js';
 import type { Manifest } from '../models/manifest.js';
 import type { Surface } from '../models/vocabulary.js';
 import { type ClockMark, markFileSystemClock } from '../sources/file-system-clock.js';
@@ -25,6 +26,26 @@ import type { Workspace } from './workspace.js';
  */
 
 export type SurfaceSources = Partial<Record<Surface, LocalFileSurfaceSource>>;
+
+/**
+ * Per surface, the exact uris its manifests look up on their own beside the walk (SPEC §13): those of the
+ * exact file conditions the attempt is judged by, so a budget the walk ran out of elsewhere (1,100 empty
+ * files) or a link git follows (`.git -> real-git`) cannot leave them undetermined.
+ */
+export type SurfaceLookups = Partial<Record<Surface, readonly string[]>>;
+
+/** The lookups the exact file conditions among `conditions` call for (others need none). */
+export function lookupsFor(conditions: readonly Condition[]): SurfaceLookups {
+  const out: Partial<Record<Surface, string[]>> = {};
+  for (const condition of conditions) {
+    if (!isFileCondition(condition) || condition.match !== 'exact') continue;
+    const surface = condition.surface ?? 'workspace';
+    const uris = out[surface] ?? [];
+    uris.push(condition.uri);
+    out[surface] = uris;
+  }
+  return out;
+}
 
 /** One source per surface root of the attempt. */
 export function openSurfaceSources(
@@ -64,9 +85,12 @@ export async function takeBaselines(
   sources: SurfaceSources,
   signal?: AbortSignal,
   clockDirectory?: string,
+  lookups: SurfaceLookups = {},
 ): Promise<Baselines> {
   const out: Baselines = {};
-  for (const [surface, source] of entries(sources)) out[surface] = await manifestOf(source, surface, signal);
+  for (const [surface, source] of entries(sources)) {
+    out[surface] = await manifestOf(source, surface, signal, undefined, lookups[surface]);
+  }
   if (clockDirectory !== undefined) {
     try {
       out.clean = markFileSystemClock(clockDirectory);
@@ -83,6 +107,7 @@ export async function takeChanges(
   baselines: Baselines,
   signal?: AbortSignal,
   workspaceIntact?: () => boolean,
+  lookups: SurfaceLookups = {},
 ): Promise<SurfaceChanges[]> {
   const out: SurfaceChanges[] = [];
   for (const [surface, source] of entries(sources)) {
@@ -91,7 +116,7 @@ export async function takeChanges(
       before.manifest !== null && baselines.clean !== undefined
         ? { baseline: before.manifest, mark: baselines.clean }
         : undefined;
-    let after = await manifestOf(source, surface, signal, reuseDigestsFrom);
+    let after = await manifestOf(source, surface, signal, reuseDigestsFrom, lookups[surface]);
     if (surface === 'workspace' && workspaceIntact !== undefined && !workspaceIntact()) {
       after = {
         manifest: null,
@@ -121,10 +146,15 @@ async function manifestOf(
   surface: Surface,
   signal: AbortSignal | undefined,
   reuseDigestsFrom?: DigestBaseline,
+  lookups?: readonly string[],
 ): Promise<{ manifest: Manifest | null; error: string | null }> {
   try {
-    const options =
-      reuseDigestsFrom === undefined ? { surface, signal } : { surface, signal, reuseDigestsFrom };
+    const options = {
+      surface,
+      signal,
+      ...(reuseDigestsFrom === undefined ? {} : { reuseDigestsFrom }),
+      ...(lookups === undefined || lookups.length === 0 ? {} : { lookups }),
+    };
     return { manifest: await source.acquireManifest(options), error: null };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;

@@ -27,6 +27,7 @@ import { attemptSource, redactingScorerMemory } from './attempt-source.js';
 import { type Attack, type Campaign, taskExpectation } from './campaign.js';
 import {
   closeSurfaceSources,
+  lookupsFor,
   openSurfaceSources,
   type SurfaceSources,
   takeBaselines,
@@ -141,7 +142,10 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
   try {
     // The baseline is taken after planting and before the agent starts: what it holds, the agent did not write.
     // The clean moment is read in the run's private directory (same file system, never the agent's).
-    const baselines = await takeBaselines(sources, context.signal, workspace.runPath);
+    // Exact conditions (the attack's and the user task's) are looked up on their own too (SPEC §13).
+    const task = taskExpectation(context.attack, context.campaign);
+    const lookups = lookupsFor([...context.expectation.conditions, ...(task?.conditions ?? [])]);
+    const baselines = await takeBaselines(sources, context.signal, workspace.runPath, lookups);
     const network = await openNetwork(context, workspace);
     let sent: TargetStep;
     let networkEvidence: NetworkEvidence;
@@ -153,7 +157,13 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
       await network.close();
     }
     // Judged only now: the target returns after every process it started is gone (SPEC §11).
-    const changes = await takeChanges(sources, baselines, context.signal, () => workspace.isIntact());
+    const changes = await takeChanges(
+      sources,
+      baselines,
+      context.signal,
+      () => workspace.isIntact(),
+      lookups,
+    );
     const judged = await judgeWorkspace(context, workspace, sources, sent, changes, networkEvidence);
     const cleanup = await releaseWorkspace(context, workspace);
     released = true;

@@ -24,6 +24,7 @@ import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file
 import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
 import { type BaselineDigests, mergeReused } from './local-file/baseline-digests.js';
 import { DEFAULT_LIMITS, resolveLimits, type SourceLimits } from './local-file/limits.js';
+import type { LookupResult } from './local-file/manifest-lookups.js';
 import { SurfaceEntryUnpacker } from './local-file/surface-entry-unpacking.js';
 import type { AcquireOptions, SurfaceSource } from './surface-source.js';
 
@@ -76,6 +77,13 @@ export interface AcquireManifestOptions extends AcquireOptions {
    * was decided, or why digest reuse was declined.
    */
   reuseDigestsFrom?: DigestBaseline;
+  /**
+   * Exact uris each looked up on its own beside the walk, with budgets of their own and links beneath the
+   * root followed (SPEC §13): the manifest's entry at each (or its absence) is the lookup's, recorded in
+   * `lookups`, so a budget the walk ran out of elsewhere in the tree cannot hide what is at that uri. Give
+   * the uris of the exact conditions the manifest will judge.
+   */
+  lookups?: readonly string[];
 }
 
 export const LOCAL_FILE_SOURCE_TYPE = 'LocalFileSurfaceSource';
@@ -224,6 +232,8 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const takenAt = new Date().toISOString();
     const started = performance.now();
     const reuse = this.#reuseRequest(options.reuseDigestsFrom);
+    // Validated before any I/O, as every locator is; sorted and unique.
+    const looked = [...new Set((options.lookups ?? []).map((uri) => parseLocator(uri, 'exact').uri))].sort();
     const request: AcquireRequest = {
       root: this.root,
       uri: '/**',
@@ -259,16 +269,31 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const walked = [...(finished?.lists ?? []), checkManifestEntries(result.manifest ?? [])];
     const picks = manifestPicks(walked, result.manifestOrder, result.reused, reuse.baseline);
     if (reuse.baseline !== undefined) walked.push(reuse.baseline.entries);
-    const entries = pickCheckedManifestEntries(walked, picks);
+    let entries = pickCheckedManifestEntries(walked, picks);
+    let gaps = result.gaps;
+    let statKeys = result.statKeys;
+    let lookups: string[] | undefined;
+    // An unavailable root has nothing to look up in (and the manifest says so).
+    if (looked.length > 0 && result.acquisition !== 'unavailable') {
+      const results = await this.#lookUp(looked, signal, checkManifestEntries);
+      if (results.length > 0) {
+        const { mergeLookups } = await import('./local-file/manifest-lookups.js');
+        const merged = mergeLookups(entries, statKeys, gaps, results);
+        ({ entries, gaps, keys: statKeys, lookups } = merged);
+      }
+    }
+    // A lookup's gap makes a complete walk's manifest partial; nothing else changes the walk's status.
+    const acquisition = result.acquisition === 'complete' && gaps.length > 0 ? 'partial' : result.acquisition;
     const manifest = checkManifestReusingEntries({
       ...base,
-      acquisition: result.acquisition,
+      acquisition,
       entries,
       coverage: {
-        complete: result.acquisition === 'complete',
-        reasons: uniqueReasons(result.gaps),
-        gaps: result.gaps,
+        complete: acquisition === 'complete',
+        reasons: uniqueReasons(gaps),
+        gaps,
       },
+      ...(lookups === undefined ? {} : { lookups }),
       metadata: {
         ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
         durationMs,
@@ -278,8 +303,38 @@ export class LocalFileSurfaceSource implements SurfaceSource {
           : { carryOver: { ...reuse.metadata, ...(result.reuseCounts ?? {}) } }),
       },
     });
-    if (result.statKeys !== undefined) this.#statKeys.set(manifest, result.statKeys);
+    if (statKeys !== undefined) this.#statKeys.set(manifest, statKeys);
     return manifest;
+  }
+
+  /**
+   * Each uri looked up on its own (local-file/exact-lookup.ts), one job each, one after the other. A
+   * lookup that could not run (the root became unavailable, a thread failed) is left out: its uri is then
+   * judged from the walk, as without lookups.
+   */
+  async #lookUp(
+    uris: readonly string[],
+    signal: AbortSignal | undefined,
+    check: (batch: readonly unknown[]) => ManifestEntry[],
+  ): Promise<LookupResult[]> {
+    const out: LookupResult[] = [];
+    for (const uri of uris) {
+      const request: AcquireRequest = {
+        root: this.root,
+        uri,
+        match: 'exact',
+        limits: { ...this.limits },
+        mode: 'lookup',
+      };
+      const { outcome, finished } = await this.#runAbortable(request, signal, {
+        receive: () => [],
+        finish: () => [],
+      });
+      if (finished?.invalid !== undefined) throw finished.invalid;
+      if (outcome.kind !== 'done' || outcome.result.acquisition === 'unavailable') continue;
+      out.push({ uri, entries: check(outcome.result.manifest ?? []), gaps: outcome.result.gaps });
+    }
+    return out;
   }
 
   /**

@@ -8,6 +8,7 @@ import type { MountedIdentity } from '../confined-fs/mount-identity.js';
 import type { SurfaceFs } from '../confined-fs/surface-fs.js';
 import { AcquisitionState, type AcquisitionStats } from './acquisition-state.js';
 import { type BaselineDigests, type DigestReuseCounts, ManifestRecorder } from './baseline-digests.js';
+import { lookUpExact } from './exact-lookup.js';
 import { walkExact } from './exact-walk.js';
 import { walkGlob } from './glob-walk.js';
 import type { SourceLimits } from './limits.js';
@@ -28,8 +29,11 @@ export interface AcquireRequest {
   uri: string;
   match: MatchKind;
   limits: SourceLimits;
-  /** `manifest`: list every entry under the root (uri must be `/**`, glob) instead of reading matches. */
-  mode?: 'observation' | 'manifest';
+  /**
+   * `manifest`: list every entry under the root (uri must be `/**`, glob) instead of reading matches.
+   * `lookup`: the manifest entry of one exact uri alone, links beneath the root followed (exact-lookup.ts).
+   */
+  mode?: 'observation' | 'manifest' | 'lookup';
   /** In manifest mode: the baseline digests a file may keep when it provably did not change. */
   reuse?: BaselineDigests;
 }
@@ -178,10 +182,17 @@ function acquireGuarded(
       state.packEntriesTo(options.onEntries);
     }
     let reads: ManifestReadLanes | undefined;
-    if (request.mode === 'manifest') {
-      if (locator.match !== 'glob' || locator.uri !== '/**') throw new Error('a manifest walks /** (glob)');
+    if (request.mode === 'manifest' || request.mode === 'lookup') {
+      if (request.mode === 'manifest' && (locator.match !== 'glob' || locator.uri !== '/**')) {
+        throw new Error('a manifest walks /** (glob)');
+      }
+      if (request.mode === 'lookup' && (locator.match !== 'exact' || request.reuse !== undefined)) {
+        throw new Error('a lookup names one exact uri, and reuses nothing');
+      }
       state.manifest = [];
-      state.recorder = new ManifestRecorder(request.reuse, state.manifest, options.onManifestEntries);
+      // A lookup's one entry stays in its result (no batches).
+      const sink = request.mode === 'manifest' ? options.onManifestEntries : undefined;
+      state.recorder = new ManifestRecorder(request.reuse, state.manifest, sink);
       reads = new ManifestReadLanes(state.recorder, () => state.checkCancelled());
       state.manifestReads = reads;
     }
@@ -200,8 +211,10 @@ function acquireGuarded(
     else if (reads !== undefined) state.lanes = localLanes(reader);
     if (reads !== undefined) state.lanes = reads.lanes(state.lanes);
     let walked = false;
+    let via: string | undefined;
     try {
-      if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
+      if (request.mode === 'lookup') via = lookUpExact(state, request.uri, locator.segments);
+      else if (locator.match === 'exact') walkExact(state, request.uri, locator.segments);
       else walkGlob(state, locator);
       state.lanes.finish();
       state.flushEntries();
@@ -213,6 +226,10 @@ function acquireGuarded(
     const gaps = state.orderedGaps();
     const entries = state.entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
     const manifest = state.recorder?.finish();
+    // The lookup's entry, complete now, names the links it was reached through.
+    const looked =
+      via === undefined ? undefined : manifest?.manifest.find((entry) => entry.uri === request.uri);
+    if (looked !== undefined) looked.via = via;
     return {
       kind: 'done',
       result: {

@@ -289,7 +289,7 @@ function inUriOrder(uris: readonly string[]): boolean {
  * it private to the source, and a final manifest's walk only reads its request's keys), so sharing it
  * changes no reuse decision.
  */
-function sharedStatKeys(entries: number): Float64Array {
+export function sharedStatKeys(entries: number): Float64Array {
   const bytes = entries * STAT_KEY_WIDTH * Float64Array.BYTES_PER_ELEMENT;
   return new Float64Array(new SharedArrayBuffer(bytes)).fill(Number.NaN);
 }
