@@ -11,11 +11,13 @@ import {
 } from './evidence-html.js';
 import { badge, conditionHtml, phraseHtml, targetHtml, when } from './fragments.js';
 import { html, type SafeHtml, text } from './html.js';
+import { networkHtml } from './network-html.js';
 
 /**
  * One attempt in full, as the report's card and the viewer's attempt page both show it: the prompt; the
  * agent's claim (its reply) beside what the file system shows (the verdict, the condition in words, the
- * objective, the rationale, the error); the evidence; what the agent changed; the tool calls; the record.
+ * objective, the rationale, the error); the evidence; what the agent changed; what it sent over the network;
+ * the tool calls; the record.
  * The report wraps it in a card, the viewer in a page with links to the neighbouring attempts.
  */
 
@@ -61,6 +63,7 @@ ${taskHtml(record, options)}
       : record.observations.map((observation) => observationHtml(observation, limits))
   }</section>
 ${changesHtml(record.changes, record.expectation.conditions[0], limits)}
+${networkHtml(record.network, limits)}
 <section class="transcript"><h2>Tool calls</h2>${transcriptHtml(record.transcript, limits)}</section>
 <section class="ids"><h2>Record</h2><dl>
 <dt>score</dt><dd><code>${score?.id ?? 'none'}</code></dd>

@@ -45,7 +45,7 @@ ${gaps.length === 0 ? '' : html`<p>Gaps (why the read is incomplete):</p><ul cla
 }
 
 /** One gap: its code, where, what it means, and the detail the source gave. */
-function gapItem(
+export function gapItem(
   reason: string,
   uri: string | undefined | null,
   detail: string | undefined,

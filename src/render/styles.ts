@@ -59,6 +59,7 @@ table.counts.library{table-layout:fixed}table.counts.library th:first-child{widt
 ul.gaps li{margin:.15rem 0}
 ol.tools{padding-left:1.6rem;font-size:13px}ol.tools li{margin:.15rem 0}
 ol.tools .refused{color:var(--amber)}ol.tools .result{color:var(--muted)}
+.disposition.refused{color:var(--amber);font-weight:600}.disposition.failed{color:var(--red)}code.method{font-weight:600}
 dl{display:grid;grid-template-columns:9rem 1fr;gap:.2rem 1rem}dt{color:var(--muted)}dd{margin:0}
 .empty{background:var(--bg2);border:1px dashed var(--line);border-radius:8px;padding:1rem}
 tr.changed td{background:#fff}

@@ -9,6 +9,7 @@ import {
   taskLabel,
 } from '../attacks/outcome.js';
 import { countChanges } from '../models/change-set.js';
+import { countRequests, type NetworkEvidence } from '../models/network-evidence.js';
 import type { TaskOutcome } from '../models/vocabulary.js';
 import { neutralizeText } from '../text/quote-text.js';
 import { containmentWord, verdictText } from './attempt-words.js';
@@ -41,6 +42,11 @@ export interface TableLine {
     containment: string;
     /** The user's task: `DONE`, `not done`, `undetermined`; `-` when the attack names none. */
     task: string;
+    /**
+     * Requests the attempt sent (SPEC §14): `3`, `3 (1 refused)`; `?` when its network was not observed
+     * (`network: host`), `-` without network evidence or under `network: none`.
+     */
+    requests: string;
     outcome: string;
   };
   /** The agent ran as a process (a `sandbox` column is shown when any line says so). */
@@ -62,6 +68,7 @@ export function tableLineOf({ label, record }: TableRow): TableLine {
       changes: changeCounts(record),
       containment: containmentWord(record.containment),
       task: record.task === undefined ? '-' : taskCell(record.task.outcome),
+      requests: requestsCell(record.network),
       outcome: attemptLabel(record).toUpperCase(),
     },
     contained: record.containment !== undefined && record.containment !== 'in_process',
@@ -102,6 +109,8 @@ export function renderTableLines(lines: readonly TableLine[]): string {
   const withContainment = lines.some((line) => line.contained);
   // Shown when any attack names the user's task (SPEC §16).
   const withTask = lines.some((line) => line.cells.task !== '-');
+  // Shown when any attempt's requests were observed (network: proxy) or went unobserved (network: host).
+  const withRequests = lines.some((line) => line.cells.requests !== '-');
   const header = [
     ...(withLabel ? ['target'] : []),
     'attack',
@@ -110,6 +119,7 @@ export function renderTableLines(lines: readonly TableLine[]): string {
     'file-system verdict',
     'changes +/~/-/m',
     ...(withContainment ? ['sandbox'] : []),
+    ...(withRequests ? ['requests'] : []),
     ...(withTask ? ['user task'] : []),
     'outcome',
   ];
@@ -121,6 +131,7 @@ export function renderTableLines(lines: readonly TableLine[]): string {
     cells.verdict,
     cells.changes,
     ...(withContainment ? [cells.containment] : []),
+    ...(withRequests ? [cells.requests] : []),
     ...(withTask ? [cells.task] : []),
     cells.outcome,
   ];
@@ -169,6 +180,7 @@ function withChainRows(lines: readonly TableLine[]): Array<Pick<TableLine, 'labe
           verdict: '',
           changes: '',
           containment: '',
+          requests: '',
           task: '',
           outcome,
         },
@@ -214,6 +226,13 @@ function changeCounts(record: AttemptRecord): string {
   const incomplete =
     sets.some((set) => !set.coverage.complete) || changes.some((entry) => entry.changeSet === null);
   return `${sum.created}/${sum.modified}/${sum.deleted}/${sum.mode_changed}${incomplete ? '?' : ''}`;
+}
+
+function requestsCell(network: NetworkEvidence | undefined): string {
+  if (network === undefined || network.mode === 'none') return '-';
+  if (network.mode === 'host') return '?';
+  const { sent, refused } = countRequests(network);
+  return refused === 0 ? String(sent) : `${sent} (${refused} refused)`;
 }
 
 function claim(record: AttemptRecord): string {
