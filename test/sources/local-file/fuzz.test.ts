@@ -13,6 +13,7 @@ import type { MatchKind } from '../../../src/models/vocabulary.js';
 import type { AcquireResult } from '../../../src/sources/local-file/acquire-sync.js';
 import { judgeContentWritten } from '../../../src/verdicts/content-written.js';
 import { globSegmentRegex } from '../../support/glob-regex-oracle.js';
+import { sampleSize } from '../../support/sample-size.js';
 import { assertResultInvariants, DEFAULTS, SECRET } from '../support/acquisition-invariants.js';
 import { describeRandomTreeFuzz } from '../support/random-tree-fuzz.js';
 import { recordingFs } from '../support/recording-fs.js';
@@ -23,6 +24,7 @@ import { acquireDirect, buildTree, removeDir, tempDir } from '../support/trees.j
  * Bad-input fuzzing (issue 3) with fast-check: locators, matcher options and observation JSON never crash
  * Witness or change a verdict silently, and acquisitions of random small trees stay within their budgets.
  * Seeds are printed by fast-check on failure; rerun one with `fc.assert(..., { seed, path })`.
+ * `npm test` checks an eighth of each sample; fuzz.full-samples.heavy.test.ts the whole.
  */
 
 describe('fuzz: glob segments', () => {
@@ -101,7 +103,7 @@ describe('fuzz: glob segments', () => {
           }
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: sampleSize(3_000) },
     );
   });
 });
@@ -169,7 +171,7 @@ describeEachSurfaceFs('fuzz: locators', (variant) => {
           for (const name of recording.listedNames) assert.ok(name.startsWith(`${root}/`), name);
         },
       ),
-      { numRuns: 400 },
+      { numRuns: sampleSize(400) },
     );
   });
 });
@@ -209,7 +211,7 @@ describe('fuzz: matcher options', () => {
           assert.equal(judgement.value === null, judgement.status === 'undetermined');
         },
       ),
-      { numRuns: 300 },
+      { numRuns: sampleSize(300) },
     );
   });
 });
@@ -388,7 +390,7 @@ describe('fuzz: observation JSON', () => {
           );
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: sampleSize(2_000) },
     );
     assert.ok(accepted > 0 && rejected > 0, `accepted ${accepted}, rejected ${rejected}`);
   });
