@@ -40,7 +40,13 @@ export { AttemptRecordSchema, TargetFailureSchema } from './models/attempt-recor
 export type { CampaignRun } from './models/campaign-run.js';
 export { CampaignRunSchema } from './models/campaign-run.js';
 export type { Change, ChangeSet, SurfaceChanges } from './models/change-set.js';
-export { ChangeSchema, ChangeSetSchema, countChanges, SurfaceChangesSchema } from './models/change-set.js';
+export {
+  ChangeSchema,
+  ChangeSetSchema,
+  countAgentStateChanges,
+  countChanges,
+  SurfaceChangesSchema,
+} from './models/change-set.js';
 export { checkObservation } from './models/checked-observation.js';
 export type {
   Condition,

@@ -101,6 +101,11 @@ export async function takeBaselines(
   return out;
 }
 
+export interface ChangeOptions {
+  /** Per surface, glob locators of the agent CLI's own state (its preset's caches, sessions, logs). */
+  agentState?: Partial<Record<Surface, readonly string[]>> | undefined;
+}
+
 /** The final manifest of every surface (the agent has ended) and the change set against its baseline. */
 export async function takeChanges(
   sources: SurfaceSources,
@@ -108,6 +113,7 @@ export async function takeChanges(
   signal?: AbortSignal,
   workspaceIntact?: () => boolean,
   lookups: SurfaceLookups = {},
+  options: ChangeOptions = {},
 ): Promise<SurfaceChanges[]> {
   const out: SurfaceChanges[] = [];
   for (const [surface, source] of entries(sources)) {
@@ -134,7 +140,9 @@ export async function takeChanges(
       changeSet:
         before.manifest === null || after.manifest === null
           ? null
-          : diffManifests(before.manifest, after.manifest),
+          : diffManifests(before.manifest, after.manifest, {
+              agentStatePaths: options.agentState?.[surface],
+            }),
       error: errors.length === 0 ? null : errors.join('; '),
     });
   }

@@ -13,11 +13,12 @@ import { message, type Scorable } from '../models/scorable.js';
 import type { Score } from '../models/score.js';
 import type { Containment } from '../models/vocabulary.js';
 import { type AttemptNetwork, openAttemptNetwork } from '../network/attempt-network.js';
+import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
 import { judgeAttemptCondition, singleCondition } from '../scorers/change-evidence-judgement.js';
 import { judgementBounds } from '../scorers/file-write-judgement.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
 import type { RemovalReport } from '../sources/confined-fs.js';
-import type { Target } from '../targets/target.js';
+import type { PreparedAttempt, Target } from '../targets/target.js';
 import { type TranscriptEvent, TranscriptEventSchema } from '../targets/transcript.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
 import { describeRequestSent } from '../verdicts/describe-criterion.js';
@@ -138,23 +139,44 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
   if (!prepared.ok) return unrunAttempt(context, prepared.error, start);
   const { workspace } = prepared;
   let released = false;
+  let ready: TargetReady | undefined;
+  let network: AttemptNetwork | undefined;
   const sources = openSurfaceSources(workspace, { ...context.campaign.evidence, ...context.attack.evidence });
   try {
+    network = await openNetwork(context, workspace);
+    // Whatever Witness writes for the attempt (a preset's configuration, which names the attempt's relayed
+    // model endpoint; the hand-over to the agent's user) is written before the baseline, so the change set
+    // holds only the agent's own changes.
+    ready = await prepareTarget(context, workspace, network);
     // The baseline is taken after planting and before the agent starts: what it holds, the agent did not write.
     // The clean moment is read in the run's private directory (same file system, never the agent's).
     // Exact conditions (the attack's and the user task's) are looked up on their own too (SPEC §13).
     const task = taskExpectation(context.attack, context.campaign);
     const lookups = lookupsFor([...context.expectation.conditions, ...(task?.conditions ?? [])]);
     const baselines = await takeBaselines(sources, context.signal, workspace.runPath, lookups);
-    const network = await openNetwork(context, workspace);
     let sent: TargetStep;
     let networkEvidence: NetworkEvidence;
     try {
-      sent = await sendToTarget(context, workspace, network);
+      sent =
+        ready.error === null
+          ? await sendToTarget(context, workspace, network, ready.prepared)
+          : {
+              reply: null,
+              transcript: [],
+              error: ready.error,
+              failure: {
+                kind: 'not_started',
+                message: ready.error,
+                exitCode: null,
+                signal: null,
+                stderrTail: null,
+              },
+            };
     } finally {
       // Every request the agent made went through the proxy before its processes were gone.
       networkEvidence = network.evidence();
       await network.close();
+      network = undefined;
     }
     // Judged only now: the target returns after every process it started is gone (SPEC §11).
     const changes = await takeChanges(
@@ -163,6 +185,7 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
       context.signal,
       () => workspace.isIntact(),
       lookups,
+      { agentState: { home: ready.prepared?.agentState ?? [] } },
     );
     const judged = await judgeWorkspace(context, workspace, sources, sent, changes, networkEvidence);
     const cleanup = await releaseWorkspace(context, workspace);
@@ -181,6 +204,9 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
       context.redactor,
     );
   } finally {
+    await ready?.prepared?.close();
+    // Closed once the agent ended; here only when a step before that threw.
+    await network?.close();
     await closeSurfaceSources(sources);
     if (!released) await releaseWorkspace(context, workspace);
   }
@@ -202,6 +228,48 @@ export function unrunAttempt(
     task: task === undefined ? undefined : unjudgedTask(task, `the attempt was never judged: ${reason}`),
   };
   return finishAttempt(start, { sent, judged, workspace: null, changes: [] }, context.redactor);
+}
+
+/** The target readied for the attempt, or why it could not be (recorded as the target's error). */
+export interface TargetReady {
+  prepared: PreparedAttempt | undefined;
+  error: string | null;
+}
+
+/**
+ * Lets the target write what it needs into the attempt before the baseline (SPEC §13); a target without
+ * `prepareAttempt` needs nothing. A failure is the attempt's error (the agent is not started); the
+ * caller's abort is rethrown.
+ */
+export async function prepareTarget(
+  context: AttemptContext,
+  workspace: Workspace,
+  network?: AttemptNetwork,
+): Promise<TargetReady> {
+  if (context.target.prepareAttempt === undefined) return { prepared: undefined, error: null };
+  try {
+    const prepared = await context.target.prepareAttempt({
+      workspace: workspace.root,
+      attempt: attemptDirectories(workspace, network),
+      signal: context.signal,
+    });
+    return { prepared, error: null };
+  } catch (error) {
+    if (context.signal?.aborted) throw context.signal.reason;
+    const reason = `the target could not be prepared: ${(error as Error).message}`;
+    return { prepared: undefined, error: context.redactor?.redactText(reason) ?? reason };
+  }
+}
+
+/** The attempt's held directories as a target gets them, with the attempt's egress under `network: proxy`. */
+function attemptDirectories(workspace: Workspace, network?: AttemptNetwork): AttemptDirectories {
+  return {
+    workspace: workspace.held,
+    home: workspace.home,
+    tmp: workspace.tmp,
+    runPath: workspace.runPath,
+    egress: network?.egress,
+  };
 }
 
 /** How the target contains its agent: `in_process` for a target that starts no process. */
@@ -264,8 +332,9 @@ export async function sendToTarget(
   context: AttemptContext,
   workspace: Workspace,
   network?: AttemptNetwork,
+  prepared?: PreparedAttempt,
 ): Promise<TargetStep> {
-  const step = await sendUnredacted(context, workspace, network);
+  const step = await sendUnredacted(context, workspace, network, prepared);
   // Redacted here, before the reply is stored as a message or anything is truncated further.
   return context.redactor?.active === true ? context.redactor.redactValue(step) : step;
 }
@@ -274,24 +343,20 @@ async function sendUnredacted(
   context: AttemptContext,
   workspace: Workspace,
   network: AttemptNetwork | undefined,
+  prepared: PreparedAttempt | undefined,
 ): Promise<TargetStep> {
   const { campaign, signal } = context;
   const timeout = AbortSignal.timeout(campaign.attemptTimeoutMs);
   const attemptSignal = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
   try {
-    const response = await context.target.send({
+    const request = {
       prompt: context.attack.prompt,
       workspace: workspace.root,
-      attempt: {
-        workspace: workspace.held,
-        home: workspace.home,
-        tmp: workspace.tmp,
-        runPath: workspace.runPath,
-        egress: network?.egress,
-      },
+      attempt: attemptDirectories(workspace, network),
       ...(context.attack.env === undefined ? {} : { env: context.attack.env }),
       signal: attemptSignal,
-    });
+    };
+    const response = await (prepared ?? context.target).send(request);
     return {
       reply: response.reply,
       transcript: boundTranscript(response.transcript),

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { matchesLocator, parseLocator } from './locator.js';
 import { ManifestEntrySchema, ManifestSchema, SurfaceKindSchema } from './manifest.js';
 import { AcquisitionStatusSchema, SurfaceCoverageSchema } from './observation.js';
 import { parseRecord, TimestampSchema } from './record.js';
@@ -18,6 +19,11 @@ import { CHANGE_KINDS } from './vocabulary.js';
  * Complete only when both manifests are complete. Otherwise the changes listed are still real (each rests
  * on entries both manifests hold or a gap that cannot hide them), `undecided` names the entries whose
  * change could not be told, and the coverage carries the gaps of both manifests.
+ *
+ * **Agent state** (SPEC §13): an agent CLI writes its own caches, sessions and logs into its home on every
+ * run, whatever it was asked. A preset names those paths (`agentStatePaths`); a change there is still
+ * listed (and judged by every condition) but marked `agentState`, and the headline counts
+ * ({@link countChanges}) leave it out, so a control that changed nothing does not read as 23 changes.
  */
 
 export const ChangeKindSchema = z.enum(CHANGE_KINDS);
@@ -32,6 +38,8 @@ export const ChangeSchema = z
     after: ManifestEntrySchema.nullable(),
     /** For a created file: a deleted file with the same digest (a rename or move). */
     movedFrom: UriSchema.optional(),
+    /** The change lies in the agent CLI's own state (a path of `agentStatePaths`): listed apart. */
+    agentState: z.literal(true).optional(),
   })
   .superRefine((change, ctx) => {
     if ((change.before === null) !== (change.kind === 'created')) {
@@ -61,6 +69,12 @@ export const ChangeSetSchema = z
     changes: z.array(ChangeSchema),
     /** Entries whose change could not be told (a digest missing on one side, a gap that could hide them). */
     undecided: z.array(UriSchema),
+    /**
+     * Glob locators of the agent CLI's own state on this surface (its preset's caches, sessions, logs),
+     * each covering what lies beneath it too; absent when none were named. Changes there carry
+     * `agentState`.
+     */
+    agentStatePaths: z.array(UriSchema).optional(),
     /** Both manifests' gaps; complete exactly when both manifests are. */
     coverage: SurfaceCoverageSchema,
     /**
@@ -94,18 +108,51 @@ export const ChangeSetSchema = z
         message: 'a complete change set decides every entry',
       });
     }
+    let inAgentState: (uri: string) => boolean;
+    try {
+      inAgentState = agentStateMatcher(set.agentStatePaths ?? []);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', path: ['agentStatePaths'], message: (error as Error).message });
+      return;
+    }
+    set.changes.forEach((change, i) => {
+      if ((change.agentState === true) !== inAgentState(change.uri)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['changes', i, 'agentState'],
+          message: 'a change is marked agentState exactly when its uri lies in agentStatePaths',
+        });
+      }
+    });
   });
 export type ChangeSet = z.infer<typeof ChangeSetSchema>;
+
+/**
+ * True for a uri inside the agent CLI's own state: a uri one of the glob locators matches, or one beneath
+ * it (`/.codex/sessions` covers the directory and everything in it).
+ */
+export function agentStateMatcher(paths: readonly string[]): (uri: string) => boolean {
+  const locators = paths.flatMap((path) => [
+    parseLocator(path, 'glob'),
+    parseLocator(`${path.replace(/\/+$/, '')}/**`, 'glob'),
+  ]);
+  return (uri) => locators.some((locator) => matchesLocator(locator, uri));
+}
 
 export function checkChangeSet(value: unknown): ChangeSet {
   return parseRecord(ChangeSetSchema, value, 'change set');
 }
 
-/** Counts per change kind, for tables. */
+/** Counts per change kind of the agent's own changes (agent state left out), for tables. */
 export function countChanges(set: Pick<ChangeSet, 'changes'>): Record<Change['kind'], number> {
   const counts = { created: 0, modified: 0, deleted: 0, mode_changed: 0 };
-  for (const change of set.changes) counts[change.kind]++;
+  for (const change of set.changes) if (change.agentState !== true) counts[change.kind]++;
   return counts;
+}
+
+/** How many changes lie in the agent CLI's own state (left out of {@link countChanges}). */
+export function countAgentStateChanges(set: Pick<ChangeSet, 'changes'>): number {
+  return set.changes.filter((change) => change.agentState === true).length;
 }
 
 /**

@@ -99,20 +99,23 @@ function surfaceChangesHtml(
   const asked = (uri: string) =>
     locator !== undefined && entry.surface === conditionSurface && matchesLocator(locator, uri);
   const mine = set.changes.filter((change) => asked(change.uri));
-  const others = set.changes.filter((change) => !asked(change.uri));
+  // The agent CLI's own state (its caches, sessions, logs: SPEC §13) is listed apart and not counted.
+  const others = set.changes.filter((change) => !asked(change.uri) && change.agentState !== true);
+  const state = set.changes.filter((change) => !asked(change.uri) && change.agentState === true);
   const list = (changes: readonly Change[]) =>
     html`<ul class="change-list">${changes.slice(0, limits.changes).map((change) => changeItem(change, limits))}${
       changes.length > limits.changes
         ? html`<li class="muted">… and ${changes.length - limits.changes} more</li>`
         : ''
     }</ul>`;
-  const total = set.changes.length;
-  return html`<section class="changes"><h2>What the agent changed <small>(${entry.surface}: ${total} ${total === 1 ? 'change' : 'changes'}, change set ${set.coverage.complete ? 'complete' : 'incomplete'})</small></h2>
+  const total = set.changes.length - state.length;
+  return html`<section class="changes"><h2>What the agent changed <small>(${entry.surface}: ${total} ${total === 1 ? 'change' : 'changes'}${state.length === 0 ? '' : html` and ${state.length} in the agent’s own state`}, change set ${set.coverage.complete ? 'complete' : 'incomplete'})</small></h2>
 ${entry.error === null || entry.error === undefined ? '' : html`<p class="note">${text(entry.error, { maxChars: limits.lineChars })}</p>`}
 ${set.coverage.complete ? '' : html`<p class="note">Incomplete: a manifest could not be read in full, so changes beneath its gaps may be missing.</p>`}
-${total === 0 ? html`<p>No change.</p>` : ''}
+${set.changes.length === 0 ? html`<p>No change.</p>` : ''}
 ${mine.length === 0 ? '' : html`<h3>Where the condition looks: ${mine.length}</h3>${list(mine)}`}
 ${others.length === 0 ? '' : html`<h3 class="tripwire">Other changes (not asked for by the attack): ${others.length}</h3>${list(others)}`}
+${state.length === 0 ? '' : html`<details><summary>The agent’s own state (its caches, sessions and logs): ${state.length}</summary>${list(state)}</details>`}
 ${set.undecided.length === 0 ? '' : html`<h3>Undecided (could not be told): ${set.undecided.length}</h3><ul class="change-list">${set.undecided.slice(0, limits.changes).map((uri) => html`<li>${line(uri)}</li>`)}${set.undecided.length > limits.changes ? html`<li class="muted">… and ${set.undecided.length - limits.changes} more</li>` : ''}</ul>`}
 ${set.coverage.gaps.length === 0 ? '' : html`<ul class="gaps">${set.coverage.gaps.slice(0, 50).map((gap) => gapItem(gap.reason, gap.uri, gap.detail, limits))}</ul>`}
 </section>`;

@@ -4,7 +4,7 @@ import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
 import { launchInAttempt, type SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { fillPlaceholders } from '../text/placeholders.js';
-import type { Target, TargetRequest, TargetResponse } from './target.js';
+import type { AttemptPreparation, PreparedAttempt, Target, TargetRequest, TargetResponse } from './target.js';
 import { TargetContainment } from './target-containment.js';
 import { positiveInteger as positive, TARGET_DEFAULTS } from './target-defaults.js';
 import type { TranscriptEvent } from './transcript.js';
@@ -69,6 +69,19 @@ export class CommandTarget implements Target {
 
   containment(): Containment {
     return this.#containment.mode();
+  }
+
+  /**
+   * Readies the attempt before its baseline (SPEC §13). The program is started by `send` of the
+   * returned attempt, as by {@link CommandTarget.send}.
+   */
+  async prepareAttempt(_request: AttemptPreparation): Promise<PreparedAttempt> {
+    return {
+      agentState: [],
+      shownPaths: [],
+      send: (request) => this.send(request),
+      close: async () => undefined,
+    };
   }
 
   async send(request: TargetRequest): Promise<TargetResponse> {

@@ -10,11 +10,11 @@ import type { AttemptDirectories, SandboxSettings } from '../sandbox/sandbox-set
 import { removeTree } from '../sources/confined-fs.js';
 import { SecretRedactor } from '../text/secret-redactor.js';
 import { CommandTarget } from './command-target.js';
-import type { AgentPresetName } from './presets/agent-preset.js';
+import type { AgentPreset, AgentPresetName } from './presets/agent-preset.js';
 import { AGENT_PRESET_MODULES } from './presets/preset-registry.js';
 import { toolCallsFromExchanges } from './recorded-tool-calls.js';
 import { type RecordingProxy, startRecordingProxy } from './recording-proxy.js';
-import type { Target, TargetRequest, TargetResponse } from './target.js';
+import type { AttemptPreparation, PreparedAttempt, Target, TargetRequest, TargetResponse } from './target.js';
 import { TargetContainment } from './target-containment.js';
 import type { TranscriptEvent } from './transcript.js';
 
@@ -98,23 +98,18 @@ export class PresetAgentTarget implements Target {
     return this.#containment.mode();
   }
 
-  async send(request: TargetRequest): Promise<TargetResponse> {
+  /**
+   * Readies the attempt before its baseline (SPEC §13): starts the recording proxy, writes the preset's
+   * configuration into the attempt's home, and lets the command target hand the attempt over to the
+   * agent. The CLI's own state paths (caches, sessions, logs) are named for the change set.
+   */
+  async prepareAttempt(request: AttemptPreparation): Promise<PreparedAttempt> {
     request.signal?.throwIfAborted();
     const preset = AGENT_PRESET_MODULES[this.#options.preset];
     const { model } = this.#options;
     const redactor = this.#redactor;
     const sandbox = await this.#containment.settings();
-    // The attempt's held directories (a campaign run); a target used on its own makes its own, as
-    // `launchInAttempt` would, so the preset's files still go into the home the agent will get.
-    const own = request.attempt === undefined ? ownDirectories(request.workspace) : undefined;
-    let attempt = (request.attempt ?? own?.attempt) as AttemptDirectories;
-    // Under network: proxy the model endpoint is relayed into the sandbox: the attempt's egress, or (a
-    // target used outside a campaign) one of its own.
-    const ownNetwork =
-      attempt.egress === undefined && sandbox.containment.mode === 'bwrap' && sandbox.network === 'proxy'
-        ? openAttemptNetwork({ settings: { mode: 'proxy', allow: [], intercept: false } })
-        : undefined;
-    if (ownNetwork !== undefined) attempt = { ...attempt, egress: ownNetwork.egress };
+    const { attempt } = request;
     const home = attempt.home.path;
     let proxy: RecordingProxy | undefined;
     try {
@@ -147,52 +142,103 @@ export class PresetAgentTarget implements Target {
         timeoutMs: this.#options.timeoutMs,
         maxOutputBytes: this.#options.maxOutputBytes,
       });
-      let failure: unknown;
-      let raw: readonly unknown[] = [];
-      try {
-        raw = (await runner.send({ ...request, attempt })).transcript;
-      } catch (error) {
-        failure = error;
-        if (error instanceof TargetError) raw = error.transcript;
-      }
-      const stdout = lastAssistantText(raw);
-      const parsed = stdout === undefined ? undefined : preset.parseOutput(stdout);
-      const exchanges = proxy?.exchanges() ?? [];
-      const toolEvents =
-        parsed !== undefined && parsed.events.length > 0 ? parsed.events : toolCallsFromExchanges(exchanges);
-      const processEvents = raw.filter((event): event is TranscriptEvent => isEvent(event, 'process'));
-      const reply = parsed?.reply ?? stdout ?? '';
-      const transcript = redactor.redactValue<TranscriptEvent[]>([
-        { kind: 'message', role: 'user', text: request.prompt },
-        ...toolEvents,
-        ...processEvents,
-        ...exchanges,
-        ...(proxy !== undefined && proxy.dropped() > 0
-          ? [
-              {
-                kind: 'note' as const,
-                text: `${proxy.dropped()} further model exchange(s) were forwarded but not stored`,
-              },
-            ]
-          : []),
-        { kind: 'message', role: 'assistant', text: reply },
-      ]);
-      if (failure !== undefined) {
-        if (failure instanceof TargetError) {
-          const missing = failure.message.startsWith('the command could not be started');
-          const message = missing
-            ? `${failure.message}; install the agent (npm install -g ${preset.npmPackage}) or set the target's command: to its path`
-            : failure.message;
-          throw new TargetError(redactor.redactText(message), transcript, { cause: failure });
-        }
-        throw failure;
-      }
-      return { reply: redactor.redactText(reply), transcript };
-    } finally {
+      const inner = await runner.prepareAttempt(request);
+      const opened = proxy;
+      return {
+        agentState: [...preset.agentState],
+        shownPaths: inner.shownPaths,
+        send: (sent) => this.#run(preset, inner, opened, sent),
+        close: async () => {
+          await inner.close();
+          await opened?.close();
+        },
+      };
+    } catch (error) {
       await proxy?.close();
+      throw error;
+    }
+  }
+
+  async send(request: TargetRequest): Promise<TargetResponse> {
+    request.signal?.throwIfAborted();
+    const sandbox = await this.#containment.settings();
+    // The attempt's held directories (a campaign run); a target used on its own makes its own, as
+    // `launchInAttempt` would, so the preset's files still go into the home the agent will get.
+    const own = request.attempt === undefined ? ownDirectories(request.workspace) : undefined;
+    let attempt = (request.attempt ?? own?.attempt) as AttemptDirectories;
+    // Under network: proxy the model endpoint is relayed into the sandbox: the attempt's egress, or (a
+    // target used outside a campaign) one of its own.
+    const ownNetwork =
+      attempt.egress === undefined && sandbox.containment.mode === 'bwrap' && sandbox.network === 'proxy'
+        ? openAttemptNetwork({ settings: { mode: 'proxy', allow: [], intercept: false } })
+        : undefined;
+    if (ownNetwork !== undefined) attempt = { ...attempt, egress: ownNetwork.egress };
+    try {
+      const prepared = await this.prepareAttempt({
+        workspace: request.workspace,
+        attempt,
+        signal: request.signal,
+      });
+      try {
+        return await prepared.send({ ...request, attempt });
+      } finally {
+        await prepared.close();
+      }
+    } finally {
       await ownNetwork?.close();
       own?.release();
     }
+  }
+
+  /** Runs the prepared CLI and reads its output into the reply and the tool-call events. */
+  async #run(
+    preset: AgentPreset,
+    runner: PreparedAttempt,
+    proxy: RecordingProxy | undefined,
+    request: TargetRequest,
+  ): Promise<TargetResponse> {
+    const redactor = this.#redactor;
+    let failure: unknown;
+    let raw: readonly unknown[] = [];
+    try {
+      raw = (await runner.send(request)).transcript;
+    } catch (error) {
+      failure = error;
+      if (error instanceof TargetError) raw = error.transcript;
+    }
+    const stdout = lastAssistantText(raw);
+    const parsed = stdout === undefined ? undefined : preset.parseOutput(stdout);
+    const exchanges = proxy?.exchanges() ?? [];
+    const toolEvents =
+      parsed !== undefined && parsed.events.length > 0 ? parsed.events : toolCallsFromExchanges(exchanges);
+    const processEvents = raw.filter((event): event is TranscriptEvent => isEvent(event, 'process'));
+    const reply = parsed?.reply ?? stdout ?? '';
+    const transcript = redactor.redactValue<TranscriptEvent[]>([
+      { kind: 'message', role: 'user', text: request.prompt },
+      ...toolEvents,
+      ...processEvents,
+      ...exchanges,
+      ...(proxy !== undefined && proxy.dropped() > 0
+        ? [
+            {
+              kind: 'note' as const,
+              text: `${proxy.dropped()} further model exchange(s) were forwarded but not stored`,
+            },
+          ]
+        : []),
+      { kind: 'message', role: 'assistant', text: reply },
+    ]);
+    if (failure !== undefined) {
+      if (failure instanceof TargetError) {
+        const missing = failure.message.startsWith('the command could not be started');
+        const message = missing
+          ? `${failure.message}; install the agent (npm install -g ${preset.npmPackage}) or set the target's command: to its path`
+          : failure.message;
+        throw new TargetError(redactor.redactText(message), transcript, { cause: failure });
+      }
+      throw failure;
+    }
+    return { reply: redactor.redactText(reply), transcript };
   }
 
   identifier(): ComponentIdentifier {

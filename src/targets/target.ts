@@ -21,6 +21,40 @@ export interface Target {
    * processes; `in_process` (the default when absent) for an agent running inside Witness.
    */
   containment?(): Containment;
+  /**
+   * Readies one attempt for the agent, before the attempt's baseline is taken (SPEC §13: baselines are
+   * taken last). Everything Witness writes for the attempt — a preset's configuration in the attempt's
+   * home, the hand-over of its directories to the agent's user — is written here, so the change set holds
+   * only what the agent itself changed. The attempt is then sent through the returned
+   * {@link PreparedAttempt}, which is closed after the agent ended. A target without this method is sent
+   * to directly.
+   */
+  prepareAttempt?(request: AttemptPreparation): Promise<PreparedAttempt>;
+}
+
+export interface AttemptPreparation {
+  /** Absolute path of the attempt's workspace. */
+  workspace: string;
+  /** The attempt's held directories (workspace, fresh home, tmp, the run directory to hide). */
+  attempt: AttemptDirectories;
+  signal?: AbortSignal | undefined;
+}
+
+export interface PreparedAttempt {
+  /** Sends the prompt to the prepared attempt (as {@link Target.send}, without preparing again). */
+  send(request: TargetRequest): Promise<TargetResponse>;
+  /**
+   * Glob locators, relative to the attempt's home, of the agent CLI's own state (caches, sessions, logs):
+   * changes there are listed apart in the change set and left out of its headline counts.
+   */
+  readonly agentState: readonly string[];
+  /**
+   * Host paths shown to the agent read-only besides the system directories (SPEC §13): the campaign
+   * directory, the program's install directory, the PATH entries. Empty for an agent without a sandbox.
+   */
+  readonly shownPaths: readonly string[];
+  /** Releases what preparing started (a recording proxy); never rejects. */
+  close(): Promise<void>;
 }
 
 export interface TargetRequest {

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../errors.js';
-import { type Change, type ChangeSet, checkChangeSet } from '../models/change-set.js';
+import { agentStateMatcher, type Change, type ChangeSet, checkChangeSet } from '../models/change-set.js';
 import { compareUris, type Manifest, type ManifestEntry } from '../models/manifest.js';
 import { type CoverageGap, uniqueReasons } from '../models/observation.js';
 import { manifestCouldHide } from './gap-scope.js';
@@ -12,10 +12,18 @@ import { manifestCouldHide } from './gap-scope.js';
  * missing from one manifest is a creation or deletion only when no gap of that manifest could hide it —
  * a file beyond a budget or in an unlistable directory was not shown deleted.
  *
+ * With `agentStatePaths` (glob locators of the agent CLI's own caches, sessions and logs), each change
+ * beneath one is marked `agentState`: still a change, listed apart and left out of the headline counts.
+ *
  * @example
  * const changes = diffManifests(await source.acquireManifest(), await source.acquireManifest());
  */
-export function diffManifests(baseline: Manifest, final: Manifest): ChangeSet {
+export interface DiffOptions {
+  /** Glob locators of the agent CLI's own state on this surface (SPEC §13). */
+  agentStatePaths?: readonly string[] | undefined;
+}
+
+export function diffManifests(baseline: Manifest, final: Manifest, options: DiffOptions = {}): ChangeSet {
   if (baseline.surface !== final.surface) {
     throw new InvalidOptionError(
       `a change set compares two manifests of one surface, got ${baseline.surface} and ${final.surface}`,
@@ -54,6 +62,9 @@ export function diffManifests(baseline: Manifest, final: Manifest): ChangeSet {
     }
   }
   markMoves(changes);
+  const agentStatePaths = [...(options.agentStatePaths ?? [])];
+  const inAgentState = agentStateMatcher(agentStatePaths);
+  for (const change of changes) if (inAgentState(change.uri)) change.agentState = true;
   const gaps: CoverageGap[] = [
     ...baseline.coverage.gaps.map((gap) => labelled(gap, 'baseline')),
     ...final.coverage.gaps.map((gap) => labelled(gap, 'final')),
@@ -69,6 +80,7 @@ export function diffManifests(baseline: Manifest, final: Manifest): ChangeSet {
     finalAcquisition: final.acquisition,
     changes,
     undecided,
+    ...(agentStatePaths.length === 0 ? {} : { agentStatePaths }),
     coverage: { complete, reasons: uniqueReasons(gaps), gaps },
     ...(lookups.length === 0 ? {} : { lookups }),
   });

@@ -61,6 +61,14 @@ export interface AgentPreset {
   defaultCommand: string;
   /** The npm package that provides it (documentation and error messages). */
   npmPackage: string;
+  /**
+   * Glob locators, relative to the attempt's home, of what the CLI writes there on every run whatever it
+   * is asked (caches, sessions, logs, ids), each covering what lies beneath it: its changes there are
+   * listed apart as agent state (SPEC §13).
+   * Never the configuration the preset writes, nor files the CLI reads as instructions (a memory such as
+   * `QWEN.md`): an agent that rewrites those has changed its own behaviour, and that must be counted.
+   */
+  agentState: readonly string[];
   buildInvocation(input: PresetInput): AgentInvocation;
   /** Reads the CLI's stdout; undefined when it holds nothing this preset recognizes. */
   parseOutput(stdout: string): ParsedAgentOutput | undefined;

@@ -18,6 +18,14 @@ export const claudeCodePreset: AgentPreset = {
   api: 'anthropic-messages',
   defaultCommand: 'claude',
   npmPackage: '@anthropic-ai/claude-code',
+  agentState: [
+    '/.claude/projects',
+    '/.claude/statsig',
+    '/.claude/todos',
+    '/.claude/shell-snapshots',
+    '/.claude.json',
+    '/.claude.json.backup',
+  ],
   buildInvocation({ model, home, command, extraArgs }) {
     return {
       command: command ?? 'claude',

@@ -18,6 +18,14 @@ export const codexPreset: AgentPreset = {
   api: 'openai-responses',
   defaultCommand: 'codex',
   npmPackage: '@openai/codex',
+  agentState: [
+    '/.codex/sessions',
+    '/.codex/log',
+    '/.codex/*.json',
+    '/.codex/*.jsonl',
+    '/.codex/tmp',
+    '/.codex/cache',
+  ],
   buildInvocation({ model, home, command, extraArgs }) {
     const config = [
       `model = ${tomlString(model.name)}`,

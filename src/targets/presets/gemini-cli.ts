@@ -16,6 +16,7 @@ export const geminiCliPreset: AgentPreset = {
   api: 'gemini',
   defaultCommand: 'gemini',
   npmPackage: '@google/gemini-cli',
+  agentState: ['/.gemini/tmp', '/.gemini/installation_id', '/.gemini/user_id', '/.gemini/projects.json'],
   buildInvocation({ model, home, command, extraArgs }) {
     const settings = {
       security: { auth: { selectedType: 'gemini-api-key' } },

@@ -18,6 +18,7 @@ export const opencodePreset: AgentPreset = {
   api: 'openai-chat',
   defaultCommand: 'opencode',
   npmPackage: 'opencode-ai',
+  agentState: ['/.local/share/opencode', '/.local/state/opencode', '/.cache/opencode'],
   buildInvocation({ model, home, command, extraArgs }) {
     const config = {
       $schema: 'https://opencode.ai/config.json',

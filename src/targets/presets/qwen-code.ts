@@ -16,6 +16,7 @@ export const qwenCodePreset: AgentPreset = {
   api: 'openai-chat',
   defaultCommand: 'qwen',
   npmPackage: '@qwen-code/qwen-code',
+  agentState: ['/.qwen/tmp', '/.qwen/projects', '/.qwen/installation_id', '/.qwen/user_id', '/.qwen/logs'],
   buildInvocation({ model, home, command, extraArgs }) {
     return {
       command: command ?? 'qwen',
