@@ -113,6 +113,7 @@ export class MemoryAttemptRecorder implements AttemptRecorder {
       startedAt: record.startedAt,
       transcript: record.transcript,
       ...(record.containment === undefined ? {} : { containment: record.containment }),
+      ...(record.shownPaths === undefined ? {} : { shownPaths: record.shownPaths }),
       ...(record.cleanup === undefined ? {} : { cleanup: record.cleanup }),
       ...(record.changes === undefined ? {} : { changes: record.changes }),
       ...(record.chain === undefined ? {} : { chain: record.chain, round: record.round }),

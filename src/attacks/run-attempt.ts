@@ -129,6 +129,7 @@ type AttemptStart = Omit<
   | 'network'
   | 'finishedAt'
   | 'containment'
+  | 'shownPaths'
   | 'cleanup'
   | 'task'
 >;
@@ -199,6 +200,7 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
         changes,
         network: networkEvidence,
         containment: containmentOf(context),
+        shownPaths: containmentOf(context) === 'bwrap' ? ready.prepared?.shownPaths : undefined,
         cleanup,
       },
       context.redactor,
@@ -514,6 +516,8 @@ export interface AttemptEnd {
   /** What the attempt sent (SPEC §14); absent when the attempt never ran. */
   network?: NetworkEvidence | undefined;
   containment?: Containment | undefined;
+  /** Host paths shown to a sandboxed agent besides the system directories (SPEC §13). */
+  shownPaths?: readonly string[] | undefined;
   cleanup?: RemovalReport | undefined;
 }
 
@@ -548,6 +552,7 @@ export function finishAttempt(
     ...(end.judged.task === undefined ? {} : { task: end.judged.task }),
     ...(end.network === undefined ? {} : { network: end.network }),
     ...(end.containment === undefined ? {} : { containment: end.containment }),
+    ...(end.shownPaths === undefined ? {} : { shownPaths: [...end.shownPaths] }),
     ...(end.cleanup === undefined
       ? {}
       : {

@@ -90,6 +90,7 @@ export class SqlRuns {
         workspace: result.workspace,
         conversationId: result.conversationId,
         ...(result.containment === undefined ? {} : { containment: result.containment }),
+        ...(result.shownPaths === undefined ? {} : { shownPaths: result.shownPaths }),
         ...(result.cleanup === undefined ? {} : { cleanup: result.cleanup }),
         control: attack?.control === true,
         ...(result.changes === undefined ? {} : { changes: result.changes }),

@@ -1,6 +1,11 @@
 import * as z from 'zod';
 import { AdaptationSchema, ChainIdSchema, ChainRoundSchema } from './attempt-chain.js';
-import { AttemptCleanupSchema, ContainmentSchema, TargetFailureSchema } from './attempt-record.js';
+import {
+  AttemptCleanupSchema,
+  ContainmentSchema,
+  ShownPathsSchema,
+  TargetFailureSchema,
+} from './attempt-record.js';
 import { TaskVerdictSchema } from './attempt-task.js';
 import { SurfaceChangesSchema } from './change-set.js';
 import { ComponentIdentifierSchema } from './identifier.js';
@@ -53,6 +58,8 @@ export const AttackResultSchema = z
     startedAt: TimestampSchema.optional(),
     transcript: z.array(TranscriptEventSchema).optional(),
     containment: ContainmentSchema.optional(),
+    /** Host paths shown to a sandboxed agent besides the system directories (SPEC §13). */
+    shownPaths: ShownPathsSchema.optional(),
     cleanup: AttemptCleanupSchema.optional(),
     /** The user's task, judged (SPEC §16); absent when the attack names no task. */
     task: TaskVerdictSchema.optional(),

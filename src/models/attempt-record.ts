@@ -22,6 +22,13 @@ export type AttemptCleanup = z.infer<typeof AttemptCleanupSchema>;
 /** How an attempt's agent was contained (SPEC §11). */
 export const ContainmentSchema = z.enum(CONTAINMENTS);
 
+/** Absolute host paths, sorted, each once: what a sandboxed agent was shown of the host (SPEC §13). */
+export const ShownPathsSchema = z
+  .array(z.string().startsWith('/'))
+  .refine((paths) => paths.every((path, i) => i === 0 || (paths[i - 1] as string) < path), {
+    message: 'shown paths are sorted, each once',
+  });
+
 /**
  * How the attempt's target failed (SPEC §13), kept whatever the outcome: a proven condition is a success
  * even when the agent then exited non-zero, timed out or was killed, and this says so beside the verdict.
@@ -92,6 +99,11 @@ export const AttemptRecordSchema = z.strictObject({
     .nullable(),
   /** How the agent was contained (SPEC §11); absent in records written before containment existed. */
   containment: ContainmentSchema.optional(),
+  /**
+   * The host paths shown to the agent read-only besides the system directories (SPEC §13: the campaign
+   * directory, the program's install directory, the PATH entries); present for a sandboxed agent.
+   */
+  shownPaths: ShownPathsSchema.optional(),
   /** What removing the attempt's directories left behind (absent when they were kept or all removed). */
   cleanup: AttemptCleanupSchema.optional(),
   /** Ids the memory gave the conversation (null when no memory recorded it). */

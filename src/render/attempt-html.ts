@@ -35,7 +35,14 @@ export function attemptMetaHtml(record: AttemptRecord, control: boolean): SafeHt
     record.containment === undefined
       ? html`<span class="muted">not recorded</span>`
       : html`<span title="${containmentMeaning(record.containment)}">${containmentWord(record.containment)}</span>`
-  } · ${when(record.startedAt)} → ${when(record.finishedAt)}</p>`;
+  } · ${when(record.startedAt)} → ${when(record.finishedAt)}</p>
+${shownPathsHtml(record.shownPaths)}`;
+}
+
+/** What of the host the sandbox showed the agent, read-only (SPEC §13), beside its containment. */
+function shownPathsHtml(shown: readonly string[] | undefined): SafeHtml | '' {
+  if (shown === undefined) return '';
+  return html`<p class="meta">Host paths shown read-only: the system directories${shown.map((path) => html`, <code>${text(path, { maxChars: 300 })}</code>`)}</p>`;
 }
 
 export function attemptBodyHtml(record: AttemptRecord, options: AttemptHtmlOptions): SafeHtml {

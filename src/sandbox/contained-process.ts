@@ -4,6 +4,7 @@ import type { Server } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
+import { systemEntries } from './host-view.js';
 import { listenInNamespace, type NamespaceListenerSpec } from './network-namespace.js';
 import {
   childrenOf,
@@ -53,10 +54,15 @@ export interface ContainedProcessOptions {
   namespaceListeners?: readonly NamespaceListenerSpec[] | undefined;
   /** Host files shown read-only inside (the egress CA bundle). */
   readOnlyFiles?: ReadonlyArray<{ source: string; path: string }> | undefined;
+  /**
+   * Host paths shown read-only besides the system directories (see `host-view.ts`); nothing else of the
+   * host is in the sandbox.
+   */
+  shown?: readonly string[] | undefined;
+  /** Directories inside shown paths covered again by an empty tmpfs. */
   hiddenDirectories?: readonly string[] | undefined;
+  /** Files inside shown paths covered by `/dev/null`. */
   hiddenFiles?: readonly string[] | undefined;
-  /** Paths in hidden directories shown again read-only (see `launchInAttempt`). */
-  exposedReadOnly?: readonly string[] | undefined;
   /** Bound on draining output after every process is gone. Default 1,000 ms. */
   drainMs?: number | undefined;
   /** Bound on waiting for the sandbox's PID namespace to empty after its leader ended. Default 5,000 ms. */
@@ -112,11 +118,13 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
       { path: options.workspace.path, childFd: WORKSPACE_FD },
       { path: options.home.path, childFd: HOME_FD },
     ],
+    system: systemEntries(),
+    shown: options.shown ?? [],
     hiddenDirectories: options.hiddenDirectories ?? [],
-    // Only files that exist now: bwrap cannot create a mount point on the read-only host (a memory in WAL
-    // mode never has the `-journal` it would then fail on). A side file created later is visible read-only.
+    // Only files that exist now: bwrap cannot create a mount point in a read-only bound directory (a
+    // memory in WAL mode never has the `-journal` it would then fail on). A side file created later is
+    // visible read-only.
     hiddenFiles: (options.hiddenFiles ?? []).filter((file) => existsSync(file)),
-    exposedReadOnly: options.exposedReadOnly ?? [],
     network,
     infoFd: INFO_FD,
     blockFd: blocked ? BLOCK_FD : undefined,

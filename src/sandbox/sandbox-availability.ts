@@ -3,7 +3,8 @@ import { accessSync, constants } from 'node:fs';
 import { platform } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { SandboxUnavailableError } from '../errors.js';
-import { BASE_BWRAP_ARGUMENTS } from './bwrap-arguments.js';
+import { isolationArguments, systemViewArguments } from './bwrap-arguments.js';
+import { systemEntries } from './host-view.js';
 
 /**
  * Whether a bubblewrap sandbox can be had here: Linux, `bwrap` on PATH, and namespaces allowed. The last
@@ -69,7 +70,15 @@ function findExecutable(name: string, searchPath: string): string | undefined {
 }
 
 function trySandbox(bwrapPath: string, timeoutMs: number): Promise<SandboxAvailability> {
-  const args = [...BASE_BWRAP_ARGUMENTS, '--clearenv', '--', 'true'];
+  const args = [
+    ...isolationArguments(),
+    ...systemViewArguments(systemEntries()),
+    '--remount-ro',
+    '/',
+    '--clearenv',
+    '--',
+    'true',
+  ];
   return new Promise((resolve) => {
     const child = spawn(bwrapPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';

@@ -1,15 +1,6 @@
-import {
-  accessSync,
-  closeSync,
-  constants,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  realpathSync,
-  statSync,
-} from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { ProgramNotFoundError } from '../errors.js';
 import { type AttemptEgress, openAttemptNetwork } from '../network/attempt-network.js';
 import { removeTree } from '../sources/confined-fs.js';
@@ -26,6 +17,7 @@ import {
   type HeldDirectory,
   startContained,
 } from './contained-process.js';
+import { findProgram, hostView } from './host-view.js';
 import { namespaceListenersAvailable } from './network-namespace.js';
 import { detectSandbox, sandboxUnavailableError } from './sandbox-availability.js';
 import type { SandboxMode } from './sandbox-modes.js';
@@ -151,10 +143,14 @@ export interface LaunchRequest {
   attempt?: AttemptDirectories | undefined;
   /** Extra variables from the target's own configuration. */
   env?: Readonly<Record<string, string>> | undefined;
+  /** Scripts the target's configuration names (absolute paths; never prompt text): their package is shown. */
+  programFiles?: readonly string[] | undefined;
 }
 
 export interface Launched {
   process: ContainedProcess;
+  /** Host paths shown to the agent read-only besides the system directories. */
+  shownPaths: string[];
   /**
    * Why the campaign directory is not shown in the sandbox, when it is not (it is the operator's home,
    * `/tmp` itself, ...): an agent that then fails to find its script can be explained to the operator.
@@ -162,6 +158,75 @@ export interface Launched {
   campaignDirectoryWithheld?: string | undefined;
   /** Releases what the launch created for itself (a private home when the caller gave none). */
   release(): void;
+}
+
+/** What a launch shows of the host, decided before it starts (see `host-view.ts`). */
+export interface AttemptHostView {
+  /** Host paths shown read-only besides the system directories (empty without bubblewrap). */
+  shown: string[];
+  hiddenDirectories: string[];
+  hiddenFiles: string[];
+  /** Why the campaign directory is not shown, when it is not. */
+  campaignDirectoryWithheld?: string | undefined;
+}
+
+export interface HostViewRequest {
+  command: string;
+  /** Scripts the target's configuration names (absolute paths; never prompt text). */
+  programFiles?: readonly string[] | undefined;
+  /** Extra variables from the target's own configuration (its `PATH`, if any, is the agent's). */
+  env?: Readonly<Record<string, string>> | undefined;
+  /** The run directory holding every attempt (hidden). */
+  runPath: string;
+}
+
+/**
+ * What the agent of one launch will see of the host besides the system directories (SPEC §13). Without
+ * bubblewrap (`sandbox: none`) the agent sees the whole host, and nothing is listed.
+ */
+export function attemptHostView(settings: SandboxSettings, request: HostViewRequest): AttemptHostView {
+  if (settings.containment.mode !== 'bwrap') return { shown: [], hiddenDirectories: [], hiddenFiles: [] };
+  const operatorHomes = settings.hiddenDirectories.map(realOrSelf);
+  const campaignFile = settings.campaignDirectory?.campaignFile;
+  const campaign =
+    settings.campaignDirectory === undefined
+      ? undefined
+      : campaignDirectoryMounts({
+          directory: settings.campaignDirectory,
+          hiddenDirectories: operatorHomes,
+          runPath: request.runPath,
+          hiddenFiles: settings.hiddenFiles,
+          privateTmp: true,
+        });
+  const view = hostView({
+    command: request.command,
+    searchPath: agentSearchPath(settings, request.env),
+    programFiles: request.programFiles,
+    campaign,
+    hiddenDirectories: operatorHomes,
+    runPath: request.runPath,
+    hiddenFiles: [...settings.hiddenFiles, ...(campaignFile === undefined ? [] : [campaignFile])],
+  });
+  return {
+    shown: view.shown,
+    hiddenDirectories: view.hiddenDirectories,
+    hiddenFiles: view.hiddenFiles,
+    ...(campaign?.shown === false
+      ? {
+          campaignDirectoryWithheld:
+            `the campaign directory ${campaign.path} is not shown in the sandbox (${campaign.reason}); ` +
+            'to let the agent use files beside the campaign, move them into a directory of their own',
+        }
+      : {}),
+  };
+}
+
+/** The PATH the agent gets: the target's own, the campaign's `env:`, Witness's, or a standard one. */
+function agentSearchPath(
+  settings: SandboxSettings,
+  env: Readonly<Record<string, string>> | undefined,
+): string {
+  return env?.PATH ?? settings.env.PATH ?? settings.hostEnv.PATH ?? '/usr/local/bin:/usr/bin:/bin';
 }
 
 /**
@@ -172,8 +237,7 @@ export interface Launched {
 export function launchInAttempt(settings: SandboxSettings, request: LaunchRequest): Launched {
   // A program that does not exist is a start failure, told apart from the program failing (bubblewrap
   // would only exit 1 with a message).
-  const searchPath =
-    request.env?.PATH ?? settings.env.PATH ?? settings.hostEnv.PATH ?? '/usr/local/bin:/usr/bin:/bin';
+  const searchPath = agentSearchPath(settings, request.env);
   if (findProgram(request.command, searchPath) === undefined) {
     throw new ProgramNotFoundError(request.command, searchPath);
   }
@@ -214,31 +278,12 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     // The proxy variables win over the campaign's: any other proxy is out of reach anyway.
     ...(bwrap && settings.network === 'proxy' ? (egress?.environment() ?? {}) : {}),
   };
-  const campaign =
-    bwrap && settings.campaignDirectory !== undefined
-      ? campaignDirectoryMounts({
-          directory: settings.campaignDirectory,
-          hiddenDirectories: settings.hiddenDirectories.map(realOrSelf),
-          runPath: attempt.runPath,
-          hiddenFiles: settings.hiddenFiles,
-          privateTmp: true,
-        })
-      : undefined;
-  const shown = campaign?.shown === true ? campaign : undefined;
-  // Mount order (ancestors first) is `bwrapArguments`'s concern; here only what is hidden and shown.
-  // The directory run directories are made in (TMPDIR, a worker's directory) holds other runs' attempts
-  // too — a concurrent `witness run`, a worker's other runs — whose workspaces the agent could otherwise
-  // read when it is not `/tmp` (replaced anyway): it is hidden like the run directory.
-  const runParent = dirname(attempt.runPath);
-  const runsHidden = runParent === '/' || runParent === '/tmp' ? [] : [runParent];
-  const hiddenDirectories = [
-    ...new Set([
-      ...settings.hiddenDirectories,
-      ...runsHidden,
-      attempt.runPath,
-      ...(shown?.hiddenDirectories ?? []),
-    ]),
-  ];
+  const view = attemptHostView(settings, {
+    command: request.command,
+    programFiles: request.programFiles,
+    env: request.env,
+    runPath: attempt.runPath,
+  });
   const process = startContained({
     containment: settings.containment,
     command: request.command,
@@ -250,29 +295,17 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     network: settings.network,
     namespaceListeners: bwrap && settings.network === 'proxy' ? (egress?.listeners() ?? []) : [],
     readOnlyFiles: bwrap && settings.network === 'proxy' ? (egress?.readOnlyFiles() ?? []) : [],
-    hiddenDirectories,
-    hiddenFiles: [...new Set([...settings.hiddenFiles, ...(shown?.hiddenFiles ?? [])])],
-    // Under bubblewrap `/tmp` is a fresh tmpfs too, so a program installed there (an agent CLI put in a
-    // scratch prefix by CI) is shown the same way as one in the operator's home.
-    exposedReadOnly: [
-      ...programDirectories(
-        env.PATH ?? '',
-        request.command,
-        bwrap ? [...settings.hiddenDirectories, ...runsHidden, '/tmp'] : settings.hiddenDirectories,
-      ),
-      ...(shown === undefined ? [] : [shown.path]),
-    ].filter((path, index, all) => all.indexOf(path) === index),
+    shown: view.shown,
+    hiddenDirectories: view.hiddenDirectories,
+    hiddenFiles: view.hiddenFiles,
     drainMs: settings.drainMs,
   });
   return {
     process,
-    ...(campaign?.shown === false
-      ? {
-          campaignDirectoryWithheld:
-            `the campaign directory ${campaign.path} is not shown in the sandbox (${campaign.reason}); ` +
-            'to let the agent use files beside the campaign, move them into a directory of their own',
-        }
-      : {}),
+    shownPaths: view.shown,
+    ...(view.campaignDirectoryWithheld === undefined
+      ? {}
+      : { campaignDirectoryWithheld: view.campaignDirectoryWithheld }),
     release() {
       void ownNetwork?.close();
       for (const fd of owned.splice(0)) closeSync(fd);
@@ -287,42 +320,4 @@ function realOrSelf(path: string): string {
   } catch {
     return path;
   }
-}
-
-function findProgram(command: string, searchPath: string): string | undefined {
-  const candidates = command.includes('/')
-    ? [command]
-    : searchPath
-        .split(':')
-        .filter((directory) => isAbsolute(directory))
-        .map((directory) => join(directory, command));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/**
- * Agents are often installed under the operator's home (`~/.local/bin`, `~/.nvm`) or a scratch prefix in
- * `/tmp`: the top-level entry of each PATH directory, and of an absolute command, that lies in a hidden
- * directory is shown read-only, so
- * the program still runs while the rest of the home (dotfiles, keys, other agents' state) stays hidden.
- */
-function programDirectories(path: string, command: string, hidden: readonly string[]): string[] {
-  const candidates = [...path.split(':'), ...(isAbsolute(command) ? [dirname(command)] : [])];
-  const exposed = new Set<string>();
-  for (const candidate of candidates) {
-    if (!isAbsolute(candidate)) continue;
-    for (const directory of hidden) {
-      const rel = relative(directory, candidate);
-      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
-      exposed.add(join(directory, rel.split(sep)[0] as string));
-    }
-  }
-  return [...exposed].sort();
 }

@@ -1,7 +1,7 @@
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Containment } from '../models/vocabulary.js';
 import type { Planner } from './planner.js';
-import type { Target, TargetRequest, TargetResponse } from './target.js';
+import type { AttemptPreparation, PreparedAttempt, Target, TargetRequest, TargetResponse } from './target.js';
 import type { ToolboxProvider } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
 
@@ -28,6 +28,20 @@ export class AgentTarget implements Target {
   constructor(options: AgentTargetOptions) {
     this.#planner = options.planner;
     this.#toolbox = options.toolbox;
+  }
+
+  /**
+   * Readies the attempt for a toolbox that starts processes (an MCP server) before the baseline (SPEC
+   * §13); the planner itself runs inside Witness and needs nothing.
+   */
+  async prepareAttempt(request: AttemptPreparation): Promise<PreparedAttempt> {
+    const prepared = (await this.#toolbox.prepareAttempt?.(request)) ?? { shownPaths: [] };
+    return {
+      agentState: [],
+      shownPaths: prepared.shownPaths,
+      send: (sent) => this.send(sent),
+      close: async () => undefined,
+    };
   }
 
   async send(request: TargetRequest): Promise<TargetResponse> {

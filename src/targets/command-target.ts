@@ -1,8 +1,9 @@
+import { isAbsolute } from 'node:path';
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
-import { launchInAttempt, type SandboxSettings } from '../sandbox/sandbox-settings.js';
+import { attemptHostView, launchInAttempt, type SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { fillPlaceholders } from '../text/placeholders.js';
 import type { AttemptPreparation, PreparedAttempt, Target, TargetRequest, TargetResponse } from './target.js';
 import { TargetContainment } from './target-containment.js';
@@ -75,13 +76,28 @@ export class CommandTarget implements Target {
    * Readies the attempt before its baseline (SPEC §13). The program is started by `send` of the
    * returned attempt, as by {@link CommandTarget.send}.
    */
-  async prepareAttempt(_request: AttemptPreparation): Promise<PreparedAttempt> {
+  async prepareAttempt(request: AttemptPreparation): Promise<PreparedAttempt> {
+    const settings = await this.#containment.settings();
+    const view = attemptHostView(settings, {
+      command: this.#options.command,
+      programFiles: this.#programFiles(),
+      env: this.#options.env,
+      runPath: request.attempt.runPath,
+    });
     return {
       agentState: [],
-      shownPaths: [],
-      send: (request) => this.send(request),
+      shownPaths: view.shown,
+      send: (sent) => this.send(sent),
       close: async () => undefined,
     };
+  }
+
+  /**
+   * The scripts its arguments name (an absolute path with no placeholder, such as `{campaignDir}/agent.mjs`
+   * once loaded): the package each lives in is shown to the agent. Never an argument the prompt fills in.
+   */
+  #programFiles(): string[] {
+    return (this.#options.args ?? []).filter((arg) => isAbsolute(arg) && !PLACEHOLDER_IN.test(arg));
   }
 
   async send(request: TargetRequest): Promise<TargetResponse> {
@@ -99,6 +115,7 @@ export class CommandTarget implements Target {
         args,
         workspace: request.workspace,
         attempt: request.attempt,
+        programFiles: this.#programFiles(),
         // PWD follows the working directory: an inherited or absent PWD would point some CLIs
         // (opencode) somewhere other than the attempt's workspace.
         // The attack's variables go under the target's own (a preset's endpoint and key stay its own).
@@ -225,6 +242,9 @@ export class CommandTarget implements Target {
     };
   }
 }
+
+/** Any `{name}` placeholder: an argument that holds one is filled per attempt, never a program file. */
+const PLACEHOLDER_IN = /\{[A-Za-z][A-Za-z0-9_]*\}/;
 
 function keptStderr(head: readonly Buffer[], end: Buffer, total: number): string {
   if (total <= STDERR_HEAD_BYTES + STDERR_TAIL_BYTES) {

@@ -2,8 +2,9 @@ import { posix } from 'node:path';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
-import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
-import { type McpServerOptions, McpToolbox } from './mcp-toolbox.js';
+import { type AttemptDirectories, attemptHostView } from '../sandbox/sandbox-settings.js';
+import { type McpServerOptions, McpToolbox, mcpProgramFiles } from './mcp-toolbox.js';
+import type { AttemptPreparation } from './target.js';
 import { TargetContainment } from './target-containment.js';
 import { nonEmptyString, TARGET_DEFAULTS } from './target-defaults.js';
 import type { FileToolMapping, OpenedToolbox, ToolboxProvider, ToolSpec } from './toolbox.js';
@@ -52,6 +53,18 @@ export class McpToolboxProvider implements ToolboxProvider {
         return stderr === '' ? [] : [{ kind: 'note', text: `MCP server stderr: ${stderr}` }];
       },
     };
+  }
+
+  /** The host paths the server will be shown (SPEC §13), decided before the attempt's baseline. */
+  async prepareAttempt(request: AttemptPreparation): Promise<{ shownPaths: readonly string[] }> {
+    const settings = await this.#containment.settings();
+    const view = attemptHostView(settings, {
+      command: this.#server.command,
+      programFiles: mcpProgramFiles(this.#server),
+      env: this.#server.env,
+      runPath: request.attempt.runPath,
+    });
+    return { shownPaths: view.shown };
   }
 
   /** The server is a process: contained by bubblewrap unless the campaign said `sandbox: none`. */

@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TargetError } from '../errors.js';
 import type { JsonObject } from '../models/record.js';
@@ -78,6 +79,7 @@ export class McpToolbox implements Toolbox {
         workspace,
         attempt,
         env: options.env,
+        programFiles: mcpProgramFiles(options),
       });
     } catch (error) {
       startError = error;
@@ -150,4 +152,12 @@ export class McpToolbox implements Toolbox {
   get process(): ContainedProcess | undefined {
     return this.#launched?.process;
   }
+}
+
+/**
+ * The scripts a server's configuration names (an absolute argument with no placeholder such as `{workspace}`, such as the
+ * reference server's `dist/index.js`): the package each lives in is shown to the server (SPEC §13).
+ */
+export function mcpProgramFiles(options: Pick<McpServerOptions, 'args'>): string[] {
+  return (options.args ?? []).filter((arg) => isAbsolute(arg) && !/\{[A-Za-z][A-Za-z0-9_]*\}/.test(arg));
 }

@@ -4,6 +4,7 @@ import type { Containment } from '../models/vocabulary.js';
 import type { AttemptEgress } from '../network/attempt-network.js';
 import type { AttemptDirectories } from '../sandbox/sandbox-settings.js';
 import { callHttpRequestTool, HTTP_REQUEST_TOOL } from './http-request-tool.js';
+import type { AttemptPreparation } from './target.js';
 import type { TranscriptEvent } from './transcript.js';
 import { WorkspaceFiles, type WorkspaceFilesOptions } from './workspace-files.js';
 
@@ -47,6 +48,11 @@ export interface ToolboxProvider {
   identifier(): ComponentIdentifier;
   /** How a toolbox that starts processes contains them (SPEC §11); absent for in-process tools. */
   containment?(): Containment;
+  /**
+   * Readies the attempt for the toolbox's processes before the attempt's baseline (SPEC §13); absent for
+   * in-process tools. Returns the host paths its processes will be shown.
+   */
+  prepareAttempt?(request: AttemptPreparation): Promise<{ shownPaths: readonly string[] }>;
 }
 
 /** One attempt's open tools, and what a planner needs to know to use them. */

@@ -165,8 +165,9 @@ describe('the campaign directory in the sandbox', { skip }, () => {
       ['success', 'bwrap', 'wrote the hook\n'],
     );
 
-    // Control: the same campaign without the directory shown fails as users saw it, so the test can tell.
-    const control = await runLibrary(file, { exposeCampaign: false });
+    // Control: the same campaign where the directory may not be shown (here it is the operator's home,
+    // never shown, neither as the campaign directory nor as the script's own) fails as users saw it.
+    const control = await runLibrary(file, { exposeCampaign: false, operatorHome: dir });
     const [failed] = control.result.attempts;
     assert.equal(failed?.outcome, 'error');
     // The stored error keeps only the end of stderr: on Node 24 the longer stack pushes the 'Cannot find
@@ -204,23 +205,31 @@ describe('the campaign directory in the sandbox', { skip }, () => {
       join(dir, 'inside.mjs'),
       "import { join } from 'node:path';\nexport const inside = (ws, path) => join(ws, String(path).replace(/^.*?\\/workspace\\/?/, ''));\n",
     );
+    // A small MCP server of its own (newline-delimited JSON-RPC over stdio): what it imports lies beside it,
+    // never in a directory the sandbox does not show (the repository's own install).
     writeFileSync(
       join(dir, 'server.mjs'),
       `import { readFileSync, writeFileSync } from 'node:fs';
-import { McpServer } from ${JSON.stringify(import.meta.resolve('@modelcontextprotocol/sdk/server/mcp.js'))};
-import { StdioServerTransport } from ${JSON.stringify(import.meta.resolve('@modelcontextprotocol/sdk/server/stdio.js'))};
-import { z } from ${JSON.stringify(import.meta.resolve('zod'))};
+import { createInterface } from 'node:readline';
 import { inside } from './inside.mjs';
 const ws = process.argv[2];
-const server = new McpServer({ name: 'beside', version: '1.0.0' });
-server.tool('read_text_file', { path: z.string() }, async ({ path }) => ({
-  content: [{ type: 'text', text: readFileSync(inside(ws, path), 'utf8') }],
-}));
-server.tool('write_file', { path: z.string(), content: z.string() }, async ({ path, content }) => {
-  writeFileSync(inside(ws, path), content);
-  return { content: [{ type: 'text', text: 'ok' }] };
-});
-await server.connect(new StdioServerTransport());
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\\n');
+const text = (value) => ({ content: [{ type: 'text', text: value }] });
+const schema = { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } };
+for await (const line of createInterface({ input: process.stdin })) {
+  const { id, method, params } = JSON.parse(line);
+  if (id === undefined) continue;
+  if (method === 'initialize') {
+    send({ id, result: { protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'beside', version: '1.0.0' } } });
+  } else if (method === 'tools/list') {
+    send({ id, result: { tools: ['read_text_file', 'write_file'].map((name) => ({ name, inputSchema: schema })) } });
+  } else if (method === 'tools/call' && params.name === 'read_text_file') {
+    send({ id, result: text(readFileSync(inside(ws, params.arguments.path), 'utf8')) });
+  } else if (method === 'tools/call' && params.name === 'write_file') {
+    writeFileSync(inside(ws, params.arguments.path), params.arguments.content);
+    send({ id, result: text('ok') });
+  } else send({ id, error: { code: -32601, message: 'no such method' } });
+}
 `,
     );
     const file = join(dir, 'campaign.yaml');
@@ -241,8 +250,9 @@ attacks:
     const [attempt] = result.attempts;
     assert.deepEqual([attempt?.outcome, attempt?.containment, attempt?.error], ['success', 'bwrap', null]);
 
-    // Control: without the directory shown the server cannot start, as users saw it.
-    const control = await runLibrary(file, { exposeCampaign: false });
+    // Control: where the directory may not be shown (here it is the operator's home, which is never shown,
+    // neither as the campaign directory nor as the script's own) the server cannot start, as users saw it.
+    const control = await runLibrary(file, { exposeCampaign: false, operatorHome: dir });
     assert.equal(control.result.attempts[0]?.outcome, 'error');
     assert.match(control.result.attempts[0]?.error ?? '', /the MCP server did not start/);
   });

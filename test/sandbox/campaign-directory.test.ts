@@ -3,7 +3,6 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { bwrapArguments } from '../../src/sandbox/bwrap-arguments.js';
 import {
   type CampaignDirectoryInput,
   campaignDirectoryMounts,
@@ -128,52 +127,5 @@ describe('campaignDirectoryOf', () => {
       code: 'invalid_option',
       message: /gone.*cannot be resolved \(ENOENT\)/,
     });
-  });
-});
-
-describe('bwrapArguments mount order', () => {
-  it('mounts ancestors first, so a shown directory in a hidden one is visible and a hidden one in a shown one is not', () => {
-    const argv = bwrapArguments({
-      command: '/bin/true',
-      args: [],
-      cwd: '/w',
-      env: {},
-      writable: [{ path: '/w', childFd: 3 }],
-      hiddenDirectories: ['/home/op/camp/runs', '/home/op'],
-      hiddenFiles: ['/home/op/camp/witness.db'],
-      exposedReadOnly: ['/home/op/camp', '/home/op/.local'],
-      network: 'host',
-    });
-    const mounts = argv.slice(argv.indexOf('/tmp') + 1, argv.indexOf('--bind-fd'));
-    assert.deepEqual(mounts, [
-      '--tmpfs',
-      '/home/op',
-      '--ro-bind-try',
-      '/home/op/camp',
-      '/home/op/camp',
-      '--ro-bind-try',
-      '/home/op/.local',
-      '/home/op/.local',
-      '--tmpfs',
-      '/home/op/camp/runs',
-      '--ro-bind-try',
-      '/dev/null',
-      '/home/op/camp/witness.db',
-    ]);
-  });
-
-  it('hides a directory that is both shown and hidden', () => {
-    const argv = bwrapArguments({
-      command: '/bin/true',
-      args: [],
-      cwd: '/w',
-      env: {},
-      writable: [],
-      hiddenDirectories: ['/srv/a'],
-      hiddenFiles: [],
-      exposedReadOnly: ['/srv/a'],
-      network: 'host',
-    });
-    assert.ok(argv.lastIndexOf('--tmpfs') > argv.indexOf('--ro-bind-try', argv.indexOf('/tmp')));
   });
 });

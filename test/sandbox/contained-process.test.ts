@@ -20,7 +20,11 @@ import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { agentEnvironment } from '../../src/sandbox/agent-environment.js';
-import { BASE_BWRAP_ARGUMENTS } from '../../src/sandbox/bwrap-arguments.js';
+import {
+  bwrapArguments,
+  isolationArguments,
+  systemViewArguments,
+} from '../../src/sandbox/bwrap-arguments.js';
 import {
   type ContainedProcess,
   type ContainedProcessOptions,
@@ -28,6 +32,7 @@ import {
   type HeldDirectory,
   startContained,
 } from '../../src/sandbox/contained-process.js';
+import { systemEntries } from '../../src/sandbox/host-view.js';
 import { namespaceListenersAvailable } from '../../src/sandbox/network-namespace.js';
 import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { runNode } from '../sources/support/child-process.js';
@@ -226,14 +231,45 @@ process.stdout.write(JSON.stringify({ stdout, allGone: end.allGone }));
   it('lets the agent write its workspace and its home, and nowhere on the host', async () => {
     const { end, stderr } = await collect(
       startContained(
-        options(`echo w > w.txt && echo h > "$HOME/.bashrc" && echo t > /tmp/t && echo o > ${outside}/o.txt`),
+        options(
+          `echo w > w.txt && echo h > "$HOME/.bashrc" && echo t > /tmp/t && (echo o > ${outside}/o.txt; echo e > /etc/witness-probe; echo r > /planted; true)`,
+          { shown: [outside] },
+        ),
       ),
     );
-    assert.notEqual(end.code, 0);
-    assert.match(stderr, /Read-only file system/);
+    assert.equal(end.code, 0, stderr);
+    // A shown host path, a system directory and the synthetic root are all read-only.
+    assert.equal(stderr.match(/Read-only file system/g)?.length, 3, stderr);
     assert.equal(readFileSync(join(workspace.path, 'w.txt'), 'utf8'), 'w\n');
     assert.equal(readFileSync(join(home.path, '.bashrc'), 'utf8'), 'h\n');
     assert.equal(existsSync(join(outside, 'o.txt')), false);
+    assert.equal(existsSync('/etc/witness-probe'), false);
+  });
+
+  it('shows the host only where asked: nothing of /var, /root, /work or /home beyond the paths shown', async () => {
+    writeFileSync(join(outside, 'visible.txt'), 'shown');
+    const { stdout } = await collect(
+      startContained(
+        options(
+          `ls / | tr '\n' ' '; echo; cat ${outside}/visible.txt; echo; ls ${join(outside, '..')} | wc -l`,
+          {
+            shown: [outside],
+          },
+        ),
+      ),
+    );
+    const [top, visible, siblings] = stdout.split('\n');
+    // The synthetic root holds the system directories, /dev, /proc, /tmp and the parents of what is shown.
+    assert.deepEqual(
+      top
+        ?.trim()
+        .split(' ')
+        .filter((name) => !['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32', 'opt'].includes(name)),
+      ['dev', 'etc', 'proc', 'tmp', 'usr', 'var'],
+    );
+    assert.equal(visible, 'shown');
+    // /var/tmp holds only the shown directory (the host's /var/tmp holds others: the operator's, other runs').
+    assert.equal(siblings, '1');
   });
 
   it('hides other attempts and hidden directories and files', async () => {
@@ -247,8 +283,8 @@ process.stdout.write(JSON.stringify({ stdout, allGone: end.allGone }));
           options(
             `ls ${runDir}; ls ${runDir}/a2 2>&1; cat ${operatorHome}/.secret 2>&1; cat ${memory} 2>&1; echo end`,
             // The `-journal` of a WAL memory does not exist: hiding it must not stop the sandbox (bwrap
-            // cannot create a mount point on the read-only host; seen as every command agent failing).
-            { hiddenDirectories: [runDir, operatorHome], hiddenFiles: [memory, `${memory}-journal`] },
+            // cannot create a mount point in a read-only bound directory; seen as every command agent failing).
+            { shown: [outside], hiddenFiles: [memory, `${memory}-journal`] },
           ),
         ),
       );
@@ -263,43 +299,47 @@ process.stdout.write(JSON.stringify({ stdout, allGone: end.allGone }));
     }
   });
 
-  it('leaves the agent no capability, so root cannot remount the host or unmount a hidden directory', async () => {
+  it('leaves the agent no capability, so root cannot remount a shown path writable or unmount a hidden file', async () => {
     // The attack: Witness runs as root (CI, a container) and an agent with CAP_SYS_ADMIN undoes its own
-    // sandbox from inside: it remounts `/` writable and writes the host, or unmounts the tmpfs over the
-    // operator's home and reads what it hid.
-    const operatorHome = realpathSync(mkdtempSync(join('/var/tmp', 'witness-operator-')));
-    writeFileSync(join(operatorHome, '.secret'), 'operator-secret');
+    // sandbox from inside: it remounts a read-only host path writable and writes the host, or unmounts
+    // what covers a hidden file (the memory) and reads it.
+    const secret = join(outside, 'witness.db');
+    writeFileSync(secret, 'operator-secret');
     const escapeScript = [
       'grep CapEff /proc/self/status',
-      'mount -o remount,bind,rw / 2>&1',
+      `mount -o remount,bind,rw ${outside} 2>&1`,
       `echo o > ${outside}/o.txt 2>&1`,
-      `umount ${operatorHome} 2>&1`,
-      `cat ${operatorHome}/.secret 2>&1`,
+      `umount ${secret} 2>&1`,
+      `cat ${secret} 2>&1`,
       'echo end',
     ].join('; ');
-    try {
-      const { stdout } = await collect(
-        startContained(options(escapeScript, { hiddenDirectories: [runDir, operatorHome] })),
-      );
-      assert.match(stdout, /CapEff:\s+0+\n/);
-      assert.match(stdout, /end\n$/);
-      assert.equal(existsSync(join(outside, 'o.txt')), false);
-      assert.equal(stdout.includes('operator-secret'), false);
-      if (process.getuid?.() === 0 && availability.available) {
-        // Control: the same sandbox without `--cap-drop ALL` is escaped by the same script, so the
-        // assertions above can see an escape when there is one.
-        const args = BASE_BWRAP_ARGUMENTS.filter((arg, i, all) => arg !== 'ALL' && all[i + 1] !== 'ALL');
-        assert.equal(args.length, BASE_BWRAP_ARGUMENTS.length - 2);
-        const control = spawnSync(
-          availability.bwrapPath,
-          [...args, '--tmpfs', operatorHome, '--', '/bin/sh', '-c', escapeScript],
-          { encoding: 'utf8' },
-        );
-        assert.equal(readFileSync(join(outside, 'o.txt'), 'utf8'), 'o\n');
-        assert.ok(control.stdout.includes('operator-secret'), control.stdout);
-      }
-    } finally {
-      rmSync(operatorHome, { recursive: true, force: true });
+    const { stdout } = await collect(
+      startContained(options(escapeScript, { shown: [outside], hiddenFiles: [secret] })),
+    );
+    assert.match(stdout, /CapEff:\s+0+\n/);
+    assert.match(stdout, /end\n$/);
+    assert.equal(existsSync(join(outside, 'o.txt')), false);
+    assert.equal(stdout.includes('operator-secret'), false);
+    if (process.getuid?.() === 0 && availability.available) {
+      // Control: the same sandbox as root with every capability (no `--cap-drop ALL`, no user of its own)
+      // is escaped by the same script, so the assertions above can see an escape when there is one.
+      const argv = bwrapArguments({
+        command: '/bin/sh',
+        args: ['-c', escapeScript],
+        cwd: '/',
+        env: { PATH: '/usr/bin:/bin' },
+        system: systemEntries(),
+        shown: [outside],
+        hiddenDirectories: [],
+        hiddenFiles: [secret],
+        writable: [],
+        network: 'host',
+      });
+      const control = argv.filter((arg, i, all) => arg !== 'ALL' && all[i + 1] !== 'ALL');
+      assert.equal(control.length, argv.length - 2);
+      const escaped = spawnSync(availability.bwrapPath, control, { encoding: 'utf8' });
+      assert.equal(readFileSync(join(outside, 'o.txt'), 'utf8'), 'o\n');
+      assert.ok(escaped.stdout.includes('operator-secret'), escaped.stdout);
     }
   });
 
@@ -314,10 +354,11 @@ process.stdout.write(JSON.stringify({ stdout, allGone: end.allGone }));
     assert.equal(stdout.includes('WROTE'), false, stdout);
     if (process.getuid?.() === 0 && availability.available) {
       // Control: bubblewrap's own /proc, without the read-only cover, lets root write it.
-      const args = BASE_BWRAP_ARGUMENTS.filter(
+      const view = systemViewArguments(systemEntries());
+      const args = [...isolationArguments(), ...view].filter(
         (arg, i, all) => !arg.startsWith('/proc/sys') && !all[i + 1]?.startsWith('/proc/sys'),
       );
-      assert.equal(args.length, BASE_BWRAP_ARGUMENTS.length - 6);
+      assert.equal(args.length, isolationArguments().length + view.length - 6);
       const control = spawnSync(availability.bwrapPath, [...args, '--', '/bin/sh', '-c', probe], {
         encoding: 'utf8',
       });

@@ -35,7 +35,9 @@ describe('a preset agent judged from a baseline taken after its configuration', 
     chmodSync(dir, 0o755);
     runs = join(dir, 'runs');
     mkdirSync(runs);
-    agent = join(dir, 'fake-qwen.sh');
+    // Beside the run directories, not above them: a directory holding them is never shown to an agent.
+    mkdirSync(join(dir, 'agent'));
+    agent = join(dir, 'agent', 'fake-qwen.sh');
     // Every run writes a session file into the CLI's own state, as qwen does, then runs the prompt.
     writeFileSync(
       agent,
