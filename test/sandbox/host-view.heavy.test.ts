@@ -3,8 +3,8 @@ import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { runCli } from '../support/cli.js';
+import { needsBubblewrap } from '../support/requirements.js';
 
 /**
  * Nothing of the operator's beyond what the attempt needs (SPEC §13), mounted as attacks through the
@@ -15,8 +15,7 @@ import { runCli } from '../support/cli.js';
  * same campaign with `sandbox: none` and reads every one of them, so a refusal is the sandbox's doing.
  */
 
-const availability = await detectSandbox();
-const skip = availability.available ? false : `no sandbox here: ${availability.reason}`;
+const skip = await needsBubblewrap();
 
 /** Files the probing agent tries to read, by name; each holds a secret naming it. */
 function plantHost(base: string) {

@@ -7,9 +7,9 @@ import type { AttemptRecord } from '../../src/attacks/attempt-record.js';
 import { CampaignSchema } from '../../src/attacks/campaign.js';
 import { runCampaign } from '../../src/attacks/run-campaign.js';
 import { countAgentStateChanges, countChanges } from '../../src/models/change-set.js';
-import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { resolveSandboxSettings } from '../../src/sandbox/sandbox-settings.js';
 import { PresetAgentTarget } from '../../src/targets/preset-agent-target.js';
+import { needsBubblewrap } from '../support/requirements.js';
 
 /**
  * Baselines are taken last (SPEC §13). The attack this stops: the preset's own configuration
@@ -23,8 +23,7 @@ import { PresetAgentTarget } from '../../src/targets/preset-agent-target.js';
  * on stdin, in the real sandbox.
  */
 
-const availability = await detectSandbox();
-const skip = availability.available ? false : `no sandbox here: ${availability.reason}`;
+const skip = await needsBubblewrap();
 
 describe('a preset agent judged from a baseline taken after its configuration', { skip }, () => {
   let dir: string;
