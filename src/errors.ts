@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'bundle_mismatch',
   'fail_on_matched',
   'program_not_found',
+  'output_failed',
+  'interrupted',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -242,4 +244,28 @@ export class ProgramNotFoundError extends WitnessError {
     this.name = 'ProgramNotFoundError';
     this.program = program;
   }
+}
+
+/** A run finished, but an output file it was asked for (`--report`, `--junit`) could not be written. */
+export class OutputFailedError extends WitnessError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('output_failed', message, options);
+    this.name = 'OutputFailedError';
+  }
+}
+
+/** A command was interrupted (Ctrl-C); the message says what it finished and where that is kept. */
+export class InterruptedError extends WitnessError {
+  constructor(message: string) {
+    super('interrupted', message);
+    this.name = 'InterruptedError';
+  }
+}
+
+/** An error's message on one line, led by its code when the message lacks it (`ENOSPC: no space left…`). */
+export function oneLineError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  const message = error.message.replace(/\s+/g, ' ').trim();
+  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
 }

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
-import { InvalidOptionError, InvalidRecordError } from '../errors.js';
+import { InvalidOptionError, InvalidRecordError, oneLineError } from '../errors.js';
 import { childPath } from '../sources/confined-fs.js';
 import type { AttemptRecord } from './attempt-record.js';
 import { createRunDirectory, type RunDirectory } from './workspace.js';
@@ -19,6 +19,11 @@ import { createRunDirectory, type RunDirectory } from './workspace.js';
  * and {@link AttemptSpool.dispose} removes both. The directory carries the run marker naming this process, so
  * a run killed before its cleanup leaves nothing `witness clean` does not find and remove. The memory holds
  * every record too; the spool only saves the run's reporting from holding them all at once.
+ *
+ * A record the spool cannot take (a full disk, an I/O error) does not end the run (SPEC §13): a stand-in
+ * is kept in memory instead — the record without its transcript, observations and changes, saying why
+ * (`storeError`) — and it is read back in its place. Records already spooled stay as they were: each has
+ * its own byte range, and a failed write registers nothing.
  */
 const SPOOL_FILE = 'records.jsonl';
 
@@ -30,6 +35,8 @@ export class AttemptSpool {
   #lengths: number[] = [];
   #end = 0;
   #disposed = false;
+  /** The JSON text of each stand-in, by job index (records the file could not take). */
+  readonly #standIns = new Map<number, string>();
 
   private constructor(directory: RunDirectory, handle: FileHandle) {
     this.#directory = directory;
@@ -62,37 +69,51 @@ export class AttemptSpool {
     return this.#directory.path;
   }
 
-  /** How many records are stored. */
+  /** How many records are held (stand-ins included). */
   get size(): number {
-    return this.#offsets.reduce((count, offset) => (offset >= 0 ? count + 1 : count), 0);
+    return this.#offsets.reduce((count, offset) => (offset >= 0 ? count + 1 : count), this.#standIns.size);
   }
 
-  /** Stores the record of job `index` (each index once). */
-  async put(index: number, record: AttemptRecord): Promise<void> {
+  /**
+   * Stores the record of job `index` (each index once) and returns the record as it is held: itself, or
+   * the stand-in kept when the file could not take it.
+   */
+  async put(index: number, record: AttemptRecord): Promise<AttemptRecord> {
     if (this.#disposed) throw new InvalidOptionError('the attempt spool was disposed');
-    if (this.#offsets[index] !== undefined && (this.#offsets[index] as number) >= 0) {
+    if (this.#holds(index)) {
       throw new InvalidOptionError(`the attempt spool already holds the record of job ${index}`);
     }
     const bytes = Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
     // Reserved before the first await: a concurrent put gets the bytes after these.
     const offset = this.#end;
     this.#end += bytes.length;
-    while (this.#offsets.length < index) {
+    while (this.#offsets.length <= index) {
       this.#offsets.push(-1);
       this.#lengths.push(0);
     }
-    let written = 0;
-    while (written < bytes.length) {
-      const { bytesWritten } = await this.#handle.write(
-        bytes,
-        written,
-        bytes.length - written,
-        offset + written,
-      );
-      written += bytesWritten;
+    try {
+      let written = 0;
+      while (written < bytes.length) {
+        const { bytesWritten } = await this.#handle.write(
+          bytes,
+          written,
+          bytes.length - written,
+          offset + written,
+        );
+        written += bytesWritten;
+      }
+    } catch (error) {
+      const standIn = standInOf(record, `this run's spool could not take its record: ${oneLineError(error)}`);
+      this.#standIns.set(index, JSON.stringify(standIn));
+      return standIn;
     }
     this.#offsets[index] = offset;
     this.#lengths[index] = bytes.length - 1;
+    return record;
+  }
+
+  #holds(index: number): boolean {
+    return ((this.#offsets[index] ?? -1) as number) >= 0 || this.#standIns.has(index);
   }
 
   /** The stored records' JSON texts in job order (jobs without a record are skipped), one at a time. */
@@ -100,6 +121,11 @@ export class AttemptSpool {
     // One read buffer for the whole pass (grown for a larger record): no buffer per record to collect.
     let buffer = Buffer.allocUnsafe(64 * 1024);
     for (let index = 0; index < this.#offsets.length; index++) {
+      const standIn = this.#standIns.get(index);
+      if (standIn !== undefined) {
+        yield standIn;
+        continue;
+      }
       const offset = this.#offsets[index] as number;
       if (offset < 0) continue;
       const length = this.#lengths[index] as number;
@@ -133,4 +159,13 @@ export class AttemptSpool {
       this.#directory.dispose();
     }
   }
+}
+
+/**
+ * What the run keeps of a record its spool could not take: everything but the transcript, observations and
+ * changes (the bulk), with the reason. The memory may still hold it whole (`witness report --run`).
+ */
+function standInOf(record: AttemptRecord, reason: string): AttemptRecord {
+  const storeError = record.storeError === undefined ? reason : `${record.storeError}; ${reason}`;
+  return { ...record, transcript: [], observations: [], changes: [], storeError };
 }

@@ -1,4 +1,4 @@
-import { TargetError } from '../errors.js';
+import { oneLineError, TargetError } from '../errors.js';
 import type { Adaptation } from '../models/attempt-chain.js';
 import type { TargetFailure } from '../models/attempt-record.js';
 import type { AttemptTask } from '../models/attempt-task.js';
@@ -105,12 +105,16 @@ export interface TargetStep {
   failure: TargetFailure | null;
 }
 
-/** What the file system showed and the verdict on it, or why it could not be judged. */
+/**
+ * What the file system showed and the verdict on it, or why it could not be judged; `storeError` says
+ * why the memory lacks part of it (the verdict stands: the judging never depends on the storing).
+ */
 export interface JudgeStep {
   score: Score | null;
   observations: Observation[];
   conversationId: string | null;
   error: string | null;
+  storeError?: string | undefined;
   /** The user's task, judged from the same evidence (absent when the attack names none). */
   task?: AttemptTask | undefined;
 }
@@ -397,39 +401,35 @@ export async function judgeWorkspace(
 ): Promise<JudgeStep> {
   const { attack, expectation, recorder, signal } = context;
   const taskExpected = taskExpectation(attack, context.campaign);
-  let conversationId: string | null = null;
-  const condition = expectation.conditions[0];
-  // Without a recorder the score is anchored to what it judged: the location, or the condition's words.
-  let scorable: Scorable =
-    condition !== undefined && !isFileCondition(condition)
-      ? { scorableType: 'content', text: describeRequestSent(condition) }
-      : { scorableType: 'surface', uri: condition?.uri as string, match: condition?.match ?? 'exact' };
+  const exchange = await storeExchange(context, sent);
+  const { conversationId } = exchange;
   try {
-    singleCondition(expectation);
-    if (recorder !== undefined) {
-      const exchange = await recorder.recordExchange({
-        run: context.run,
-        attack: attack.id,
-        attempt: context.attempt,
-        prompt: attack.prompt,
-        reply: sent.reply ?? '',
-      });
-      conversationId = exchange.conversationId;
-      scorable = message(exchange.replyPieceIds);
-    }
+    const only = singleCondition(expectation);
+    // Without a stored reply the score is anchored to what it judged: the location, or the condition's words.
+    const scorable: Scorable =
+      exchange.scorable ??
+      (isFileCondition(only)
+        ? { scorableType: 'surface', uri: only.uri, match: only.match }
+        : { scorableType: 'content', text: describeRequestSent(only) });
     const judge = (expected: ScoringExpectation) =>
       judgeExpectation(context, workspace, sources, changes, expected, scorable, network);
     const { score, observations } = await judge(expectation);
     // The user's task: judged from the same evidence by the same code (SPEC §16).
     const task = taskExpected === undefined ? undefined : await judgeTask(taskExpected, judge, signal);
     signal?.throwIfAborted();
+    let { storeError } = exchange;
     if (recorder !== undefined) {
-      // What is stored is redacted; the verdict was taken on the evidence as read.
-      const memory = redactingScorerMemory(recorder.scorerMemory(), context.redactor);
-      await memory.saveScore(score, observations);
-      if (task?.score != null) await memory.saveScore(task.score, task.observations);
+      try {
+        // What is stored is redacted; the verdict was taken on the evidence as read.
+        const memory = redactingScorerMemory(recorder.scorerMemory(), context.redactor);
+        await memory.saveScore(score, observations);
+        if (task?.score != null) await memory.saveScore(task.score, task.observations);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        storeError ??= `the memory could not store the verdict: ${oneLineError(error)}`;
+      }
     }
-    return { score, observations, conversationId, error: null, task: task?.verdict };
+    return { score, observations, conversationId, error: null, storeError, task: task?.verdict };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     const reason = `the workspace could not be judged: ${(error as Error).message}`;
@@ -438,7 +438,45 @@ export async function judgeWorkspace(
       observations: [],
       conversationId,
       error: reason,
+      storeError: exchange.storeError,
       task: taskExpected === undefined ? undefined : unjudgedTask(taskExpected, reason),
+    };
+  }
+}
+
+/**
+ * Stores the prompt and the reply as a conversation, so the score can be anchored to the reply. A memory
+ * that refuses them (a full disk) does not stop the judging: the score is then about the surface.
+ */
+async function storeExchange(
+  context: AttemptContext,
+  sent: TargetStep,
+): Promise<{
+  scorable: Scorable | undefined;
+  conversationId: string | null;
+  storeError: string | undefined;
+}> {
+  const { recorder, attack, signal } = context;
+  if (recorder === undefined) return { scorable: undefined, conversationId: null, storeError: undefined };
+  try {
+    const exchange = await recorder.recordExchange({
+      run: context.run,
+      attack: attack.id,
+      attempt: context.attempt,
+      prompt: attack.prompt,
+      reply: sent.reply ?? '',
+    });
+    return {
+      scorable: message(exchange.replyPieceIds),
+      conversationId: exchange.conversationId,
+      storeError: undefined,
+    };
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    return {
+      scorable: undefined,
+      conversationId: null,
+      storeError: `the memory could not store the reply: ${oneLineError(error)}`,
     };
   }
 }
@@ -522,7 +560,7 @@ export interface AttemptEnd {
 }
 
 /** The judging step when it never ran (the workspace could not be prepared). */
-const NOT_JUDGED: JudgeStep = { score: null, observations: [], conversationId: null, error: null };
+export const NOT_JUDGED: JudgeStep = { score: null, observations: [], conversationId: null, error: null };
 
 /**
  * The attempt's record: the outcome follows the evidence ({@link attemptOutcome}): a proven condition is a
@@ -535,13 +573,15 @@ export function finishAttempt(
   end: AttemptEnd,
   redactor?: SecretRedactor,
 ): AttemptRecord {
-  const error = end.sent.error ?? end.judged.error;
+  const { storeError } = end.judged;
+  const error = end.sent.error ?? end.judged.error ?? storeError ?? null;
   const outcome = attemptOutcome(end.judged.score, error !== null);
   const record = {
     ...start,
     outcome,
     reply: end.sent.reply,
     error: outcome === 'error' ? (error ?? 'the attempt was not judged') : null,
+    ...(storeError === undefined ? {} : { storeError }),
     ...(end.sent.failure === null ? {} : { targetError: end.sent.failure }),
     transcript: end.sent.transcript,
     score: end.judged.score,

@@ -4,11 +4,12 @@ import type { SecretRedactor } from '../text/secret-redactor.js';
 import { runChain } from './attack-chain.js';
 import { type AttackerModel, chatAttackerFor } from './attacker-model.js';
 import type { AttemptRecord, CampaignRun } from './attempt-record.js';
+import { runSurvivingAttempt, storeAttempt } from './attempt-survival.js';
 import { type Attack, type Attacker, attackExpectation, type Campaign } from './campaign.js';
 import { newCampaignRun } from './campaign-run.js';
 import { type OutcomeTotals, type TalliedAttempt, talliedOf, tallyAttempts } from './outcome.js';
 import { refusePlantedProof } from './planted-proof.js';
-import { type AttemptRecorder, runAttempt } from './run-attempt.js';
+import type { AttemptRecorder } from './run-attempt.js';
 import { createRunDirectory } from './workspace.js';
 
 /**
@@ -127,11 +128,12 @@ export async function runCampaignStreamed(options: StreamedCampaignOptions): Pro
       let round = 0;
       const finish = async (record: AttemptRecord) => {
         const index = job.slot + round++;
-        await recorder?.recordAttempt(record, run);
-        tallied[index] = talliedOf(record);
-        await options.onRecord(record, index);
+        // What goes wrong in one attempt (or in storing it) is that attempt's outcome, not the run's end.
+        const stored = await storeAttempt(recorder, record, run, signal);
+        tallied[index] = talliedOf(stored);
+        await options.onRecord(stored, index);
         completed++;
-        options.onProgress?.({ completed, total: slots, record });
+        options.onProgress?.({ completed, total: slots, record: stored });
       };
       const context = {
         campaign,
@@ -146,7 +148,7 @@ export async function runCampaignStreamed(options: StreamedCampaignOptions): Pro
         redactor: options.redactor,
         signal,
       };
-      if (job.attack.attacker === undefined) await finish(await runAttempt(context));
+      if (job.attack.attacker === undefined) await finish(await runSurvivingAttempt(context));
       else
         await runChain({ context, attacker: attackers.get(job.attack.id) as AttackerModel, onRound: finish });
     }

@@ -36,11 +36,16 @@ const EXIT_BY_CODE: Readonly<Record<WitnessErrorCode, number>> = {
   memory_unavailable: EXIT_USAGE,
   sandbox_unavailable: EXIT_USAGE,
   program_not_found: EXIT_USAGE,
+  output_failed: EXIT_FAILURE,
+  interrupted: EXIT_INTERRUPTED,
   undetermined_score: EXIT_FAILURE,
   target_failed: EXIT_FAILURE,
   bundle_mismatch: EXIT_FAILURE,
   fail_on_matched: EXIT_FAIL_ON,
 };
+
+/** Failures (exit 1) that are no bug: their message says everything, so no stack is printed. */
+const TOLD: ReadonlySet<WitnessErrorCode> = new Set(['output_failed']);
 
 export interface Failure {
   status: number;
@@ -57,10 +62,17 @@ export function classifyFailure(error: unknown, interrupted: boolean): Failure {
       (error.code === 'commander.help' && error.exitCode === 0);
     return { status: ok ? EXIT_OK : EXIT_USAGE };
   }
-  if (interrupted)
-    return { status: EXIT_INTERRUPTED, message: 'witness: interrupted; nothing further was read' };
+  if (interrupted) {
+    // A command that says what it finished before the interruption (witness run) says it in its error.
+    const said = error instanceof WitnessError && error.code === 'interrupted';
+    return {
+      status: EXIT_INTERRUPTED,
+      message: said ? `witness: ${safe(error.message)}` : 'witness: interrupted; nothing further was read',
+    };
+  }
   if (error instanceof UsageError) return { status: EXIT_USAGE, message: `witness: ${safe(error.message)}` };
-  if (error instanceof WitnessError && EXIT_BY_CODE[error.code] !== EXIT_FAILURE) {
+  // A failure the user is told about in words (not a bug): no stack.
+  if (error instanceof WitnessError && (EXIT_BY_CODE[error.code] !== EXIT_FAILURE || TOLD.has(error.code))) {
     return { status: EXIT_BY_CODE[error.code], message: `witness: ${safe(error.message)}` };
   }
   const detail = error instanceof Error ? describeError(error) : String(error);

@@ -106,6 +106,12 @@ export const AttemptRecordSchema = z.strictObject({
   shownPaths: ShownPathsSchema.optional(),
   /** What removing the attempt's directories left behind (absent when they were kept or all removed). */
   cleanup: AttemptCleanupSchema.optional(),
+  /**
+   * Why this record is not held in full where the run keeps it (SPEC §13: a full disk or an I/O error while
+   * storing one attempt is that attempt's problem, not the run's): the memory refused it, or the run's
+   * spool could not take it and this is a stand-in without its transcript and evidence. Absent when it is.
+   */
+  storeError: z.string().optional(),
   /** Ids the memory gave the conversation (null when no memory recorded it). */
   conversationId: z.string().nullable(),
   startedAt: TimestampSchema,
