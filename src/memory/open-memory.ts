@@ -125,7 +125,10 @@ async function openSqlite(
     );
   }
   const db = new Kysely<Tables>({
-    dialect: new ImmediateSqliteDialect({ database: reusingStatements(database) }),
+    dialect: new ImmediateSqliteDialect(
+      { database: reusingStatements(database) },
+      () => database.inTransaction,
+    ),
   });
   return finishOpening(db, 'sqlite', { backend: 'sqlite', target: path }, now, mustExist);
 }
@@ -243,16 +246,32 @@ export function redactUrl(url: string): string {
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  constructor(config: SqliteDialectConfig) {
+  readonly #inTransaction: () => boolean;
+  constructor(config: SqliteDialectConfig, inTransaction: () => boolean) {
     super(config);
     this.#config = config;
+    this.#inTransaction = inTransaction;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.#inTransaction);
   }
 }
 
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #inTransaction: () => boolean;
+  constructor(config: SqliteDialectConfig, inTransaction: () => boolean) {
+    super(config);
+    this.#inTransaction = inTransaction;
+  }
+
+  /**
+   * SQLite rolls a transaction back by itself on some errors (a full disk: SQLITE_FULL, an I/O error): a
+   * ROLLBACK then fails with "no transaction is active", and that error took the place of the cause.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.#inTransaction()) await super.rollbackTransaction(connection);
+  }
+
   override async beginTransaction(
     connection: DatabaseConnection,
     settings?: TransactionSettings,

@@ -83,19 +83,28 @@ export function tableLineOf({ label, record }: TableRow): TableLine {
 }
 
 /**
- * The note printed below the table: the attempt's error, or, for an attempt that is not `error`, how its
- * target failed after the verdict was earned. Line breaks in the message become indented lines.
+ * The notes printed below the table: the attempt's error, or, for an attempt that is not `error`, how its
+ * target failed after the verdict was earned; and why the run does not hold its record in full. Line
+ * breaks in a message become indented lines.
  */
 function noteOf(label: string | undefined, record: AttemptRecord): string | null {
-  const message = record.error ?? record.targetError?.message ?? null;
-  if (message === null) return null;
   const who = `${label === undefined ? '' : `${neutralizeText(label, { maxChars: 40 })} `}${neutralizeText(record.attack, { maxChars: 60 })} #${record.attempt}`;
-  const head =
-    record.error !== null
-      ? `error in ${who}: `
-      : `${attemptLabel(record).toUpperCase()} of ${who} stands though its agent failed (${record.targetError?.kind ?? 'failed'}): `;
-  const text = neutralizeText(message, { maxChars: ERROR_CHARS, multiline: true });
-  return `${head}${text.replace(/\n/g, '\n  ')}`;
+  const notes: string[] = [];
+  if (record.error !== null) notes.push(`error in ${who}: ${block(record.error)}`);
+  else if (record.targetError !== undefined) {
+    notes.push(
+      `${attemptLabel(record).toUpperCase()} of ${who} stands though its agent failed (${record.targetError.kind}): ${block(record.targetError.message)}`,
+    );
+  }
+  if (record.storeError !== undefined && record.storeError !== record.error) {
+    notes.push(`${who} is not stored in full: ${block(record.storeError)}`);
+  }
+  return notes.length === 0 ? null : notes.join('\n');
+}
+
+/** A message for the notes: neutralized and bounded, its line breaks kept as indented lines. */
+function block(message: string): string {
+  return neutralizeText(message, { maxChars: ERROR_CHARS, multiline: true }).replace(/\n/g, '\n  ');
 }
 
 export function renderAttemptTable(rows: readonly TableRow[]): string {

@@ -3,8 +3,8 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AttemptRecordSchema } from '../../src/attacks/attempt-record.js';
-import { MAX_JSON_DEPTH, TOO_DEEP } from '../../src/models/bounded-json.js';
 import { openMemory } from '../../src/memory/open-memory.js';
+import { MAX_JSON_DEPTH, TOO_DEEP } from '../../src/models/bounded-json.js';
 import { runCli } from '../support/cli.js';
 import { makeWorkspace } from '../support/workspace.js';
 
