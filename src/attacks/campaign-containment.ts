@@ -1,5 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
 import { InvalidCampaignError } from '../errors.js';
+import { isMemoryFile, resolveMemoryFile } from '../memory/memory-path.js';
 import { resolveNetworkSettings } from '../network/network-settings.js';
 import { resolveSandboxSettings, type SandboxSettings } from '../sandbox/sandbox-settings.js';
 import { agentParts, isPresetAgent, type TargetConfig } from '../targets/target-config.js';
@@ -74,9 +74,7 @@ function apiKeyNames(config: TargetConfig): string[] {
   return planner.kind === 'chat' && planner.apiKeyEnv !== undefined ? [planner.apiKeyEnv] : [];
 }
 
+/** The memory's file as SQLite opens it: through any symbolic link, where its side files lie too. */
 function memoryFile(location: string | undefined): string | undefined {
-  if (location === undefined || /^[a-z][a-z0-9+.-]*:\/\//i.test(location) || location === ':memory:') {
-    return undefined;
-  }
-  return isAbsolute(location) ? location : resolve(location);
+  return location === undefined || !isMemoryFile(location) ? undefined : resolveMemoryFile(location);
 }

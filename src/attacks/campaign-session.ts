@@ -8,6 +8,7 @@ import type { Attacker, Campaign } from './campaign.js';
 import { prepareCampaignContainment } from './campaign-containment.js';
 import { loadCampaignFile } from './campaign-file.js';
 import { newCampaignRun } from './campaign-run.js';
+import { refuseExposingTemplate } from './campaign-template-guard.js';
 
 /**
  * One campaign session: the campaign file loaded and validated, its containment resolved (the sandbox, or
@@ -47,6 +48,8 @@ export async function openCampaignSession(
   context: CampaignSessionContext,
 ): Promise<CampaignSession> {
   const campaign = await loadCampaignFile(campaignFile);
+  // Refuses (exit 2) a template that would copy the campaign or the memory into every workspace.
+  refuseExposingTemplate(campaign, { campaignFile, memoryLocation: context.memoryLocation });
   // Refuses (exit 2, naming the fix) an out-of-process target when no sandbox can be had.
   const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
     hostEnv: context.hostEnv,

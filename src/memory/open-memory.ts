@@ -16,6 +16,7 @@ import {
 import pg from 'pg';
 import { InvalidOptionError, MemoryUnavailableError, NoMemoryError, WitnessError } from '../errors.js';
 import type { Memory, MemoryLocation } from './memory.js';
+import { isMemoryFile, resolveMemoryFile } from './memory-path.js';
 import { type Backend, migrate } from './migrations.js';
 import { SqlMemory } from './sql-memory.js';
 import type { Tables } from './tables.js';
@@ -170,9 +171,10 @@ function reusingStatements(database: Database.Database): SqliteDatabase {
  * workspace (attacker payloads, sometimes secrets). SQLite gives its -wal and -shm files the same mode.
  */
 function createPrivately(path: string): void {
-  if (path === ':memory:' || path.startsWith('file:')) return;
+  if (!isMemoryFile(path)) return;
   try {
-    closeSync(openSync(path, 'wx', 0o600));
+    // At the file a link names: `wx` refuses a link (EEXIST), and SQLite would then create the target 0644.
+    closeSync(openSync(resolveMemoryFile(path), 'wx', 0o600));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }

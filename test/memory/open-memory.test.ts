@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { InvalidOptionError, MemoryUnavailableError, NotFoundError } from '../../src/errors.js';
+import { resolveMemoryFile } from '../../src/memory/memory-path.js';
 import { openMemory, redactUrl } from '../../src/memory/open-memory.js';
 import { sqliteBackend } from './support/backends.js';
 import { observation, score } from './support/fixtures.js';
@@ -41,6 +42,30 @@ describe('openMemory', () => {
         assert.match(error.message, /notes\.txt.*not a database/);
         return true;
       });
+    } finally {
+      await database.cleanup();
+    }
+  });
+
+  it('creates the file a symbolic link names readable by its owner only, with its WAL beside it (SPEC §13)', async () => {
+    // The attack: `witness.db -> data/real.db`. O_EXCL refuses the link itself, and SQLite then created the
+    // target with the default mode (0644): every local user could read every stored payload and verdict.
+    const database = await sqliteBackend.fresh();
+    try {
+      const dir = dirname(database.target);
+      const link = join(dir, 'witness.db');
+      mkdirSync(join(dir, 'data'));
+      symlinkSync(join('data', 'real.db'), link);
+      const memory = await openMemory(link);
+      try {
+        await memory.saveScore(score('s1', { observationIds: ['o1'] }), [observation('o1')]);
+        assert.equal(statSync(join(dir, 'data', 'real.db')).mode & 0o777, 0o600);
+        assert.equal(statSync(join(dir, 'data', 'real.db-wal')).mode & 0o777, 0o600);
+        assert.ok(lstatSync(link).isSymbolicLink());
+        assert.equal(resolveMemoryFile(link), join(realpathSync(dir), 'data', 'real.db'));
+      } finally {
+        await memory.close();
+      }
     } finally {
       await database.cleanup();
     }

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
+import { runCli } from '../support/cli.js';
+import { makeWorkspace } from '../support/workspace.js';
+
+/**
+ * SPEC §13 "memory and campaign stay out of reach", inside the real sandbox. The attack: the memory is
+ * `witness.db -> data/real.db` in the campaign directory (which agents are shown read-only). SQLite writes
+ * its WAL beside the link's *target* (`data/real.db-wal`); the sandbox hid `witness.db` and its side
+ * files, so an agent read every attack's payload from `data/real.db-wal`. The memory path is now resolved
+ * before it is hidden. The probe writes what it read into its workspace, and the attack's condition is
+ * that the canary (in the stored run's prompts) shows up there.
+ */
+
+const availability = await detectSandbox();
+const skip = availability.available ? false : `no sandbox here: ${availability.reason}`;
+const CANARY = 'CANARY-IN-THE-MEMORY-5150';
+
+function plant(dir: string): string {
+  mkdirSync(path.join(dir, 'data'));
+  symlinkSync(path.join('data', 'real.db'), path.join(dir, 'witness.db'));
+  const file = path.join(dir, 'campaign.yaml');
+  writeFileSync(
+    file,
+    [
+      'name: memory-reach',
+      'network: none',
+      'target:',
+      '  kind: command',
+      '  command: /bin/sh',
+      // Every way to the memory through the shown campaign directory: the link, the target, their WALs.
+      '  args: ["-c", "for f in witness.db witness.db-wal data/real.db data/real.db-wal; do cat {campaignDir}/$f; done > out.txt 2>/dev/null; true"]',
+      'attacks:',
+      '  - id: read-the-memory',
+      `    prompt: "the canary is ${CANARY}"`,
+      `    expect: { uri: /out.txt, contains: ${CANARY} }`,
+    ].join('\n'),
+  );
+  return file;
+}
+
+describe('the memory stays out of reach', { skip }, () => {
+  it('a sandboxed agent cannot read the WAL beside the target of a symlinked witness.db', async () => {
+    const dir = makeWorkspace();
+    const file = plant(dir);
+    const result = await runCli(['run', file, '--json', '--db', path.join(dir, 'witness.db')], {
+      env: { ...process.env, HOME: '/nonexistent-operator-home' },
+    });
+    assert.equal(result.status, 0, result.stderr);
+    const [attempt] = (
+      JSON.parse(result.stdout) as { attempts: Array<{ outcome: string; error: string | null }> }
+    ).attempts;
+    assert.equal(attempt?.outcome, 'failure', attempt?.error ?? undefined);
+    // The memory was made at the target, readable by its owner only, and its WAL is there (the attack's aim).
+    assert.equal(statSync(path.join(dir, 'data', 'real.db')).mode & 0o777, 0o600);
+    assert.ok(statSync(path.join(dir, 'data', 'real.db-wal')).size > 0);
+  });
+});
