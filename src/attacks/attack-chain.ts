@@ -3,8 +3,9 @@ import { MAX_INJECTION_CHARS } from '../models/attempt-chain.js';
 import type { AttemptRecord } from '../models/attempt-record.js';
 import type { TranscriptEvent } from '../targets/transcript.js';
 import { AttackerError, type AttackerModel, attackerFeedback } from './attacker-model.js';
+import { runSurvivingAttempt } from './attempt-survival.js';
 import { type Attack, type Campaign, plantedPath, plantOf } from './campaign.js';
-import { type AttemptContext, runAttempt, unrunAttempt } from './run-attempt.js';
+import { type AttemptContext, unrunAttempt } from './run-attempt.js';
 
 /**
  * An adaptive attack's chain (SPEC §15): round 1 plants the attack as written; after each round that did
@@ -73,7 +74,8 @@ export async function runChain(options: RunChainOptions): Promise<void> {
         return;
       }
     }
-    const record = await runAttempt({
+    // A round that fails unexpectedly is that round's error, not the campaign's end.
+    const record = await runSurvivingAttempt({
       ...context,
       attack: withPlantedText(attack, plant, text),
       round: { chain, round, adaptation: adaptation(plant, text, exchange) },

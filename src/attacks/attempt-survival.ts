@@ -3,10 +3,9 @@ import type { AttemptRecord, CampaignRun } from './attempt-record.js';
 import {
   type AttemptContext,
   type AttemptRecorder,
-  finishAttempt,
-  NOT_JUDGED,
   runAttempt,
   startAttempt,
+  unrunAttempt,
 } from './run-attempt.js';
 
 /**
@@ -26,13 +25,8 @@ export async function runSurvivingAttempt(context: AttemptContext): Promise<Atte
     return await runAttempt(context);
   } catch (error) {
     if (context.signal?.aborted) throw context.signal.reason;
-    const sent = {
-      reply: null,
-      transcript: [],
-      error: `the attempt failed: ${oneLineError(error)}`,
-      failure: null,
-    };
-    return finishAttempt(start, { sent, judged: NOT_JUDGED, workspace: null, changes: [] }, context.redactor);
+    // Recorded like an attempt that never ran: nothing of it can be judged (its task is undetermined).
+    return unrunAttempt(context, `the attempt failed: ${oneLineError(error)}`, start);
   }
 }
 

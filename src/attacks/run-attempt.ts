@@ -220,7 +220,8 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
 
 /**
  * The record of an attempt that could not start (its workspace could not be prepared, or an adaptive
- * attack's attacker gave no next text): `error` with the reason; its task, if any, undetermined.
+ * attack's attacker gave no next text) or failed unexpectedly: `error` with the reason; its task, if any,
+ * undetermined.
  */
 export function unrunAttempt(
   context: AttemptContext,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
@@ -11,8 +11,8 @@ import { makeWorkspace } from '../support/workspace.js';
  * `witness.db -> data/real.db` in the campaign directory (which agents are shown read-only). SQLite writes
  * its WAL beside the link's *target* (`data/real.db-wal`); the sandbox hid `witness.db` and its side
  * files, so an agent read every attack's payload from `data/real.db-wal`. The memory path is now resolved
- * before it is hidden. The probe writes what it read into its workspace, and the attack's condition is
- * that the canary (in the stored run's prompts) shows up there.
+ * before it is hidden. The probe writes the canaries it found (as text) into its workspace, and the attack's
+ * condition is that the canary (in the stored run's prompts) shows up there.
  */
 
 const availability = await detectSandbox();
@@ -32,7 +32,7 @@ function plant(dir: string): string {
       '  kind: command',
       '  command: /bin/sh',
       // Every way to the memory through the shown campaign directory: the link, the target, their WALs.
-      '  args: ["-c", "for f in witness.db witness.db-wal data/real.db data/real.db-wal; do cat {campaignDir}/$f; done > out.txt 2>/dev/null; true"]',
+      '  args: ["-c", "for f in witness.db witness.db-wal data/real.db data/real.db-wal; do grep -ao CANARY-[A-Z0-9-]* {campaignDir}/$f; done > out.txt 2>/dev/null; true"]',
       'attacks:',
       '  - id: read-the-memory',
       `    prompt: "the canary is ${CANARY}"`,
@@ -54,8 +54,9 @@ describe('the memory stays out of reach', { skip }, () => {
       JSON.parse(result.stdout) as { attempts: Array<{ outcome: string; error: string | null }> }
     ).attempts;
     assert.equal(attempt?.outcome, 'failure', attempt?.error ?? undefined);
-    // The memory was made at the target, readable by its owner only, and its WAL is there (the attack's aim).
+    // The memory was made at the target, readable by its owner only, and holds the canary (the attack's aim:
+    // while the run went on it sat in data/real.db-wal; SQLite folds the WAL in and removes it on close).
     assert.equal(statSync(path.join(dir, 'data', 'real.db')).mode & 0o777, 0o600);
-    assert.ok(statSync(path.join(dir, 'data', 'real.db-wal')).size > 0);
+    assert.ok(readFileSync(path.join(dir, 'data', 'real.db')).includes(CANARY));
   });
 });
