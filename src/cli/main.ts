@@ -28,6 +28,17 @@ async function main(): Promise<number> {
     acquisitionPool.prewarm();
     pool = acquisitionPool;
   }
+  if (!acquiresAtOnce(process.argv.slice(2))) {
+    // Before any agent can be started: a descriptor inherited without close-on-exec (a CI runner's pipe,
+    // a wrapper's open file) would otherwise reach every agent, past its sandbox (SPEC §13).
+    const { markInheritedDescriptorsCloseOnExec } = await import('../sandbox/inherited-descriptors.js');
+    const marking = markInheritedDescriptorsCloseOnExec();
+    if (marking.marked === false) {
+      process.stderr.write(
+        `witness: warning: inherited descriptors could not be marked close-on-exec (${marking.reason}); agents may inherit them\n`,
+      );
+    }
+  }
   const { EXIT_OK, runWitness } = runsScoreAlone(process.argv.slice(2))
     ? await loadScoreProcess()
     : await loadWitnessProcess();
