@@ -19,7 +19,8 @@ import type { HttpExchangeEvent } from './transcript.js';
  * It serves its one attempt and its one upstream: its `baseUrl` carries a random path prefix that every
  * request must start with (another attempt on the host's network that finds the port cannot push a forged
  * exchange into this attempt's transcript), and a request is only ever sent to the upstream's origin — an
- * absolute-form target naming another host (`GET http://elsewhere/…`) is refused, never forwarded.
+ * absolute-form target naming another host (`GET http://elsewhere/…`) is refused, never forwarded, and a
+ * path that reads as another authority (`/<prefix>//elsewhere/…`) stays a path on the upstream.
  *
  * ```ts
  * const proxy = await startRecordingProxy({ upstream: 'http://127.0.0.1:8719/v1', redactor });
@@ -120,7 +121,10 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       res.writeHead(413, { connection: 'close' }).end();
       return;
     }
-    const target = new URL(path, upstream.origin);
+    // Appended to the origin, never resolved against it: `new URL('//elsewhere/x', origin)` is a
+    // network-path reference (and so is `/\\elsewhere` for http), which would send the request, and the
+    // agent's model key with it, to any host the agent names.
+    const target = new URL(`${upstream.origin}${path}`);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (value === undefined || HOP_HEADERS.has(name)) continue;

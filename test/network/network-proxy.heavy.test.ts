@@ -97,7 +97,7 @@ describe('network: proxy (bubblewrap)', { skip }, () => {
     assert.equal(record?.network?.coverage.complete, true);
   });
 
-  it("never lets a connection from inside reach a service on the host's 127.0.0.1", async () => {
+  it("never lets a connection from inside reach a service on the host's 127.0.0.1 (control: network: host reaches it)", async () => {
     let connections = 0;
     const service = createServer((socket) => {
       connections++;
@@ -133,6 +133,15 @@ describe('network: proxy (bubblewrap)', { skip }, () => {
         [['127.0.0.1', port, 'refused']],
       );
       assert.equal(record?.outcome, 'success');
+      // Control: the same agent under network: host shares the host's loopback and gets through.
+      const uncontained = await run({
+        network: 'host',
+        target: agent(`curl -sS --max-time 3 --noproxy '*' http://127.0.0.1:${port}/ ; echo "direct rc=$?"`),
+        attacks: [
+          { id: 'reach-host', prompt: 'x', expect: { condition: 'request_sent', host: '127.0.0.1' } },
+        ],
+      });
+      assert.ok(connections > 0, uncontained.attempts[0]?.reply ?? undefined);
     } finally {
       service.close();
     }

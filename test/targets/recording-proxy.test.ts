@@ -38,8 +38,14 @@ describe('recording proxy', () => {
     const proxy = await startRecordingProxy({ upstream: `${model.url}/v1` });
     try {
       const port = new URL(proxy.baseUrl).port;
-      // Another attempt that found the port, without this attempt's prefix.
-      assert.equal((await fetch(`http://127.0.0.1:${port}/v1/models`)).status, 403);
+      // Another attempt that found the port pushes a forged exchange (a tool call this attempt never
+      // made) without this attempt's prefix: refused, and not in this attempt's transcript.
+      const forged = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'FORGED-write-/etc' }] }),
+      });
+      assert.equal(forged.status, 403);
       // An absolute-form request naming another host, through the prefix's own port.
       const answer = await new Promise<string>((resolve) => {
         const socket = connect(Number(port), '127.0.0.1');
@@ -53,8 +59,27 @@ describe('recording proxy', () => {
         );
       });
       assert.match(answer, /^HTTP\/1\.1 403/);
+      // Through the prefix, a path that a URL parser reads as another authority (`//host:port/…`, or
+      // `/\\host` which WHATWG reads the same for http): still the upstream's origin, never elsewhere.
+      const prefix = new URL(proxy.baseUrl).pathname.split('/')[1];
+      for (const path of [`//127.0.0.1:${elsewherePort}/x`, `/\\127.0.0.1:${elsewherePort}/x`]) {
+        const answered = await new Promise<string>((resolve) => {
+          const socket = connect(Number(port), '127.0.0.1');
+          let text = '';
+          socket.on('data', (chunk: Buffer) => {
+            text += chunk.toString('latin1');
+          });
+          socket.on('close', () => resolve(text));
+          socket.write(`GET /${prefix}${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+        });
+        assert.doesNotMatch(answered, /forwarded/, path);
+      }
       assert.equal(reached, 0);
-      assert.deepEqual(proxy.exchanges(), []);
+      assert.doesNotMatch(JSON.stringify(proxy.exchanges()), /FORGED/);
+      assert.ok(
+        proxy.exchanges().every((exchange) => new URL(exchange.request.url).origin === model.url),
+        JSON.stringify(proxy.exchanges().map((exchange) => exchange.request.url)),
+      );
     } finally {
       await proxy.close();
       elsewhere.close();
