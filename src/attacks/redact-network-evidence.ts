@@ -39,6 +39,9 @@ export function redactNetworkEvidence(evidence: NetworkEvidence, redactor?: Secr
           : redactor.redactText(request.bodyText, { preserveLength: true }),
       ...(request.note === undefined ? {} : { note: text(request.note) }),
     })),
+    ...(evidence.blocked === undefined
+      ? {}
+      : { blocked: evidence.blocked.map((entry) => ({ ...entry, host: text(entry.host) })) }),
     coverage: {
       ...evidence.coverage,
       gaps: evidence.coverage.gaps.map((gap) => ({

@@ -80,6 +80,26 @@ export const NetworkRequestSchema = z
   });
 export type NetworkRequest = z.infer<typeof NetworkRequestSchema>;
 
+/**
+ * A connection the sandbox could not carry, seen by Witness (SPEC §14: `blocked`, destination where
+ * known). A program that ignores the proxy variables finds no route out, so nothing it sends leaves; what
+ * it tried is seen where it asks Witness for it — a name lookup answered by the resolver Witness runs in
+ * the sandbox (`via: name_lookup`; the port is not known then). One entry per name, its lookups counted.
+ * Never a `request_sent`: nothing left the sandbox.
+ */
+export const BlockedConnectionSchema = z.strictObject({
+  /** When the name was first looked up. */
+  at: TimestampSchema,
+  via: z.enum(['name_lookup']),
+  /** The destination as asked for, lower-cased (a DNS name; unprintable bytes as `\DDD`). */
+  host: z.string().min(1).max(1024),
+  /** The destination port; null when not known (a name lookup). */
+  port: z.number().int().min(0).max(65_535).nullable(),
+  /** Lookups of this name (A, AAAA and retries each count). */
+  lookups: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+});
+export type BlockedConnection = z.infer<typeof BlockedConnectionSchema>;
+
 export const NetworkEvidenceSchema = z
   .strictObject({
     schemaVersion: z.literal(1),
@@ -89,6 +109,10 @@ export const NetworkEvidenceSchema = z
     requests: z.array(NetworkRequestSchema),
     /** Requests seen but not kept (beyond `maxRequests`). */
     droppedRequests: ByteCount,
+    /** Connections that could not be carried (present when there was one). */
+    blocked: z.array(BlockedConnectionSchema).optional(),
+    /** Blocked destinations seen but not kept (beyond the budget). */
+    droppedBlocked: ByteCount.optional(),
     coverage: SurfaceCoverageSchema,
   })
   .superRefine((evidence, ctx) => {
@@ -104,6 +128,13 @@ export const NetworkEvidenceSchema = z
         code: 'custom',
         path: ['requests'],
         message: `network: ${evidence.mode} records no request`,
+      });
+    }
+    if (evidence.mode !== 'proxy' && (evidence.blocked ?? []).length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['blocked'],
+        message: `network: ${evidence.mode} records no blocked connection`,
       });
     }
     if (evidence.droppedRequests > 0 && !evidence.coverage.reasons.includes('record_limit_exceeded')) {

@@ -7,12 +7,14 @@ import type { CertificateAuthority } from './certificate-authority.js';
 import type { Destination } from './destination-policy.js';
 import { type EgressProxy, type EgressProxyOptions, startEgressProxy } from './egress-proxy.js';
 import type { NetworkSettings } from './network-settings.js';
+import { SandboxResolver } from './sandbox-resolver.js';
 
 /**
  * One attempt's network (SPEC §14). Under `network: proxy` it owns the attempt's egress proxy and says what
  * the sandbox needs to use it: the listeners to open on the sandbox's own loopback (the proxy at
- * 127.0.0.1:3128, and one relay per model endpoint at 3129, 3130, …), the variables that point the agent's
- * runtimes at them, and the certificate bundle of `intercept: true`. Under `host` and `none` it only
+ * 127.0.0.1:3128, one relay per model endpoint at 3129, 3130, …, and the name resolver at 53, which
+ * records the names a program that ignores the proxy looks up as blocked connections), the variables that
+ * point the agent's runtimes at them, and the certificate bundle of `intercept: true`. Under `host` and `none` it only
  * states what its evidence is: unobserved, or nothing could leave.
  *
  * ```ts
@@ -38,11 +40,15 @@ const SYSTEM_BUNDLES = [
   '/etc/ssl/cert.pem',
 ];
 
+/** The resolver's port on the sandbox's loopback (UDP and TCP), named by the sandbox's resolv.conf. */
+export const SANDBOX_RESOLVER_PORT = 53;
+/** What the sandbox's `/etc/resolv.conf` says: the resolver Witness runs there, and nothing else. */
+export const SANDBOX_RESOLV_CONF = 'nameserver 127.0.0.1\noptions attempts:1 timeout:2\n';
+
 /** A listener to open on the sandbox's loopback before the agent starts, and what serves it. */
-export interface NamespaceListener {
-  port: number;
-  onConnection(socket: Socket): void;
-}
+export type NamespaceListener =
+  | { protocol?: 'tcp' | undefined; port: number; onConnection(socket: Socket): void }
+  | { protocol: 'udp'; port: number; onDatagram(message: Buffer): Buffer | undefined };
 
 export interface AttemptEgress {
   /** The attempt's proxy (an in-process tool sends through it with `accept`). */
@@ -58,7 +64,7 @@ export interface AttemptEgress {
   listeners(): NamespaceListener[];
   /** The proxy variables (and the CA bundle's) for the agent's environment. */
   environment(): Record<string, string>;
-  /** Host files shown read-only in the sandbox at `path` (the CA bundle). */
+  /** Host files shown read-only in the sandbox at `path` (the CA bundle, the resolver's resolv.conf). */
   readOnlyFiles(): Array<{ source: string; path: string }>;
 }
 
@@ -77,6 +83,18 @@ export interface RunNetwork {
   ca?: CertificateAuthority | undefined;
   /** The host file holding the system bundle plus the run's CA, under `intercept: true`. */
   caBundlePath?: string | undefined;
+  /**
+   * A host file holding {@link SANDBOX_RESOLV_CONF}, shown at `/etc/resolv.conf` in the sandbox; without
+   * it the sandbox keeps the host's (whose servers it cannot reach) and lookups are not recorded.
+   */
+  resolvConfPath?: string | undefined;
+}
+
+/** Writes the sandbox's resolv.conf (naming Witness's resolver) in a run directory. */
+export function writeResolvConf(directory: string): string {
+  const path = join(directory, 'sandbox-resolv.conf');
+  writeFileSync(path, SANDBOX_RESOLV_CONF, { mode: 0o644 });
+  return path;
 }
 
 /** Writes the bundle handed to the agent's runtimes: the system's CAs and the run's, in a run directory. */
@@ -118,6 +136,7 @@ export function openAttemptNetwork(
     ca: settings.intercept ? run.ca : undefined,
   });
   const relaySockets = new Set<Socket>();
+  const resolver = new SandboxResolver();
   const egress: AttemptEgress = {
     proxy,
     trustedCa: settings.intercept ? run.ca?.certificatePem : undefined,
@@ -151,6 +170,19 @@ export function openAttemptNetwork(
     listeners(): NamespaceListener[] {
       return [
         { port: EGRESS_PROXY_PORT, onConnection: (socket) => proxy.accept(socket) },
+        ...(run.resolvConfPath === undefined
+          ? []
+          : [
+              {
+                protocol: 'udp' as const,
+                port: SANDBOX_RESOLVER_PORT,
+                onDatagram: (message: Buffer) => resolver.answer(message),
+              },
+              {
+                port: SANDBOX_RESOLVER_PORT,
+                onConnection: (socket: Socket) => resolver.acceptStream(socket),
+              },
+            ]),
         ...relays.map((relay) => ({
           port: relay.port,
           onConnection: (socket: Socket) => {
@@ -191,18 +223,32 @@ export function openAttemptNetwork(
       return env;
     },
     readOnlyFiles() {
-      return settings.intercept && run.caBundlePath !== undefined
-        ? [{ source: run.caBundlePath, path: SANDBOX_CA_BUNDLE }]
-        : [];
+      return [
+        ...(settings.intercept && run.caBundlePath !== undefined
+          ? [{ source: run.caBundlePath, path: SANDBOX_CA_BUNDLE }]
+          : []),
+        ...(run.resolvConfPath === undefined
+          ? []
+          : [{ source: run.resolvConfPath, path: '/etc/resolv.conf' }]),
+      ];
     },
   };
   return {
     mode: 'proxy',
     egress,
-    evidence: () => proxy.evidence(),
+    evidence: () => {
+      const evidence = proxy.evidence();
+      const { blocked, dropped } = resolver.blocked();
+      return {
+        ...evidence,
+        ...(blocked.length > 0 ? { blocked } : {}),
+        ...(dropped > 0 ? { droppedBlocked: dropped } : {}),
+      };
+    },
     async close() {
       for (const socket of relaySockets) socket.destroy();
       relaySockets.clear();
+      resolver.close();
       await proxy.close();
     },
   };

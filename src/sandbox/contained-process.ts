@@ -1,11 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import type { Server } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
 import { systemEntries } from './host-view.js';
-import { listenInNamespace, type NamespaceListenerSpec } from './network-namespace.js';
+import {
+  listenInNamespace,
+  type NamespaceEndpoint,
+  type NamespaceListenerSpec,
+} from './network-namespace.js';
 import {
   childrenOf,
   killAttemptProcesses,
@@ -147,7 +150,7 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
   const info = (child.stdio as unknown as Array<Readable | null>)[INFO_FD] ?? null;
   const block = blocked ? ((child.stdio as unknown as Array<Writable | null>)[BLOCK_FD] ?? null) : null;
   block?.on('error', () => undefined);
-  let servers: Server[] = [];
+  let servers: NamespaceEndpoint[] = [];
   let infoText = '';
   let stopping = false;
   info?.on('data', (chunk: Buffer) => {

