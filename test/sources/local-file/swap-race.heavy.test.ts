@@ -52,7 +52,10 @@ interface Arena {
   outside: string;
 }
 
-/** root/dir/target.txt (+ siblings), root/dir/decoy → outside secret, root/dirlink → outside/dir. */
+/**
+ * root/dir/target.txt (+ siblings), root/dir/decoy → outside secret, root/dirlink → outside/dir, and
+ * root/gitlink → dir: a link beneath the root, which the walk follows (as `.git -> real-git`).
+ */
 function buildArena(): Arena {
   const base = tempDir('witness-race-');
   const root = path.join(base, 'ws');
@@ -66,6 +69,7 @@ function buildArena(): Arena {
   fs.writeFileSync(path.join(outside, 'dir', 'outside-name.txt'), SECRET);
   fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'dir', 'decoy'));
   fs.symlinkSync(path.join(outside, 'dir'), path.join(root, 'dirlink'));
+  fs.symlinkSync('dir', path.join(root, 'gitlink'));
   return { base, root, outside };
 }
 
@@ -184,10 +188,24 @@ describe('swap race: renameat2(RENAME_EXCHANGE) against the confined walk', () =
     ['/dir/*', 'glob'],
     ['/**', 'glob'],
   ];
+  // Through the in-root link: the directory it leads to is swapped for a link to the outside while the
+  // link is resolved beneath the root and its real directory opened again (SPEC §13).
+  const linked: [string, (arena: Arena) => [string, string], [string, MatchKind][]] = [
+    'the directory an in-root link leads to swapped with a symlink to an outside directory',
+    (arena) => [path.join(arena.root, 'dir'), path.join(arena.root, 'dirlink')],
+    [
+      ['/gitlink/target.txt', 'exact'],
+      ['/gitlink/*', 'glob'],
+    ],
+  ];
 
   for (const variant of SURFACE_FS_VARIANTS) {
-    for (const [scenario, swapOf] of scenarios) {
-      for (const [uri, match] of locators) {
+    const cases: [string, (arena: Arena) => [string, string], [string, MatchKind][]][] = [
+      ...scenarios.map(([scenario, swapOf]) => [scenario, swapOf, locators] as const),
+      linked,
+    ].map(([scenario, swapOf, uris]) => [scenario, swapOf, [...uris]]);
+    for (const [scenario, swapOf, uris] of cases) {
+      for (const [uri, match] of uris) {
         it(`[${variant.name}] ${scenario}: ${uri} (${match}) reads and lists nothing outside`, async (t) => {
           if (variant.skip !== false) {
             t.skip(variant.skip);
