@@ -243,7 +243,10 @@ describe('runCampaign cancellation', () => {
       await assert.rejects(
         runCampaign({
           campaign,
-          target: new CommandTarget({ command: '/bin/sh', args: ['-c', 'sleep 30'] }),
+          // sandbox: none, so the agents start on a machine without bubblewrap too (there, a bwrap attempt
+          // fails at once and the campaign would end before the abort); bwrap's own stop is tested in
+          // test/sandbox/contained-process.test.ts.
+          target: new CommandTarget({ command: '/bin/sh', args: ['-c', 'sleep 30'], sandbox: uncontained }),
           workspaceParent: parent,
           signal: controller.signal,
         }),
