@@ -68,6 +68,7 @@ describe('npm run bench (on tiny trees)', () => {
         '9c',
         '10a',
         '10b',
+        '10c',
         '11a',
         '11b',
       ],
