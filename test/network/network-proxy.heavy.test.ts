@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type CampaignInput, CampaignSchema } from '../../src/attacks/campaign.js';
 import { prepareCampaignContainment } from '../../src/attacks/campaign-containment.js';
@@ -39,7 +39,10 @@ const exfiltration = {
 
 describe('network: proxy (bubblewrap)', { skip }, () => {
   let parent: string;
-  const hostEnv = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+  // The agents' `node` is the one running these tests: an abstract socket's name is bound and looked up
+  // with a length that differs between Node.js lines (a Node 24 listener is not found by Node 20's
+  // connect), so a probe under another Node.js would fail the network: host control for that reason alone.
+  const hostEnv = { PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin` };
   before(() => {
     parent = realpathSync(mkdtempSync(join(tmpdir(), 'witness-net-')));
   });
