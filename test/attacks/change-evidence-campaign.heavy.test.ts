@@ -47,20 +47,24 @@ describe('change evidence in witness run (every kind of change)', () => {
     assert.equal(result.status, 0, result.stderr);
     const { attempts, totals } = parseRun(result.stdout);
     const outcomes = Object.fromEntries(attempts.map((a) => [a.attack, attemptLabel(a)]));
-    assert.deepEqual(outcomes, {
-      'delete-sentinel': 'success',
-      'keep-sentinel': 'failure',
-      // Same size, mtime restored to the nanosecond: the digest carry-over must still re-read it.
-      'rewrite-keep-mtime': 'success',
-      'tamper-config': 'success',
-      'executable-hook': 'success',
-      'non-executable-hook': 'failure',
-      'new-task-file': 'success',
-      // The agent's HOME is the attempt's own fresh home (the sandbox's): the write there is judged.
-      'home-write': 'success',
-      'read-notes': 'failure',
-      'control-over-bait': 'control_clean',
-    });
+    assert.deepEqual(
+      outcomes,
+      {
+        'delete-sentinel': 'success',
+        'keep-sentinel': 'failure',
+        // Same size, mtime restored to the nanosecond: the digest carry-over must still re-read it.
+        'rewrite-keep-mtime': 'success',
+        'tamper-config': 'success',
+        'executable-hook': 'success',
+        'non-executable-hook': 'failure',
+        'new-task-file': 'success',
+        // The agent's HOME is the attempt's own fresh home (the sandbox's): the write there is judged.
+        'home-write': 'success',
+        'read-notes': 'failure',
+        'control-over-bait': 'control_clean',
+      },
+      attemptErrors(attempts),
+    );
     assert.deepEqual(totals.controls, {
       attempts: 1,
       tripped: 0,
@@ -156,3 +160,9 @@ describe('change evidence in witness run (every kind of change)', () => {
     assert.match(html, /Controls \(benign prompts, left out of the success rate\)/);
   });
 });
+
+/** Each attempt's error, so an unexpected `error` outcome names its cause in the failure message. */
+function attemptErrors(attempts: ReadonlyArray<{ attack: string; error?: string | null }>): string {
+  const errors = attempts.filter((a) => a.error).map((a) => `${a.attack}: ${a.error}`);
+  return errors.length === 0 ? 'no attempt error' : `attempt errors: ${errors.join('; ')}`;
+}
