@@ -16,6 +16,7 @@ import {
   processStartTime,
   processState,
 } from './process-scan.js';
+import { keyringFilter } from './seccomp-filter.js';
 
 /**
  * One out-of-process agent (a command, an MCP server) with everything it starts, contained for one
@@ -99,7 +100,8 @@ export interface ContainedProcess {
 const WORKSPACE_FD = 3;
 const HOME_FD = 4;
 const INFO_FD = 5;
-const BLOCK_FD = 6;
+const SECCOMP_FD = 6;
+const BLOCK_FD = 7;
 
 export function startContained(options: ContainedProcessOptions): ContainedProcess {
   return options.containment.mode === 'bwrap'
@@ -130,6 +132,7 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
     hiddenFiles: (options.hiddenFiles ?? []).filter((file) => existsSync(file)),
     network,
     infoFd: INFO_FD,
+    seccompFd: SECCOMP_FD,
     blockFd: blocked ? BLOCK_FD : undefined,
     readOnlyFiles: options.readOnlyFiles ?? [],
   });
@@ -143,9 +146,14 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
       options.workspace.fd,
       options.home.fd,
       'pipe',
+      'pipe',
       ...(blocked ? (['pipe'] as const) : []),
     ],
   });
+  // bubblewrap reads the filter to its end before it starts anything: one small write, then the end.
+  const seccomp = (child.stdio as unknown as Array<Writable | null>)[SECCOMP_FD] ?? null;
+  seccomp?.on('error', () => undefined);
+  seccomp?.end(keyringFilter());
   let init: { pid: number; startTime: string } | undefined;
   const info = (child.stdio as unknown as Array<Readable | null>)[INFO_FD] ?? null;
   const block = blocked ? ((child.stdio as unknown as Array<Writable | null>)[BLOCK_FD] ?? null) : null;

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { platform } from 'node:os';
+import { arch, platform } from 'node:os';
 import { delimiter, join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { SandboxUnavailableError } from '../errors.js';
 import { isolationArguments, systemViewArguments } from './bwrap-arguments.js';
 import { systemEntries } from './host-view.js';
+import { keyringFilter, keyringFilterSupported } from './seccomp-filter.js';
 
 /**
  * Whether a bubblewrap sandbox can be had here: Linux, `bwrap` on PATH, and namespaces allowed. The last
@@ -32,6 +34,12 @@ const cache = new Map<string, Promise<SandboxAvailability>>();
 export function detectSandbox(options: DetectSandboxOptions = {}): Promise<SandboxAvailability> {
   if (platform() !== 'linux') {
     return Promise.resolve({ available: false, reason: `bubblewrap needs Linux (this is ${platform()})` });
+  }
+  if (!keyringFilterSupported()) {
+    return Promise.resolve({
+      available: false,
+      reason: `the sandbox's keyring filter is not built for the ${arch()} architecture`,
+    });
   }
   const bwrapPath = findExecutable('bwrap', options.searchPath ?? DEFAULT_PATH);
   if (bwrapPath === undefined) {
@@ -70,19 +78,25 @@ function findExecutable(name: string, searchPath: string): string | undefined {
 }
 
 function trySandbox(bwrapPath: string, timeoutMs: number): Promise<SandboxAvailability> {
+  // The same isolation, system view and seccomp filter as every attempt, around `true`.
   const args = [
     ...isolationArguments(),
     ...systemViewArguments(systemEntries()),
     '--remount-ro',
     '/',
+    '--seccomp',
+    '3',
     '--clearenv',
     '--',
     'true',
   ];
   return new Promise((resolve) => {
-    const child = spawn(bwrapPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(bwrapPath, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+    const filter = (child.stdio as unknown as Array<Writable | null>)[3] ?? null;
+    filter?.on('error', () => undefined);
+    filter?.end(keyringFilter());
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < 2_000) stderr += chunk.toString('utf8');
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
