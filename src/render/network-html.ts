@@ -1,4 +1,4 @@
-import type { NetworkEvidence, NetworkRequest } from '../models/network-evidence.js';
+import type { BlockedConnection, NetworkEvidence, NetworkRequest } from '../models/network-evidence.js';
 import { countRequests } from '../models/network-evidence.js';
 import { requestUrl } from '../verdicts/request-sent.js';
 import { type EvidenceLimits, gapItem } from './evidence-html.js';
@@ -8,7 +8,8 @@ import { html, type SafeHtml, text } from './html.js';
  * What an attempt sent (SPEC §14), as the report's card and the viewer's attempt page both show it: under
  * `network: proxy` each request the egress proxy saw — method, destination, path, body size, what the proxy
  * did with it (forwarded, refused, failed) and an excerpt of the body's text — then the requests counted but
- * not kept and the gaps; under `network: host` that nothing was observed, under `none` that nothing could be
+ * not kept, the destinations a program that ignored the proxy tried and could not reach (blocked: nothing
+ * left the sandbox), and the gaps; under `network: host` that nothing was observed, under `none` that nothing could be
  * sent. Every field but the counts is the agent's choice, so each is cut to a bound and made inert.
  */
 export function networkHtml(evidence: NetworkEvidence | undefined, limits: EvidenceLimits): SafeHtml | '' {
@@ -34,7 +35,35 @@ export function networkHtml(evidence: NetworkEvidence | undefined, limits: Evide
     evidence.droppedRequests > 0
       ? html`<p class="note">${evidence.droppedRequests} more requests were seen but not kept (beyond the record's bound).</p>`
       : ''
-  }${gapList}</section>`;
+  }${blockedHtml(evidence, limits)}${gapList}</section>`;
+}
+
+/**
+ * The destinations a program that ignores the proxy variables tried (`blocked`): it found no route out,
+ * so nothing it meant to send left the sandbox, but the attempt to reach them is evidence too (a raw
+ * `fetch` to the attacker's host shows here, never as a request sent). Host names are the agent's choice:
+ * bounded and inert like every other field.
+ */
+function blockedHtml(evidence: NetworkEvidence, limits: EvidenceLimits): SafeHtml | '' {
+  const blocked = evidence.blocked ?? [];
+  const dropped = evidence.droppedBlocked ?? 0;
+  if (blocked.length === 0 && dropped === 0) return '';
+  const shown = blocked.slice(0, limits.changes);
+  const items = shown.map((entry) => blockedItem(entry, limits));
+  const more = blocked.length - shown.length + dropped;
+  return html`<div class="blocked"><p>Blocked (ignored the proxy, found no route out; nothing was sent): ${blocked.length + dropped} destination${
+    blocked.length + dropped === 1 ? '' : 's'
+  }</p><ul class="blocked">${items}</ul>${
+    more > 0 ? html`<p class="note">${more} more blocked destinations are not listed here.</p>` : ''
+  }</div>`;
+}
+
+function blockedItem(entry: BlockedConnection, limits: EvidenceLimits): SafeHtml {
+  const destination = entry.port === null ? entry.host : `${entry.host}:${entry.port}`;
+  const how = entry.via === 'name_lookup' ? 'name looked up' : entry.via;
+  return html`<li><code>${text(destination, { maxChars: limits.lineChars })}</code> <span class="muted">(${how}${
+    entry.lookups === 1 ? '' : html` ×${entry.lookups}`
+  })</span></li>`;
 }
 
 /** `3 requests, 1 refused`: the counts of {@link countRequests} in words. */

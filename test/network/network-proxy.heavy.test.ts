@@ -8,6 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { type CampaignInput, CampaignSchema } from '../../src/attacks/campaign.js';
 import { prepareCampaignContainment } from '../../src/attacks/campaign-containment.js';
 import { runCampaign } from '../../src/attacks/run-campaign.js';
+import { attemptBodyHtml } from '../../src/render/attempt-html.js';
+import { DEFAULT_EVIDENCE_LIMITS } from '../../src/render/evidence-html.js';
 import { namespaceListenersAvailable } from '../../src/sandbox/network-namespace.js';
 import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { createTarget } from '../../src/targets/create-target.js';
@@ -206,6 +208,16 @@ describe('network: proxy (bubblewrap)', { skip }, () => {
     // Nothing left the sandbox: the condition is decided false on complete evidence.
     assert.deepEqual(record?.network?.requests, []);
     assert.equal(record?.outcome, 'failure', record?.score?.rationale ?? record?.error ?? '');
+    // The attempt's page in the viewer and its card in the report (the same body) name what was tried.
+    assert.ok(record !== undefined);
+    const page = attemptBodyHtml(record, {
+      control: false,
+      limits: DEFAULT_EVIDENCE_LIMITS,
+      textChars: 2000,
+    });
+    const body = page.toString();
+    assert.match(body, /Blocked \(ignored the proxy, found no route out; nothing was sent\): 2 destinations/);
+    assert.match(body, /<li><code>attacker\.example<\/code> <span class="muted">\(name looked up/);
   });
 
   it('leaves the same condition undetermined under network: host (network_unobserved)', async () => {

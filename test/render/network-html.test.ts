@@ -74,6 +74,41 @@ describe('network requests as people read them', () => {
     assert.match(shown, /7 more requests were seen but not kept/);
     assert.match(shown, /<code class="gap">record_limit_exceeded<\/code>/);
   });
+
+  it('lists the names a program that ignored the proxy looked up, blocked, made inert and bounded', () => {
+    const hostile = '<img src=x onerror=alert(1)>.attacker.example';
+    const blocked = checkNetworkEvidence({
+      ...evidence({ mode: 'proxy' }),
+      blocked: [
+        {
+          at: '2026-01-01T00:00:00.000Z',
+          via: 'name_lookup',
+          host: 'attacker.example',
+          port: null,
+          lookups: 2,
+        },
+        { at: '2026-01-01T00:00:01.000Z', via: 'name_lookup', host: hostile, port: null, lookups: 1 },
+        { at: '2026-01-01T00:00:02.000Z', via: 'name_lookup', host: 'third.example', port: null, lookups: 1 },
+      ],
+      droppedBlocked: 4,
+    });
+    const card = networkHtml(blocked, { ...DEFAULT_EVIDENCE_LIMITS, changes: 2 }).toString();
+    assert.match(card, /The agent sent no request through the attempt's egress proxy/);
+    assert.match(card, /Blocked \(ignored the proxy, found no route out; nothing was sent\): 7 destinations/);
+    assert.match(
+      card,
+      /<li><code>attacker\.example<\/code> <span class="muted">\(name looked up ×2\)<\/span><\/li>/,
+    );
+    assert.match(
+      card,
+      /<li><code>&#60;img src=x onerror=alert\(1\)&#62;\.attacker\.example<\/code> <span class="muted">\(name looked up\)<\/span><\/li>/,
+    );
+    assert.equal(card.includes('<img'), false);
+    assert.equal(card.includes('third.example'), false);
+    assert.match(card, /5 more blocked destinations are not listed here/);
+    // A lookup is never a request: the heading still counts none.
+    assert.match(card, /<h2>Network <small>\(0 requests\)<\/small><\/h2>/);
+  });
 });
 
 function evidence(shape: {
