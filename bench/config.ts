@@ -31,6 +31,10 @@ export interface BenchConfig {
   changeTree?: { files: number; directories: number };
   /** Row 10 (the queue): mock attempts per run and the `witness worker` counts. Default 40, [1, 2, 3]. */
   queue?: { attempts: number; workerCounts: number[] };
+  /** Row 11a: attempts timed under each of network: none and network: proxy. Default 20. */
+  networkAttempts?: number;
+  /** Row 11b: requests per timed round, through the proxy and direct. Default 2,000. */
+  networkRequests?: number;
 }
 
 export const FULL_CONFIG: BenchConfig = {
@@ -63,4 +67,6 @@ export const QUICK_CONFIG: BenchConfig = {
   campaignAttempts: [20, 80, 320],
   changeTree: { files: 2_000, directories: 40 },
   queue: { attempts: 20, workerCounts: [1, 2, 3] },
+  networkAttempts: 10,
+  networkRequests: 1_000,
 };

@@ -23,6 +23,8 @@ const TINY_CONFIG: BenchConfig = {
   campaignAttempts: [2, 4],
   changeTree: { files: 100, directories: 5 },
   queue: { attempts: 4, workerCounts: [1, 2] },
+  networkAttempts: 2,
+  networkRequests: 200,
 };
 
 describe('npm run bench (on tiny trees)', () => {
@@ -85,6 +87,17 @@ describe('npm run bench (on tiny trees)', () => {
       assert.ok(row.verdict === 'PASS' || row.verdict === 'MISS', `${row.id} is ${row.verdict}`);
     }
     assert.equal(rows.find((row) => row.id === '2b')?.verdict, 'PASS');
+  });
+
+  it('prints the network rows as ratios to their baselines (network: none; a direct loopback server)', () => {
+    for (const id of ['11a', '11b']) {
+      const row = rows.find((r) => r.id === id);
+      assert.ok(
+        row?.ratio !== null && row?.ratio !== undefined && Number.isFinite(row.ratio) && row.ratio > 0,
+        id,
+      );
+      assert.match(row.baseline, /network: none|direct to a loopback server/);
+    }
   });
 
   it('caches the trees it generated under the base directory, each beside its manifest', () => {
