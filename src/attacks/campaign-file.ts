@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { isNode, LineCounter, parseDocument } from 'yaml';
+import { isMap, isNode, isScalar, LineCounter, parseDocument } from 'yaml';
 import { InvalidCampaignError } from '../errors.js';
 import { describeIssues } from '../models/record.js';
 import { fillPlaceholders } from '../text/placeholders.js';
@@ -9,7 +9,8 @@ import { expandCampaignMatrix } from './library/matrix.js';
 
 /**
  * Reads a campaign file (YAML) and validates it. Every problem is reported as `file:line:column: field:
- * message`, pointing at the offending value (or, for a missing key, at the object that lacks it).
+ * message`, pointing at the offending value, at a key that is not known (with the known key it is nearest
+ * to), and for a missing key at its misspelling or else at the object that lacks it.
  * Relative paths (the workspace template, a command or MCP server given as a path) are resolved against
  * the campaign file's directory, and `{campaignDir}` in a command's or server's arguments is replaced by
  * it, so a campaign runs the same from any working directory.
@@ -45,12 +46,34 @@ export function parseCampaign(text: string, name: string): Campaign {
   const result = expanded.success ? CampaignSchema.safeParse(expanded.data) : expanded;
   if (result.success) return result.data;
   const lines = describeIssues(result.error);
+  // A misspelt key is two issues: the key that is not known and the required key it was meant to be. Both
+  // point at the misspelt key, where the fix is typed, not at the object that holds it.
+  const misspelt = new Map<string, string>();
+  for (const issue of result.error.issues) {
+    if (issue.code !== 'unrecognized_keys') continue;
+    for (const key of issue.keys) {
+      const meant = nearestKey(key, issue.path);
+      if (meant !== undefined) misspelt.set(pathKey([...issue.path, meant]), key);
+    }
+  }
   const issues = result.error.issues.map((issue, i) => {
     // A problem in a generated attack is located at the `matrix:` it came from.
     const generated =
       expanded.success && issue.path[0] === 'attacks' && Number(issue.path[1]) >= expanded.handWritten;
-    const { line, col } = positionOf(doc, lineCounter, generated ? ['matrix'] : issue.path);
-    const hint = issue.code === 'unrecognized_keys' ? didYouMean(issue.keys, issue.path) : '';
+    const missing = issue.code !== 'unrecognized_keys' && !doc.hasIn(issue.path as (string | number)[]);
+    const typed = missing ? misspelt.get(pathKey(issue.path)) : undefined;
+    const stray = issue.code === 'unrecognized_keys' ? issue.keys[0] : typed;
+    const parent = issue.code === 'unrecognized_keys' ? issue.path : issue.path.slice(0, -1);
+    const { line, col } = generated
+      ? positionOf(doc, lineCounter, ['matrix'])
+      : ((stray === undefined ? undefined : keyPositionOf(doc, lineCounter, parent, stray)) ??
+        positionOf(doc, lineCounter, issue.path));
+    const hint =
+      issue.code === 'unrecognized_keys'
+        ? didYouMean(issue.keys, issue.path)
+        : typed === undefined
+          ? ''
+          : ` (given as ${JSON.stringify(typed)}?)`;
     return `${name}:${line}:${col}: ${lines[i]}${hint}`;
   });
   throw new InvalidCampaignError(`invalid campaign:\n${issues.join('\n')}`, issues);
@@ -68,6 +91,27 @@ function positionOf(
     }
   }
   return { line: 1, col: 1 };
+}
+
+/** Where the key `key` of the mapping at `path` is written, or undefined when it is not there. */
+function keyPositionOf(
+  doc: ReturnType<typeof parseDocument>,
+  lineCounter: LineCounter,
+  path: readonly PropertyKey[],
+  key: string,
+): { line: number; col: number } | undefined {
+  const node = path.length === 0 ? doc.contents : doc.getIn(path as (string | number)[], true);
+  if (!isMap(node)) return undefined;
+  for (const pair of node.items) {
+    const written = isScalar(pair.key) ? pair.key.value : pair.key;
+    if (String(written) === key && isNode(pair.key) && pair.key.range)
+      return lineCounter.linePos(pair.key.range[0]);
+  }
+  return undefined;
+}
+
+function pathKey(path: readonly PropertyKey[]): string {
+  return JSON.stringify(path.map(String));
 }
 
 function resolvePaths(campaign: Campaign, base: string): Campaign {
@@ -97,18 +141,23 @@ function resolvePaths(campaign: Campaign, base: string): Campaign {
  * by edit distance (at most 2, or a third of the word).
  */
 function didYouMean(keys: readonly string[], path: readonly PropertyKey[]): string {
-  const known = knownKeysAt(CampaignSchema, path);
   const hints = keys.flatMap((key) => {
-    let best: { name: string; distance: number } | undefined;
-    for (const name of known) {
-      const distance = editDistance(key.toLowerCase(), name.toLowerCase());
-      if (best === undefined || distance < best.distance) best = { name, distance };
-    }
-    const allowed = Math.max(2, Math.floor(key.length / 3));
-    if (best === undefined || best.distance > allowed) return [];
-    return [keys.length === 1 ? best.name : `${best.name} for "${key}"`];
+    const meant = nearestKey(key, path);
+    if (meant === undefined) return [];
+    return [keys.length === 1 ? meant : `${meant} for "${key}"`];
   });
   return hints.length === 0 ? '' : ` (did you mean ${hints.join(', ')}?)`;
+}
+
+/** The known key at `path` nearest to `key` by edit distance (at most 2, or a third of the word). */
+function nearestKey(key: string, path: readonly PropertyKey[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of knownKeysAt(CampaignSchema, path)) {
+    const distance = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (best === undefined || distance < best.distance) best = { name, distance };
+  }
+  const allowed = Math.max(2, Math.floor(key.length / 3));
+  return best === undefined || best.distance > allowed ? undefined : best.name;
 }
 
 /** The keys an object schema accepts at `path` (through defaults, optionals, pipes, arrays and unions). */

@@ -82,19 +82,43 @@ describe('campaign files', () => {
     );
   });
 
-  it('points a missing key at the object that lacks it, and rejects unknown keys', () => {
+  it('points a misspelt key at the key itself, and a missing key at the object that lacks it', () => {
     const text = VALID.replace('    prompt: Summarize README.md\n', '    promt: Summarize README.md\n');
     assert.throws(
       () => parseCampaign(text, 'c.yaml'),
       (error: unknown) => {
         assert.ok(error instanceof InvalidCampaignError);
         assert.deepEqual(error.issues, [
-          'c.yaml:12:5: attacks[0].prompt: Invalid input: expected string, received undefined',
-          'c.yaml:12:5: attacks[0]: Unrecognized key: "promt" (did you mean prompt?)',
+          'c.yaml:13:5: attacks[0].prompt: Invalid input: expected string, received undefined (given as "promt"?)',
+          'c.yaml:13:5: attacks[0]: Unrecognized key: "promt" (did you mean prompt?)',
         ]);
         return true;
       },
     );
+    const issues = (text: string): readonly string[] => {
+      try {
+        parseCampaign(text, 'c.yaml');
+      } catch (error) {
+        assert.ok(error instanceof InvalidCampaignError);
+        return error.issues;
+      }
+      return [];
+    };
+    // Deep in the file, after other keys of the same object, at the top level: the key's own place.
+    assert.deepEqual(
+      issues(VALID.replace('      contains: curl', '      contains: curl\n      casesensitive: true')),
+      ['c.yaml:17:7: attacks[0].expect: Unrecognized key: "casesensitive" (did you mean caseSensitive?)'],
+    );
+    assert.deepEqual(issues(VALID.replace('  mode: vulnerable', '  mode: vulnerable\n  modle: guarded')), [
+      'c.yaml:5:3: target: Unrecognized key: "modle" (did you mean mode?)',
+    ]);
+    assert.deepEqual(issues(VALID.replace('attempts: 2', 'attempts: 2\nconcurency: 2')), [
+      'c.yaml:11:1: (root): Unrecognized key: "concurency" (did you mean concurrency?)',
+    ]);
+    // A required key left out, with no misspelling of it anywhere: the object that lacks it.
+    assert.deepEqual(issues(VALID.replace('    prompt: Summarize README.md\n', '')), [
+      'c.yaml:12:5: attacks[0].prompt: Invalid input: expected string, received undefined',
+    ]);
   });
 
   it('kind: agent takes either spelling and reports a typo against the one that was meant', () => {
@@ -117,7 +141,7 @@ describe('campaign files', () => {
     assert.deepEqual(issues(preset.replace('name: m }', 'nmae: m }')), [
       'c.yaml:4:11: target.preset: Invalid option: expected one of "qwen-code"|"codex"|"claude-code"|"gemini-cli"|"opencode"',
       'c.yaml:5:10: target.model.name: Invalid input: expected string, received undefined',
-      'c.yaml:5:10: target.model: Unrecognized key: "nmae"',
+      'c.yaml:5:46: target.model: Unrecognized key: "nmae"',
     ]);
     const planner = VALID.replace(
       'target:\n  kind: mock\n  mode: vulnerable\n',
@@ -125,7 +149,7 @@ describe('campaign files', () => {
     );
     assert.deepEqual(issues(planner), [
       'c.yaml:3:3: target.planner: Invalid input: expected object, received undefined',
-      'c.yaml:3:3: target: Unrecognized key: "planer"',
+      'c.yaml:4:3: target: Unrecognized key: "planer"',
     ]);
     // Both spellings at once: `preset:` picks the preset form, whose strict keys name the stray one.
     assert.deepEqual(
@@ -135,7 +159,7 @@ describe('campaign files', () => {
           'preset: codex\n  model: { baseUrl: "http://127.0.0.1:1/v1", name: m }\n  planner:',
         ),
       ),
-      ['c.yaml:3:3: target: Unrecognized key: "planner"'],
+      ['c.yaml:6:3: target: Unrecognized key: "planner"'],
     );
     const good = parseCampaign(preset.replace('qwen-cod', 'qwen-code'), 'c.yaml');
     assert.ok(good.target.kind === 'agent' && 'preset' in good.target);
