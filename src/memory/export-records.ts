@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely';
 import { AttackResultSchema } from '../models/attack-result.js';
 import { CampaignRunSchema } from '../models/campaign-run.js';
 import { ConversationSchema, MessagePieceSchema } from '../models/conversation.js';
-import { ObservationSchema } from '../models/observation.js';
+import type { Observation } from '../models/observation.js';
 import { ScoreSchema } from '../models/score.js';
 import type { ArchiveRecord } from './archive.js';
+import { loadObservations } from './evidence-contents.js';
 import { linksByObservation, parseStored } from './store-records.js';
 import type { Tables } from './tables.js';
 
@@ -60,10 +61,11 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
         trx,
         rows.map((row) => row.id),
       );
-      for (const row of rows) {
+      const records = await loadObservations(trx, rows);
+      for (const [i, row] of rows.entries()) {
         yield {
           recordType: 'observation',
-          record: parseStored(ObservationSchema, row.record_json, 'observation'),
+          record: records[i] as Observation,
           messagePieceIds: links.get(row.id) ?? [],
         };
       }

@@ -35,6 +35,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'conversations, evidence, scores, attack results', steps: initialSchema },
   { version: 2, description: 'campaign runs in their own table; attack results immutable', steps: runsTable },
   { version: 3, description: "attack results carry the user's task outcome", steps: taskOutcomeColumn },
+  { version: 4, description: 'evidence content stored once per distinct content', steps: evidenceContents },
 ];
 
 export const MEMORY_SCHEMA_VERSION = MIGRATIONS.length;
@@ -197,6 +198,29 @@ function taskOutcomeColumn(): MigrationStep[] {
   return [
     `alter table attack_results add column task_outcome text
        check (task_outcome is null or task_outcome in ('success', 'failure', 'undetermined'))`,
+  ];
+}
+
+/**
+ * Version 4: the texts observations retain are stored once per distinct content, as bytes
+ * (evidence-contents.ts). Observations stored before keep their texts inline and are read as they are;
+ * nothing stored is rewritten. Both tables are append-only like the evidence they belong to.
+ */
+function evidenceContents(backend: Backend): MigrationStep[] {
+  const key = backend === 'postgres' ? 'text collate "C"' : 'text';
+  const bytes = backend === 'postgres' ? 'bytea' : 'blob';
+  return [
+    `create table evidence_contents (
+      sha256 ${key} primary key check (length(sha256) = 64),
+      bytes ${bytes} not null
+    )`,
+    `create table observation_contents (
+      observation_id ${key} not null references observations (id),
+      entry_index integer not null check (entry_index >= 0),
+      content_sha256 ${key} not null references evidence_contents (sha256),
+      primary key (observation_id, entry_index)
+    )`,
+    ...immutabilityTriggers(backend, ['evidence_contents', 'observation_contents'], false),
   ];
 }
 

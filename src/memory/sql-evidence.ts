@@ -2,6 +2,7 @@ import { InvalidReferenceError, NotFoundError } from '../errors.js';
 import { type Observation, ObservationSchema } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
 import { type Score, ScoreSchema } from '../models/score.js';
+import { loadObservations } from './evidence-contents.js';
 import type { ScoreFilter } from './memory.js';
 import type { SqlContext } from './sql-context.js';
 import { parseStored, storeObservation, storeScore } from './store-records.js';
@@ -35,11 +36,16 @@ export class SqlEvidence {
   }
 
   async getObservation(id: string): Promise<Observation> {
-    const row = await this.#sql.read((db) =>
-      db.selectFrom('observations').select('record_json').where('id', '=', id).executeTakeFirst(),
-    );
-    if (row === undefined) throw new NotFoundError(`observation ${JSON.stringify(id)} is not stored`);
-    return parseStored(ObservationSchema, row.record_json, `observation ${id}`);
+    const observation = await this.#sql.read(async (db) => {
+      const row = await db
+        .selectFrom('observations')
+        .select(['id', 'record_json'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row === undefined ? undefined : (await loadObservations(db, [row]))[0];
+    });
+    if (observation === undefined) throw new NotFoundError(`observation ${JSON.stringify(id)} is not stored`);
+    return observation;
   }
 
   async messagePiecesForObservation(observationId: string): Promise<string[]> {
@@ -99,15 +105,17 @@ export class SqlEvidence {
 
   async observationsForScore(scoreId: string): Promise<Observation[]> {
     await this.getScore(scoreId);
-    const rows = await this.#sql.read((db) =>
-      db
-        .selectFrom('score_observations')
-        .innerJoin('observations', 'observations.id', 'score_observations.observation_id')
-        .select('observations.record_json')
-        .where('score_observations.score_id', '=', scoreId)
-        .orderBy('score_observations.position')
-        .execute(),
+    return this.#sql.read(async (db) =>
+      loadObservations(
+        db,
+        await db
+          .selectFrom('score_observations')
+          .innerJoin('observations', 'observations.id', 'score_observations.observation_id')
+          .select(['observations.id', 'observations.record_json'])
+          .where('score_observations.score_id', '=', scoreId)
+          .orderBy('score_observations.position')
+          .execute(),
+      ),
     );
-    return rows.map((row) => parseStored(ObservationSchema, row.record_json, 'observation'));
   }
 }

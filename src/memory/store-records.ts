@@ -9,6 +9,7 @@ import type { Observation } from '../models/observation.js';
 import { canonicalJson, parseRecord } from '../models/record.js';
 import { type Score, ScoreSchema } from '../models/score.js';
 import type { TaskOutcome } from '../models/vocabulary.js';
+import { loadObservations, splitContents, storeContents } from './evidence-contents.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -89,6 +90,7 @@ export async function storeObservation(
   record: Observation,
   pieceIds: readonly string[],
 ): Promise<boolean> {
+  const split = splitContents(record);
   const result = await trx
     .insertInto('observations')
     .values({
@@ -98,14 +100,21 @@ export async function storeObservation(
       uri: record.scorable.uri,
       match: record.scorable.match,
       observed_at: record.observedAt,
-      record_json: JSON.stringify(record),
+      record_json: split.json,
     })
     .onConflict((oc) => oc.column('id').doNothing())
     .executeTakeFirst();
   if (result.numInsertedOrUpdatedRows === 0n) {
-    await assertSameAsStored(trx, 'observations', 'observation', record);
+    const row = await trx
+      .selectFrom('observations')
+      .select(['id', 'record_json'])
+      .where('id', '=', record.id)
+      .executeTakeFirstOrThrow();
+    const [stored] = await loadObservations(trx, [row]);
+    assertSameRecord(stored, record, 'observation', record.id);
     return false;
   }
+  await storeContents(trx, record.id, split.contents);
   await assertPiecesStored(trx, pieceIds, `observation ${JSON.stringify(record.id)}`);
   if (pieceIds.length > 0) {
     await trx
@@ -281,7 +290,7 @@ export async function storeRun(trx: Transaction<Tables>, record: CampaignRun): P
   }
 }
 
-type RecordTable = 'conversations' | 'message_pieces' | 'observations' | 'scores' | 'runs' | 'attack_results';
+type RecordTable = 'conversations' | 'message_pieces' | 'scores' | 'runs' | 'attack_results';
 
 /** Storing an identical record again is a no-op; a different one under the same id is refused. */
 export async function assertSameAsStored(
@@ -296,7 +305,11 @@ export async function assertSameAsStored(
     .select('record_json')
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
-  if (canonicalJson(JSON.parse(row.record_json)) !== canonicalJson(record)) {
+  assertSameRecord(JSON.parse(row.record_json), record, what, id);
+}
+
+function assertSameRecord(stored: unknown, record: object, what: string, id: string): void {
+  if (canonicalJson(stored) !== canonicalJson(record)) {
     throw new ImmutableRecordError(
       `a different ${what} is already stored under id ${JSON.stringify(id)}; stored records never change, so give the new one its own id`,
     );

@@ -36,6 +36,22 @@ export interface ObservationTable {
   record_json: string;
 }
 
+/** A retained text kept apart from its observations, once per distinct content (evidence-contents.ts). */
+export interface EvidenceContentTable {
+  /** sha256 of `bytes`, lowercase hex. */
+  sha256: string;
+  /** The text's UTF-8 bytes (a BLOB on SQLite, bytea on PostgreSQL). */
+  bytes: Uint8Array;
+}
+
+/** Which entry of an observation holds which content. */
+export interface ObservationContentTable {
+  observation_id: string;
+  /** Index in the observation's `payload.entries`. */
+  entry_index: number;
+  content_sha256: string;
+}
+
 export interface ObservationMessagePieceTable {
   observation_id: string;
   position: number;
@@ -96,6 +112,8 @@ export interface Tables {
   message_pieces: MessagePieceTable;
   observations: ObservationTable;
   observation_message_pieces: ObservationMessagePieceTable;
+  evidence_contents: EvidenceContentTable;
+  observation_contents: ObservationContentTable;
   scores: ScoreTable;
   score_observations: ScoreObservationTable;
   score_message_pieces: ScoreMessagePieceTable;
