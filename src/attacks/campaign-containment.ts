@@ -48,6 +48,7 @@ export async function prepareCampaignContainment(
           memoryFile: memoryFile(context.memoryLocation),
           campaignFile: context.campaignFile,
           drainMs: campaign.drainMs,
+          runAs: campaign.runAs,
           what: processKind,
         });
   const names = [

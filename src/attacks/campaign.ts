@@ -17,6 +17,7 @@ import { MatchKindSchema } from '../models/scorable.js';
 import { TimeoutMsSchema } from '../models/timeout.js';
 import { CONDITION_TYPES } from '../models/vocabulary.js';
 import { NetworkConfigSchema } from '../network/network-settings.js';
+import { RunAsSchema } from '../sandbox/agent-user.js';
 import { SANDBOX_MODES } from '../sandbox/sandbox-modes.js';
 import { TargetConfigSchema } from '../targets/target-config.js';
 import { LibraryRefSchema } from './library/library-ids.js';
@@ -226,6 +227,11 @@ export const CampaignSchema = z
      * `sandbox: none`) or `none`; or `{ mode: proxy, allow: [...], intercept: true }`.
      */
     network: NetworkConfigSchema.optional(),
+    /**
+     * The unprivileged host user sandboxed agents run as when Witness runs as root: a uid (`1001`) or
+     * `"uid:gid"`; 65534 (`nobody`) when absent. Never 0 (SPEC §13).
+     */
+    runAs: RunAsSchema.optional(),
     /** Variables set for out-of-process agents. */
     env: z.record(EnvNameSchema, z.string()).optional(),
     /** Names of Witness's variables passed to out-of-process agents (everything else is withheld). */

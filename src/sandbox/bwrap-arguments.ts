@@ -182,7 +182,7 @@ export function bwrapArguments(plan: BwrapPlan): string[] {
     argv.push('--setenv', name, value);
   }
   // `--` ends bubblewrap's options: a command named `--bind` is a command, not an option.
-  argv.push('--', ...commandLine(plan));
+  argv.push('--', ...commandLine(plan.agentUser, plan.command, plan.args));
   return argv;
 }
 
@@ -192,9 +192,12 @@ export function bwrapArguments(plan: BwrapPlan): string[] {
  * the user's, and empties the inheritable and bounding sets; the uid change itself clears the permitted and
  * effective capabilities, and bubblewrap's `no_new_privs` keeps a set-uid program from raising them again.
  */
-function commandLine(plan: BwrapPlan): string[] {
-  const user = plan.agentUser;
-  if (user === undefined) return [plan.command, ...plan.args];
+export function commandLine(
+  user: AgentUserPlan | undefined,
+  command: string,
+  args: readonly string[],
+): string[] {
+  if (user === undefined) return [command, ...args];
   return [
     user.setprivPath,
     `--reuid=${user.uid}`,
@@ -203,8 +206,8 @@ function commandLine(plan: BwrapPlan): string[] {
     '--inh-caps=-all',
     '--bounding-set=-all',
     '--',
-    plan.command,
-    ...plan.args,
+    command,
+    ...args,
   ];
 }
 

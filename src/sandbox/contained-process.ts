@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AgentUser } from './agent-user.js';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
 import { systemEntries } from './host-view.js';
 import {
@@ -37,7 +38,14 @@ export interface HeldDirectory {
   fd: number;
 }
 
-export type ContainmentChoice = { mode: 'bwrap'; bwrapPath: string } | { mode: 'none' };
+export type ContainmentChoice =
+  | {
+      mode: 'bwrap';
+      bwrapPath: string;
+      /** `setpriv`, found when Witness runs as root: the agent becomes its own user through it. */
+      setprivPath?: string | undefined;
+    }
+  | { mode: 'none' };
 
 export interface ContainedProcessOptions {
   containment: ContainmentChoice;
@@ -58,6 +66,11 @@ export interface ContainedProcessOptions {
   namespaceListeners?: readonly NamespaceListenerSpec[] | undefined;
   /** Host files shown read-only inside (the egress CA bundle). */
   readOnlyFiles?: ReadonlyArray<{ source: string; path: string }> | undefined;
+  /**
+   * bwrap only: the unprivileged host user the agent becomes (Witness runs as root), through the
+   * containment's `setprivPath`; Witness's own user when absent.
+   */
+  agentUser?: AgentUser | undefined;
   /**
    * Host paths shown read-only besides the system directories (see `host-view.ts`); nothing else of the
    * host is in the sandbox.
@@ -105,11 +118,19 @@ const BLOCK_FD = 7;
 
 export function startContained(options: ContainedProcessOptions): ContainedProcess {
   return options.containment.mode === 'bwrap'
-    ? startInBwrap(options, options.containment.bwrapPath)
+    ? startInBwrap(options, options.containment)
     : startUncontained(options);
 }
 
-function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): ContainedProcess {
+function startInBwrap(
+  options: ContainedProcessOptions,
+  containment: Extract<ContainmentChoice, { mode: 'bwrap' }>,
+): ContainedProcess {
+  const user = options.agentUser;
+  const setprivPath = containment.setprivPath;
+  if (user !== undefined && setprivPath === undefined) {
+    throw new Error('the agent must run as a user of its own, and no setpriv was found to make it so');
+  }
   const network = options.network ?? 'host';
   // Under proxy the command waits until Witness has opened its listeners in the new namespace.
   const listeners = network === 'proxy' ? (options.namespaceListeners ?? []) : [];
@@ -131,12 +152,13 @@ function startInBwrap(options: ContainedProcessOptions, bwrapPath: string): Cont
     // visible read-only.
     hiddenFiles: (options.hiddenFiles ?? []).filter((file) => existsSync(file)),
     network,
+    agentUser: user === undefined || setprivPath === undefined ? undefined : { ...user, setprivPath },
     infoFd: INFO_FD,
     seccompFd: SECCOMP_FD,
     blockFd: blocked ? BLOCK_FD : undefined,
     readOnlyFiles: options.readOnlyFiles ?? [],
   });
-  const child = spawn(bwrapPath, argv, {
+  const child = spawn(containment.bwrapPath, argv, {
     cwd: '/',
     env: {},
     stdio: [

@@ -221,7 +221,7 @@ function scriptPackage(script: string, refusal: (path: string) => string | undef
  * The interpreter a script names on its `#!` line (`#!/usr/bin/env node` → `node` in PATH), found like a
  * program; undefined for a binary or an interpreter that cannot be found.
  */
-function interpreterOf(program: string, searchPath: string): string | undefined {
+export function interpreterOf(program: string, searchPath: string): string | undefined {
   let line: string;
   try {
     const fd = openSync(program, 'r');

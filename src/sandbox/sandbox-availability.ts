@@ -4,7 +4,13 @@ import { arch, platform } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { SandboxUnavailableError } from '../errors.js';
-import { isolationArguments, systemViewArguments } from './bwrap-arguments.js';
+import type { AgentUser } from './agent-user.js';
+import {
+  type AgentUserPlan,
+  commandLine,
+  isolationArguments,
+  systemViewArguments,
+} from './bwrap-arguments.js';
 import { systemEntries } from './host-view.js';
 import { keyringFilter, keyringFilterSupported } from './seccomp-filter.js';
 
@@ -18,7 +24,12 @@ import { keyringFilter, keyringFilterSupported } from './seccomp-filter.js';
  */
 
 export type SandboxAvailability =
-  | { available: true; bwrapPath: string }
+  | {
+      available: true;
+      bwrapPath: string;
+      /** `setpriv`, when an agent user was asked for: the agent becomes that user through it. */
+      setprivPath?: string | undefined;
+    }
   | { available: false; reason: string };
 
 export interface DetectSandboxOptions {
@@ -26,6 +37,11 @@ export interface DetectSandboxOptions {
   searchPath?: string | undefined;
   /** Bound on the trial run. Default 10,000 ms. */
   timeoutMs?: number | undefined;
+  /**
+   * The unprivileged user agents must run as (Witness runs as root): the trial runs as that user, through
+   * `setpriv`, which must then be found among the system programs.
+   */
+  agentUser?: AgentUser | undefined;
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -45,10 +61,23 @@ export function detectSandbox(options: DetectSandboxOptions = {}): Promise<Sandb
   if (bwrapPath === undefined) {
     return Promise.resolve({ available: false, reason: '`bwrap` was not found on PATH' });
   }
-  let known = cache.get(bwrapPath);
+  const user = options.agentUser;
+  // Only a system copy: root must not run a program from a directory someone else may write.
+  const setprivPath = user === undefined ? undefined : findExecutable('setpriv', DEFAULT_PATH);
+  if (user !== undefined && setprivPath === undefined) {
+    return Promise.resolve({
+      available: false,
+      reason:
+        `Witness runs as root, so agents run as uid ${user.uid}, which needs \`setpriv\` (util-linux; ` +
+        'Debian/Ubuntu: `apt-get install util-linux`), and it was not found',
+    });
+  }
+  const plan = user === undefined || setprivPath === undefined ? undefined : { ...user, setprivPath };
+  const key = plan === undefined ? bwrapPath : `${bwrapPath} as ${plan.uid}:${plan.gid}`;
+  let known = cache.get(key);
   if (known === undefined) {
-    known = trySandbox(bwrapPath, options.timeoutMs ?? 10_000);
-    cache.set(bwrapPath, known);
+    known = trySandbox(bwrapPath, options.timeoutMs ?? 10_000, plan);
+    cache.set(key, known);
   }
   return known;
 }
@@ -77,10 +106,14 @@ function findExecutable(name: string, searchPath: string): string | undefined {
   return undefined;
 }
 
-function trySandbox(bwrapPath: string, timeoutMs: number): Promise<SandboxAvailability> {
-  // The same isolation, system view and seccomp filter as every attempt, around `true`.
+function trySandbox(
+  bwrapPath: string,
+  timeoutMs: number,
+  plan: AgentUserPlan | undefined,
+): Promise<SandboxAvailability> {
+  // The same isolation, system view, seccomp filter and user as every attempt, around `true`.
   const args = [
-    ...isolationArguments(),
+    ...isolationArguments(plan),
     ...systemViewArguments(systemEntries()),
     '--remount-ro',
     '/',
@@ -88,7 +121,7 @@ function trySandbox(bwrapPath: string, timeoutMs: number): Promise<SandboxAvaila
     '3',
     '--clearenv',
     '--',
-    'true',
+    ...commandLine(plan, 'true', []),
   ];
   return new Promise((resolve) => {
     const child = spawn(bwrapPath, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
@@ -106,13 +139,18 @@ function trySandbox(bwrapPath: string, timeoutMs: number): Promise<SandboxAvaila
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0) resolve({ available: true, bwrapPath });
-      else {
+      if (code === 0) {
+        resolve({
+          available: true,
+          bwrapPath,
+          ...(plan === undefined ? {} : { setprivPath: plan.setprivPath }),
+        });
+      } else {
         const how = code === null ? `was killed by ${signal}` : `exited with status ${code}`;
         const detail = stderr.trim() === '' ? '' : `: ${stderr.trim().slice(0, 300)}`;
         resolve({
           available: false,
-          reason: `a trial sandbox (${bwrapPath}) ${how}${detail} (are user namespaces allowed?)`,
+          reason: `a trial sandbox (${bwrapPath}${plan === undefined ? '' : ` as uid ${plan.uid}`}) ${how}${detail} (are user namespaces allowed?)`,
         });
       }
     });

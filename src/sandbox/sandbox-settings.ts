@@ -1,10 +1,13 @@
 import { closeSync, constants, existsSync, mkdtempSync, openSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { ProgramNotFoundError } from '../errors.js';
+import { InvalidOptionError, ProgramNotFoundError } from '../errors.js';
 import { type AttemptEgress, openAttemptNetwork } from '../network/attempt-network.js';
 import { removeTree } from '../sources/confined-fs.js';
+import { agentAccessProblem } from './agent-access.js';
 import { agentEnvironment } from './agent-environment.js';
+import { type AgentUser, agentUserOf, type RunAs, runningAsRoot } from './agent-user.js';
+import { handOverAttempt, ownedBy } from './attempt-ownership.js';
 import type { NetworkMode } from './bwrap-arguments.js';
 import {
   type CampaignDirectory,
@@ -44,6 +47,11 @@ export interface SandboxSettings {
   hiddenFiles: readonly string[];
   /** The campaign's directory, shown read-only in the sandbox (see `campaign-directory.ts`). */
   campaignDirectory?: CampaignDirectory | undefined;
+  /**
+   * Under bubblewrap when Witness runs as root: the unprivileged host user the agent runs as (SPEC §13),
+   * its attempt's directories handed over to it. Absent otherwise (the agent is Witness's own user).
+   */
+  agentUser?: AgentUser | undefined;
   drainMs: number;
 }
 
@@ -62,6 +70,10 @@ export interface ResolveSandboxInput {
    */
   campaignFile?: string | undefined;
   drainMs?: number | undefined;
+  /** `runAs:` of the campaign: the agent's user when Witness runs as root (65534 when absent). */
+  runAs?: RunAs | undefined;
+  /** Whether Witness runs as root; the process's own user tells when absent. */
+  runningAsRoot?: boolean | undefined;
   /** What needs the sandbox, for the refusal message (`the command target`). */
   what?: string | undefined;
 }
@@ -69,12 +81,19 @@ export interface ResolveSandboxInput {
 /** Resolves the settings; without `sandbox: none`, a missing sandbox is a {@link SandboxUnavailableError}. */
 export async function resolveSandboxSettings(input: ResolveSandboxInput): Promise<SandboxSettings> {
   let containment: ContainmentChoice = { mode: 'none' };
+  let agentUser: AgentUser | undefined;
   if (input.mode !== 'none') {
-    const availability = await detectSandbox({ searchPath: input.hostEnv.PATH });
+    // Root's agents never run as root: in the sandbox they become an unprivileged host user.
+    agentUser = (input.runningAsRoot ?? runningAsRoot()) ? agentUserOf(input.runAs) : undefined;
+    const availability = await detectSandbox({ searchPath: input.hostEnv.PATH, agentUser });
     if (!availability.available) {
       throw sandboxUnavailableError(availability.reason, input.what ?? 'an out-of-process agent');
     }
-    containment = { mode: 'bwrap', bwrapPath: availability.bwrapPath };
+    containment = {
+      mode: 'bwrap',
+      bwrapPath: availability.bwrapPath,
+      ...(availability.setprivPath === undefined ? {} : { setprivPath: availability.setprivPath }),
+    };
   }
   const network = input.network ?? (containment.mode === 'none' ? 'host' : 'proxy');
   if (containment.mode === 'bwrap' && network === 'proxy') {
@@ -107,6 +126,7 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
     hiddenDirectories,
     hiddenFiles,
     campaignDirectory: input.campaignFile === undefined ? undefined : campaignDirectoryOf(input.campaignFile),
+    ...(agentUser === undefined ? {} : { agentUser }),
     drainMs: input.drainMs ?? 1_000,
   };
 }
@@ -158,6 +178,38 @@ export interface Launched {
   campaignDirectoryWithheld?: string | undefined;
   /** Releases what the launch created for itself (a private home when the caller gave none). */
   release(): void;
+}
+
+/**
+ * Readies an attempt for its agent before the attempt's baseline (SPEC §13): when the agent runs as a user
+ * of its own, the attempt's directories become that user's.
+ */
+export function handOverToAgent(settings: SandboxSettings, attempt: AttemptDirectories): void {
+  const user = settings.agentUser;
+  if (user === undefined || (ownedBy(attempt.workspace, user) && ownedBy(attempt.home, user))) return;
+  handOverAttempt(attempt, user);
+}
+
+/**
+ * Refuses a target whose program the agent's own user could not run (`agent-access.ts`): an
+ * {@link InvalidOptionError} naming the path and the fix, before any attempt. `runPath` is the run
+ * directory when one exists (a placeholder in the temp directory before the run).
+ */
+export function refuseUnreachableProgram(
+  settings: SandboxSettings,
+  request: Omit<HostViewRequest, 'runPath'> & { runPath?: string | undefined },
+): void {
+  const user = settings.agentUser;
+  if (user === undefined) return;
+  const runPath = request.runPath ?? join(tmpdir(), 'witness-run-preflight');
+  const problem = agentAccessProblem({
+    user,
+    command: request.command,
+    searchPath: agentSearchPath(settings, request.env),
+    programFiles: request.programFiles,
+    shown: attemptHostView(settings, { ...request, runPath }).shown,
+  });
+  if (problem !== undefined) throw new InvalidOptionError(problem);
 }
 
 /** What a launch shows of the host, decided before it starts (see `host-view.ts`). */
@@ -284,6 +336,8 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     env: request.env,
     runPath: attempt.runPath,
   });
+  // A target used outside a campaign (or one that did not prepare the attempt) hands it over here.
+  if (bwrap) handOverToAgent(settings, attempt);
   const process = startContained({
     containment: settings.containment,
     command: request.command,
@@ -295,6 +349,7 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     network: settings.network,
     namespaceListeners: bwrap && settings.network === 'proxy' ? (egress?.listeners() ?? []) : [],
     readOnlyFiles: bwrap && settings.network === 'proxy' ? (egress?.readOnlyFiles() ?? []) : [],
+    agentUser: settings.agentUser,
     shown: view.shown,
     hiddenDirectories: view.hiddenDirectories,
     hiddenFiles: view.hiddenFiles,

@@ -3,7 +3,13 @@ import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
-import { attemptHostView, launchInAttempt, type SandboxSettings } from '../sandbox/sandbox-settings.js';
+import {
+  attemptHostView,
+  handOverToAgent,
+  launchInAttempt,
+  refuseUnreachableProgram,
+  type SandboxSettings,
+} from '../sandbox/sandbox-settings.js';
 import { fillPlaceholders } from '../text/placeholders.js';
 import type { AttemptPreparation, PreparedAttempt, Target, TargetRequest, TargetResponse } from './target.js';
 import { TargetContainment } from './target-containment.js';
@@ -66,6 +72,8 @@ export class CommandTarget implements Target {
     );
     this.#options = { ...options };
     this.#containment = new TargetContainment(options.sandbox, options.baseEnv, 'a command target');
+    // A program the agent's own user could not run is refused before the run, naming the path.
+    if (options.sandbox !== undefined) refuseUnreachableProgram(options.sandbox, this.#launchView());
   }
 
   containment(): Containment {
@@ -78,12 +86,11 @@ export class CommandTarget implements Target {
    */
   async prepareAttempt(request: AttemptPreparation): Promise<PreparedAttempt> {
     const settings = await this.#containment.settings();
-    const view = attemptHostView(settings, {
-      command: this.#options.command,
-      programFiles: this.#programFiles(),
-      env: this.#options.env,
-      runPath: request.attempt.runPath,
-    });
+    const launch = { ...this.#launchView(), runPath: request.attempt.runPath };
+    refuseUnreachableProgram(settings, launch);
+    // The attempt becomes the agent's own user's (Witness runs as root) before its baseline.
+    if (settings.containment.mode === 'bwrap') handOverToAgent(settings, request.attempt);
+    const view = attemptHostView(settings, launch);
     return {
       agentState: [],
       shownPaths: view.shown,
@@ -98,6 +105,11 @@ export class CommandTarget implements Target {
    */
   #programFiles(): string[] {
     return (this.#options.args ?? []).filter((arg) => isAbsolute(arg) && !PLACEHOLDER_IN.test(arg));
+  }
+
+  /** What the sandbox needs to know of the program to decide the agent's view of the host. */
+  #launchView() {
+    return { command: this.#options.command, programFiles: this.#programFiles(), env: this.#options.env };
   }
 
   async send(request: TargetRequest): Promise<TargetResponse> {

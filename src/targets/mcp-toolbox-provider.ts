@@ -2,7 +2,12 @@ import { posix } from 'node:path';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
-import { type AttemptDirectories, attemptHostView } from '../sandbox/sandbox-settings.js';
+import {
+  type AttemptDirectories,
+  attemptHostView,
+  handOverToAgent,
+  refuseUnreachableProgram,
+} from '../sandbox/sandbox-settings.js';
 import { type McpServerOptions, McpToolbox, mcpProgramFiles } from './mcp-toolbox.js';
 import type { AttemptPreparation } from './target.js';
 import { TargetContainment } from './target-containment.js';
@@ -27,6 +32,14 @@ export class McpToolboxProvider implements ToolboxProvider {
       timeoutMs: checkTimeoutMs('server.timeoutMs', server.timeoutMs ?? TARGET_DEFAULTS.mcpTimeoutMs),
     };
     this.#containment = new TargetContainment(server.sandbox, {}, 'an MCP server');
+    // A server the agent's own user could not run is refused before the run, naming the path.
+    if (server.sandbox !== undefined) refuseUnreachableProgram(server.sandbox, this.#launchView());
+  }
+
+  /** What the sandbox needs to know of the server to decide its view of the host. */
+  #launchView() {
+    const server = this.#server;
+    return { command: server.command, programFiles: mcpProgramFiles(server), env: server.env };
   }
 
   async open(
@@ -58,13 +71,11 @@ export class McpToolboxProvider implements ToolboxProvider {
   /** The host paths the server will be shown (SPEC §13), decided before the attempt's baseline. */
   async prepareAttempt(request: AttemptPreparation): Promise<{ shownPaths: readonly string[] }> {
     const settings = await this.#containment.settings();
-    const view = attemptHostView(settings, {
-      command: this.#server.command,
-      programFiles: mcpProgramFiles(this.#server),
-      env: this.#server.env,
-      runPath: request.attempt.runPath,
-    });
-    return { shownPaths: view.shown };
+    const launch = { ...this.#launchView(), runPath: request.attempt.runPath };
+    refuseUnreachableProgram(settings, launch);
+    // The attempt becomes the server's own user's (Witness runs as root) before its baseline.
+    if (settings.containment.mode === 'bwrap') handOverToAgent(settings, request.attempt);
+    return { shownPaths: attemptHostView(settings, launch).shown };
   }
 
   /** The server is a process: contained by bubblewrap unless the campaign said `sandbox: none`. */

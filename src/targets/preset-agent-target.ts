@@ -6,7 +6,11 @@ import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { Containment } from '../models/vocabulary.js';
 import { openAttemptNetwork } from '../network/attempt-network.js';
-import type { AttemptDirectories, SandboxSettings } from '../sandbox/sandbox-settings.js';
+import {
+  type AttemptDirectories,
+  refuseUnreachableProgram,
+  type SandboxSettings,
+} from '../sandbox/sandbox-settings.js';
 import { removeTree } from '../sources/confined-fs.js';
 import { SecretRedactor } from '../text/secret-redactor.js';
 import { CommandTarget } from './command-target.js';
@@ -92,6 +96,11 @@ export class PresetAgentTarget implements Target {
       options.baseEnv,
       `the ${options.preset} agent`,
     );
+    // A CLI the agent's own user could not run is refused before the run, naming the path.
+    if (options.sandbox !== undefined) {
+      const command = options.command ?? AGENT_PRESET_MODULES[options.preset].defaultCommand;
+      refuseUnreachableProgram(options.sandbox, { command });
+    }
   }
 
   containment(): Containment {

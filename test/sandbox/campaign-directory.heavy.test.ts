@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import {
+  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -90,6 +91,9 @@ writeFileSync(join(ws, 'probe.json'), JSON.stringify(result));
 console.log(JSON.stringify(result));
 `,
   );
+  // Writable by anyone: only the read-only mount may refuse its rewrite (run as root, Witness's agent is
+  // uid 65534, which the file's owner bits alone would stop).
+  chmodSync(join(dir, 'agent.mjs'), 0o666);
   const file = join(dir, 'campaign.yaml');
   writeFileSync(file, campaignYaml('{ uri: /probe.json, contains: script }', 2, extra));
   return { file, runs, otherSecret, memoryFile: join(dir, 'witness.db') };

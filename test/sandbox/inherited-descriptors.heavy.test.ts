@@ -14,7 +14,7 @@ import { CLI_PATH } from '../support/cli.js';
  * its caller's. `witness` marks every descriptor above 2 close-on-exec as it starts.
  *
  * Run with `sandbox: none` (any Linux machine: no bubblewrap needed); the descriptor travels the same way
- * into a sandbox, whose own test runs as root under bubblewrap (agent-user.heavy.test.ts).
+ * into a sandbox (bubblewrap keeps what it inherits).
  */
 
 const skip = platform() === 'linux' ? false : 'descriptors are listed through /proc (Linux)';

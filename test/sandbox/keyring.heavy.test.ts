@@ -63,8 +63,10 @@ attacks:
     const [attempt] = JSON.parse(cli.stdout).attempts;
     assert.equal(attempt.reply, 'search failed: errno 1\n', attempt.error ?? cli.stderr);
 
-    // Control: the same probe in the same sandbox, without the filter, reads the key.
-    const availability = await detectSandbox();
+    // Control: the same probe in the same sandbox as the same user, without the filter, reads the key (an
+    // agent's own uid possesses the keyring it inherited: changing the uid alone is no defence).
+    const root = process.getuid?.() === 0;
+    const availability = await detectSandbox(root ? { agentUser: { uid: 65534, gid: 65534 } } : {});
     assert.ok(availability.available);
     const argv = bwrapArguments({
       command: process.execPath,
@@ -77,6 +79,10 @@ attacks:
       hiddenFiles: [],
       writable: [],
       network: 'host',
+      agentUser:
+        root && availability.setprivPath !== undefined
+          ? { uid: 65534, gid: 65534, setprivPath: availability.setprivPath }
+          : undefined,
     });
     const control = inPlantedKeyring(availability.bwrapPath, argv);
     assert.equal(control.stdout, 'read KEY-CANARY\n', control.stderr);
