@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SurfaceChanges } from '../models/change-set.js';
 import { type Condition, isFileCondition } from '../models/condition.js';
-import type { Manifest } from '../models/manifest.js';
+import { checkManifest, type Manifest } from '../models/manifest.js';
+import { type CoverageGap, uniqueReasons } from '../models/observation.js';
 import type { Surface } from '../models/vocabulary.js';
 import { type ClockMark, markFileSystemClock } from '../sources/file-system-clock.js';
 import { type DigestBaseline, LocalFileSurfaceSource } from '../sources/local-file-source.js';
@@ -104,6 +106,12 @@ export async function takeBaselines(
 export interface ChangeOptions {
   /** Per surface, glob locators of the agent CLI's own state (its preset's caches, sessions, logs). */
   agentState?: Partial<Record<Surface, readonly string[]>> | undefined;
+  /**
+   * `sandbox: none` (250 ms): each final manifest is taken twice, this far apart; an entry that differs
+   * between the two is unsettled (a process that escaped the kill may still be writing), and its change
+   * is left undecided.
+   */
+  settleMs?: number | undefined;
 }
 
 /** The final manifest of every surface (the agent has ended) and the change set against its baseline. */
@@ -123,6 +131,14 @@ export async function takeChanges(
         ? { baseline: before.manifest, mark: baselines.clean }
         : undefined;
     let after = await manifestOf(source, surface, signal, reuseDigestsFrom, lookups[surface]);
+    if (options.settleMs !== undefined && after.manifest !== null) {
+      await sleep(options.settleMs, undefined, { signal });
+      const again = await manifestOf(source, surface, signal, reuseDigestsFrom, lookups[surface]);
+      after =
+        again.manifest === null
+          ? again
+          : { manifest: settledManifest(after.manifest, again.manifest, options.settleMs), error: null };
+    }
     if (surface === 'workspace' && workspaceIntact !== undefined && !workspaceIntact()) {
       after = {
         manifest: null,
@@ -175,4 +191,40 @@ function entries(sources: SurfaceSources): Array<[Surface, LocalFileSurfaceSourc
     ([surface, source]) =>
       source === undefined ? [] : [[surface, source] as [Surface, LocalFileSurfaceSource]],
   );
+}
+
+/** Most entries named one by one as unsettled; beyond, one gap covers the whole surface. */
+const MAX_UNSETTLED_GAPS = 100;
+
+/**
+ * The second of two final readings, with a `workspace_unsettled` gap at each entry that differs between
+ * them (SPEC §13: without a sandbox a process that escaped the kill may still be writing). The change set
+ * leaves those entries undecided (`diffManifests`), so no condition on them is decided by a reading that
+ * was still moving — a file created, modified or deleted between the two readings proves nothing.
+ */
+export function settledManifest(first: Manifest, second: Manifest, settleMs: number): Manifest {
+  const key = (entry: Manifest['entries'][number]) => JSON.stringify(entry);
+  const before = new Map(first.entries.map((entry) => [entry.uri, key(entry)]));
+  const after = new Map(second.entries.map((entry) => [entry.uri, key(entry)]));
+  const moved = [...new Set([...before.keys(), ...after.keys()])]
+    .filter((uri) => before.get(uri) !== after.get(uri))
+    .sort();
+  const coverageMoved = JSON.stringify(first.coverage) !== JSON.stringify(second.coverage);
+  if (moved.length === 0 && !coverageMoved && first.acquisition === second.acquisition) return second;
+  const apart = `between two readings ${settleMs} ms apart`;
+  const gaps: CoverageGap[] =
+    moved.length === 0 || moved.length > MAX_UNSETTLED_GAPS
+      ? [
+          {
+            reason: 'workspace_unsettled',
+            detail: `${moved.length} entries or the coverage changed ${apart}`,
+          },
+        ]
+      : moved.map((uri) => ({ reason: 'workspace_unsettled', uri, detail: `changed ${apart}` }));
+  const all = [...second.coverage.gaps, ...gaps];
+  return checkManifest({
+    ...second,
+    acquisition: second.acquisition === 'complete' ? 'partial' : second.acquisition,
+    coverage: { complete: false, reasons: uniqueReasons(all), gaps: all },
+  });
 }

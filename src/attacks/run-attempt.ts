@@ -190,7 +190,11 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
       context.signal,
       () => workspace.isIntact(),
       lookups,
-      { agentState: { home: ready.prepared?.agentState ?? [] } },
+      {
+        agentState: { home: ready.prepared?.agentState ?? [] },
+        // Without a sandbox a process may have escaped the kill: the change conditions are read twice too.
+        settleMs: containmentOf(context) === 'none' ? 250 : undefined,
+      },
     );
     const judged = await judgeWorkspace(context, workspace, sources, sent, changes, networkEvidence);
     const cleanup = await releaseWorkspace(context, workspace);

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentUser } from './agent-user.js';
+import { createAttemptCgroup, waitingCommand } from './attempt-cgroup.js';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
 import { systemEntries } from './host-view.js';
 import {
@@ -80,6 +81,11 @@ export interface ContainedProcessOptions {
   hiddenDirectories?: readonly string[] | undefined;
   /** Files inside shown paths covered by `/dev/null`. */
   hiddenFiles?: readonly string[] | undefined;
+  /**
+   * `none` only: the cgroup (v2) under which the attempt gets a cgroup of its own, every process in it
+   * killed at the end (`attempt-cgroup.ts`); without it only the session and the scan end the attempt.
+   */
+  cgroupParent?: string | undefined;
   /** Bound on draining output after every process is gone. Default 1,000 ms. */
   drainMs?: number | undefined;
   /** Bound on waiting for the sandbox's PID namespace to empty after its leader ended. Default 5,000 ms. */
@@ -256,13 +262,43 @@ function startInBwrap(
 }
 
 function startUncontained(options: ContainedProcessOptions): ContainedProcess {
+  // With a cgroup of its own, the agent is started through a `sh` that waits (descriptor 3) until it is
+  // in that cgroup: nothing it starts can be born outside it.
+  let cgroup: ReturnType<typeof createAttemptCgroup> | undefined;
+  let startError: string | undefined;
+  if (options.cgroupParent !== undefined) {
+    try {
+      cgroup = createAttemptCgroup(options.cgroupParent);
+    } catch (error) {
+      startError = `the attempt's cgroup could not be made (${(error as Error).message})`;
+    }
+  }
+  const started =
+    options.cgroupParent === undefined
+      ? options
+      : { ...options, ...waitingCommand(options.command, options.args) };
   // `detached` makes the agent a session leader (setsid): its session id is its pid.
-  const child = spawn(options.command, [...options.args], {
+  const child = spawn(started.command, [...started.args], {
     cwd: options.workspace.path,
     env: { ...options.env },
     detached: true,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe', ...(options.cgroupParent === undefined ? [] : (['pipe'] as const))],
   });
+  if (options.cgroupParent !== undefined) {
+    const gate = (child.stdio as unknown as Array<Writable | null>)[3] ?? null;
+    gate?.on('error', () => undefined);
+    try {
+      if (cgroup === undefined) throw new Error(startError);
+      if (child.pid === undefined) throw new Error('the agent did not start');
+      cgroup.join(child.pid);
+      gate?.end('\n');
+    } catch (error) {
+      // Never run the agent outside the cgroup it was given: it is ended before it executes.
+      startError ??= `the attempt's cgroup could not be joined (${(error as Error).message})`;
+      gate?.destroy();
+      child.kill('SIGKILL');
+    }
+  }
   const directories = [options.workspace.path, options.home.path, ...(options.tmp ? [options.tmp.path] : [])];
   let stragglers = 0;
   const sweep = () => {
@@ -276,15 +312,18 @@ function startUncontained(options: ContainedProcessOptions): ContainedProcess {
     child.kill('SIGKILL');
     sweep();
   };
+  const reapMs = options.reapMs ?? 5_000;
   return lifecycle(
     child,
     options.drainMs ?? 1_000,
     killAll,
     async () => {
+      // Every process of the attempt, wherever it went (another session, `cd /`), dies with its cgroup.
+      const emptied = cgroup === undefined ? true : await cgroup.killAll(reapMs);
       const result = sweep();
-      return { allGone: result.settled };
+      return { allGone: emptied && result.settled };
     },
-    () => stragglers,
+    () => ({ killedStragglers: stragglers, startError }),
   );
 }
 
@@ -293,7 +332,9 @@ function lifecycle(
   drainMs: number,
   killAll: () => void,
   ensureGone: () => Promise<{ allGone: boolean }>,
-  stragglers: () => number = () => 0,
+  report: () => { killedStragglers: number; startError?: string | undefined } = () => ({
+    killedStragglers: 0,
+  }),
 ): ContainedProcess {
   const stdout = child.stdout as Readable;
   const stderr = child.stderr as Readable;
@@ -326,13 +367,15 @@ function lifecycle(
       stderr.destroy();
     }
     stdin.destroy();
+    const { killedStragglers, startError } = report();
+    const spawnError = exit.spawnError ?? startError;
     return {
       code: exit.code,
       signal: exit.signal,
-      ...(exit.spawnError === undefined ? {} : { spawnError: exit.spawnError }),
+      ...(spawnError === undefined ? {} : { spawnError }),
       allGone,
       outputCutOff: cutOff,
-      killedStragglers: stragglers(),
+      killedStragglers,
     };
   })();
   return {

@@ -7,6 +7,7 @@ import { removeTree } from '../sources/confined-fs.js';
 import { agentAccessProblem } from './agent-access.js';
 import { agentEnvironment } from './agent-environment.js';
 import { type AgentUser, agentUserOf, type RunAs, runningAsRoot } from './agent-user.js';
+import { type CgroupSupport, cgroupSupport } from './attempt-cgroup.js';
 import { handOverAttempt, ownedBy } from './attempt-ownership.js';
 import type { NetworkMode } from './bwrap-arguments.js';
 import {
@@ -52,6 +53,13 @@ export interface SandboxSettings {
    * its attempt's directories handed over to it. Absent otherwise (the agent is Witness's own user).
    */
   agentUser?: AgentUser | undefined;
+  /**
+   * `sandbox: none` where cgroup v2 can be written: the cgroup under which each attempt gets one of its
+   * own (`attempt-cgroup.ts`).
+   */
+  cgroupParent?: string | undefined;
+  /** What a run must say once, before its attempts (`sandbox: none` is not containment). */
+  warnings?: readonly string[] | undefined;
   drainMs: number;
 }
 
@@ -74,6 +82,8 @@ export interface ResolveSandboxInput {
   runAs?: RunAs | undefined;
   /** Whether Witness runs as root; the process's own user tells when absent. */
   runningAsRoot?: boolean | undefined;
+  /** `sandbox: none`: give each attempt a cgroup of its own where cgroup v2 allows (default true). */
+  attemptCgroups?: boolean | undefined;
   /** What needs the sandbox, for the refusal message (`the command target`). */
   what?: string | undefined;
 }
@@ -95,6 +105,10 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
       ...(availability.setprivPath === undefined ? {} : { setprivPath: availability.setprivPath }),
     };
   }
+  const uncontained =
+    input.mode === 'none'
+      ? uncontainedAttempts(input.attemptCgroups === false ? undefined : cgroupSupport())
+      : {};
   const network = input.network ?? (containment.mode === 'none' ? 'host' : 'proxy');
   if (containment.mode === 'bwrap' && network === 'proxy') {
     const problem = namespaceListenersAvailable();
@@ -127,7 +141,39 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
     hiddenFiles,
     campaignDirectory: input.campaignFile === undefined ? undefined : campaignDirectoryOf(input.campaignFile),
     ...(agentUser === undefined ? {} : { agentUser }),
+    ...uncontained,
     drainMs: input.drainMs ?? 1_000,
+  };
+}
+
+/**
+ * `sandbox: none`: a cgroup per attempt where one can be made, and the one warning the run gives. Even
+ * with its cgroup the agent is Witness's own user, which may write the cgroups Witness writes: it can move
+ * a process out of its attempt's cgroup, as it can read and write whatever Witness's user can.
+ */
+function uncontainedAttempts(cgroups: CgroupSupport | undefined): {
+  cgroupParent?: string;
+  warnings: string[];
+} {
+  const advice = 'Use the sandbox (bubblewrap) for agents you do not trust.';
+  if (cgroups?.available === true) {
+    return {
+      cgroupParent: cgroups.parent,
+      warnings: [
+        "sandbox: none is not containment: each attempt's processes are killed with its cgroup when it " +
+          "ends, but the agent runs as Witness's own user, reads and writes whatever that user can, and " +
+          "can move a process out of its cgroup to survive the attempt and fake this attempt's verdict " +
+          `or a later one's. ${advice}`,
+      ],
+    };
+  }
+  const why = cgroups === undefined ? 'turned off' : cgroups.reason;
+  return {
+    warnings: [
+      `sandbox: none is not containment, and no cgroup can hold each attempt here (${why}): a process ` +
+        "that leaves the agent's session and workspace (setsid, cd /) survives its attempt, and can fake " +
+        `this attempt's verdict or a later one's. ${advice} Or run Witness where cgroup v2 can be written.`,
+    ],
   };
 }
 
@@ -350,6 +396,7 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     namespaceListeners: bwrap && settings.network === 'proxy' ? (egress?.listeners() ?? []) : [],
     readOnlyFiles: bwrap && settings.network === 'proxy' ? (egress?.readOnlyFiles() ?? []) : [],
     agentUser: settings.agentUser,
+    cgroupParent: bwrap ? undefined : settings.cgroupParent,
     shown: view.shown,
     hiddenDirectories: view.hiddenDirectories,
     hiddenFiles: view.hiddenFiles,

@@ -1,8 +1,9 @@
 import { InvalidOptionError } from '../errors.js';
 import { agentStateMatcher, type Change, type ChangeSet, checkChangeSet } from '../models/change-set.js';
+import { parseLocator } from '../models/locator.js';
 import { compareUris, type Manifest, type ManifestEntry } from '../models/manifest.js';
 import { type CoverageGap, uniqueReasons } from '../models/observation.js';
-import { manifestCouldHide } from './gap-scope.js';
+import { gapsCouldHide, manifestCouldHide } from './gap-scope.js';
 
 /**
  * The change set between a baseline manifest and a final one (SPEC §12). Pure: no I/O, no clock.
@@ -11,6 +12,10 @@ import { manifestCouldHide } from './gap-scope.js';
  * a digest on one side the size can still prove a change; otherwise the entry is `undecided`. An entry
  * missing from one manifest is a creation or deletion only when no gap of that manifest could hide it —
  * a file beyond a budget or in an unlistable directory was not shown deleted.
+ *
+ * An entry under a `workspace_unsettled` gap of the final manifest (it changed between two final readings:
+ * `sandbox: none`) is `undecided` whatever its two sides show: created, modified or deleted while a
+ * process was still writing proves nothing.
  *
  * With `agentStatePaths` (glob locators of the agent CLI's own caches, sessions and logs), each change
  * beneath one is marked `agentState`: still a change, listed apart and left out of the headline counts.
@@ -32,6 +37,9 @@ export function diffManifests(baseline: Manifest, final: Manifest, options: Diff
   const changes: Change[] = [];
   const undecided: string[] = [];
   const hiddenIn = manifestCouldHide;
+  const unsettledGaps = final.coverage.gaps.filter((gap) => gap.reason === 'workspace_unsettled');
+  const unsettled = (uri: string) =>
+    unsettledGaps.length > 0 && gapsCouldHide(unsettledGaps, parseLocator(uri, 'exact'));
   // Both lists are sorted by uri and unique (the Manifest schema checks it): one merge pass visits every
   // uri of either manifest once, in sorted order.
   const before = baseline.entries;
@@ -47,17 +55,21 @@ export function diffManifests(baseline: Manifest, final: Manifest, options: Diff
     if (order === 0 && b !== undefined && a !== undefined) {
       i++;
       j++;
+      if (unsettled(b.uri)) {
+        undecided.push(b.uri);
+        continue;
+      }
       const content = contentDiffers(b, a);
       if (content === 'unknown') undecided.push(b.uri);
       if (content === true) changes.push({ uri: b.uri, kind: 'modified', before: b, after: a });
       else if (b.mode !== a.mode) changes.push({ uri: b.uri, kind: 'mode_changed', before: b, after: a });
     } else if (order < 0 && b !== undefined) {
       i++;
-      if (hiddenIn(final, b.uri)) undecided.push(b.uri);
+      if (hiddenIn(final, b.uri) || unsettled(b.uri)) undecided.push(b.uri);
       else changes.push({ uri: b.uri, kind: 'deleted', before: b, after: null });
     } else if (a !== undefined) {
       j++;
-      if (hiddenIn(baseline, a.uri)) undecided.push(a.uri);
+      if (hiddenIn(baseline, a.uri) || unsettled(a.uri)) undecided.push(a.uri);
       else changes.push({ uri: a.uri, kind: 'created', before: null, after: a });
     }
   }

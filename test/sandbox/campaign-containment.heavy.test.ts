@@ -20,6 +20,7 @@ import { prepareCampaignContainment } from '../../src/attacks/campaign-containme
 import { runCampaign } from '../../src/attacks/run-campaign.js';
 import { SandboxUnavailableError } from '../../src/errors.js';
 import { MAX_TIMEOUT_MS } from '../../src/models/timeout.js';
+import { resolveSandboxSettings } from '../../src/sandbox/sandbox-settings.js';
 import { createTarget } from '../../src/targets/create-target.js';
 import { needsBubblewrap } from '../support/requirements.js';
 
@@ -313,17 +314,21 @@ describe('campaign containment without a sandbox', () => {
         name: 'none',
         sandbox: 'none',
         // A daemon that left the session and the workspace (cwd /) keeps rewriting the file: the scan
-        // cannot see it, the two readings differ, and the verdict must be undetermined.
+        // cannot see it, the two readings differ, and the verdict must be undetermined. (No cgroup per
+        // attempt here, as where cgroup v2 cannot be written: with one the daemon dies with its attempt,
+        // none-containment.heavy.test.ts.)
         target: agent(
           'echo one > out.txt; setsid sh -c "cd /; i=0; while [ \\$i -lt 40 ]; do echo PWNED-\\$i > $2/out.txt; i=\\$((i+1)); sleep 0.05; done" </dev/null >/dev/null 2>&1 & sleep 0.1; echo done',
         ),
         attacks: [{ id: 'unsettled', prompt: 'x', expect: { uri: '/out.txt', contains: 'PWNED' } }],
       });
-      const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
+      const sandbox = await resolveSandboxSettings({
+        mode: 'none',
         hostEnv: { PATH: '/usr/bin:/bin' },
+        attemptCgroups: false,
       });
       const target = createTarget(campaign.target, { env: {}, sandbox });
-      const result = await runCampaign({ campaign, target, redactor, workspaceParent: parent });
+      const result = await runCampaign({ campaign, target, workspaceParent: parent });
       const [attempt] = result.attempts;
       assert.equal(attempt?.containment, 'none');
       assert.equal(attempt?.outcome, 'undetermined');

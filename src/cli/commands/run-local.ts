@@ -53,6 +53,8 @@ export async function runLocalCampaign(file: string, flags: LocalRunFlags, io: C
     ]);
   const session = await openCampaignSession(file, { hostEnv: io.env, memoryLocation: flags.db });
   const { campaign } = session;
+  // Said once, before any attempt: sandbox: none is not containment.
+  for (const warning of session.sandbox?.warnings ?? []) io.err(`witness: warning: ${warning}\n`);
   const run = session.newRun();
   const progress = progressReporter(io, campaign.name);
   // What this process keeps per attempt is a few fields and, for the table, one line of text: never the
