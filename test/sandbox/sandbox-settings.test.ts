@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { cgroupSupport } from '../../src/sandbox/attempt-cgroup.js';
 import { resolveSandboxSettings } from '../../src/sandbox/sandbox-settings.js';
 
 describe('resolveSandboxSettings', () => {
@@ -24,6 +25,23 @@ describe('resolveSandboxSettings', () => {
     assert.deepEqual(missing.hiddenDirectories, []);
     const present = await resolveSandboxSettings({ mode: 'none', hostEnv: { HOME: join(dir, 'home') } });
     assert.deepEqual(present.hiddenDirectories, [join(dir, 'home')]);
+  });
+
+  it('sandbox: none warns once that it is not containment, with a cgroup per attempt or why there is none', async () => {
+    const off = await resolveSandboxSettings({ mode: 'none', hostEnv: {}, attemptCgroups: false });
+    assert.equal(off.cgroupParent, undefined);
+    assert.equal(off.warnings?.length, 1);
+    assert.match(
+      off.warnings?.[0] ?? '',
+      /^sandbox: none is not containment, and no cgroup can hold each attempt here \(turned off\): .*setsid, cd \//,
+    );
+    const here = await resolveSandboxSettings({ mode: 'none', hostEnv: {}, runningAsRoot: true });
+    const cgroups = cgroupSupport();
+    assert.equal(here.cgroupParent, cgroups.available ? cgroups.parent : undefined);
+    assert.equal(here.warnings?.length, 1);
+    assert.match(here.warnings?.[0] ?? '', /^sandbox: none is not containment/);
+    // Under sandbox: none the agent is Witness's own user, whoever that is.
+    assert.equal(here.agentUser, undefined);
   });
 
   it('hides the memory under the name it was given and under its real directory', async () => {

@@ -83,18 +83,24 @@ async function sandboxCheck(
   searchPath: string | undefined,
 ): Promise<{ check: DoctorCheck; bwrapPath?: string | undefined }> {
   const { detectSandbox } = await import('../../sandbox/sandbox-availability.js');
-  const availability = await detectSandbox({ searchPath });
+  const { DEFAULT_AGENT_USER, runningAsRoot } = await import('../../sandbox/agent-user.js');
+  // As root, the sandbox must also make the agent its own unprivileged user (setpriv), as every run does.
+  const agentUser = runningAsRoot() ? DEFAULT_AGENT_USER : undefined;
+  const availability = await detectSandbox({ searchPath, agentUser });
   if (availability.available) {
+    const as =
+      agentUser === undefined ? '' : `; agents run as uid ${agentUser.uid} (or the campaign's runAs:)`;
     return {
       check: {
         id: 'sandbox',
         status: 'ok',
-        detail: `bubblewrap (${availability.bwrapPath}) starts a sandbox: user namespaces allowed`,
+        detail: `bubblewrap (${availability.bwrapPath}) starts a sandbox: user namespaces allowed${as}`,
       },
       bwrapPath: availability.bwrapPath,
     };
   }
   const absent = availability.reason.includes('not found on PATH');
+  const noSetpriv = availability.reason.includes('`setpriv`');
   return {
     check: {
       id: 'sandbox',
@@ -102,8 +108,10 @@ async function sandboxCheck(
       detail: `no sandbox for command and MCP agents: ${availability.reason}`,
       fix: absent
         ? 'install bubblewrap (or write `sandbox: none` in a campaign to run its agents uncontained)'
-        : 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0)',
-      aptPackage: absent ? 'bubblewrap' : undefined,
+        : noSetpriv
+          ? 'install util-linux (setpriv), or run Witness as an unprivileged user'
+          : 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0)',
+      aptPackage: absent ? 'bubblewrap' : noSetpriv ? 'util-linux' : undefined,
     },
   };
 }
