@@ -8,6 +8,7 @@ import type { Score } from '../models/score.js';
 import type { AttackOutcome, MessageRole, ScoreStatus } from '../models/vocabulary.js';
 import type { ScorerMemory } from '../scorers/scorer.js';
 import type { ArchiveRecord, ImportSummary } from './archive.js';
+import type { RunQueries } from './run-queries.js';
 
 /**
  * The memory (SPEC §7): conversations, message pieces, observations, scores, campaign runs and attack
@@ -82,6 +83,12 @@ export interface Memory extends ScorerMemory {
    * else: on SQLite the snapshot holds the memory's only connection.
    */
   exportRecords(): AsyncIterable<ArchiveRecord>;
+
+  /**
+   * Counts, pages and single attempts of stored runs, computed by the database from indexed columns (for
+   * the viewer and the report: their cost grows with what they show, not with the run).
+   */
+  readonly runQueries: RunQueries;
   /** Stores exported records in one transaction: all of them or, on any error, none. */
   importRecords(records: AsyncIterable<ArchiveRecord> | Iterable<ArchiveRecord>): Promise<ImportSummary>;
 

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { SchemaTooNewError } from '../errors.js';
+import { backfillAttemptFacts } from './attempt-facts.js';
 import { upgradeStoredAttackResults } from './legacy-attack-results.js';
 import type { Tables } from './tables.js';
 
@@ -36,6 +37,11 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 2, description: 'campaign runs in their own table; attack results immutable', steps: runsTable },
   { version: 3, description: "attack results carry the user's task outcome", steps: taskOutcomeColumn },
   { version: 4, description: 'evidence content stored once per distinct content', steps: evidenceContents },
+  {
+    version: 5,
+    description: 'attempt facts: what the viewer and the report count and page by',
+    steps: attemptFacts,
+  },
 ];
 
 export const MEMORY_SCHEMA_VERSION = MIGRATIONS.length;
@@ -221,6 +227,61 @@ function evidenceContents(backend: Backend): MigrationStep[] {
       primary key (observation_id, entry_index)
     )`,
     ...immutabilityTriggers(backend, ['evidence_contents', 'observation_contents'], false),
+  ];
+}
+
+/**
+ * Version 5: narrow facts per attempt, their gap codes and each run's attack order (attempt-facts.ts),
+ * indexed for what the viewer and the report ask of a run of a hundred thousand attempts — counts per
+ * attack, outcome, task outcome and chain, a page of attempts in the run's order or by outcome, surface,
+ * gaps or finish time (keyset), the attempts with one gap code, two runs paired by attack, attempt and
+ * round — so none of them loads the attempts. Filled for what was stored before. Like the records they are
+ * derived from, they never change: immutable by the same triggers.
+ */
+function attemptFacts(backend: Backend): MigrationStep[] {
+  const key = backend === 'postgres' ? 'text collate "C"' : 'text';
+  return [
+    `create table run_attacks (
+      run_id ${key} not null references runs (id),
+      position integer not null,
+      attack ${key} not null,
+      control integer not null check (control in (0, 1)),
+      surface ${key} not null,
+      primary key (run_id, position)
+    )`,
+    'create index run_attacks_by_attack on run_attacks (run_id, attack)',
+    `create table attempt_facts (
+      result_id ${key} primary key references attack_results (id),
+      run_id ${key} not null references runs (id),
+      position integer not null,
+      attack ${key} not null,
+      attempt integer not null,
+      chain ${key},
+      round integer not null,
+      outcome text not null,
+      outcome_rank integer not null,
+      control integer not null check (control in (0, 1)),
+      surface ${key} not null,
+      task_outcome text,
+      finished_at ${key} not null,
+      containment text,
+      gap_count integer not null
+    )`,
+    `create table attempt_gaps (
+      result_id ${key} not null references attempt_facts (result_id),
+      run_id ${key} not null references runs (id),
+      reason ${key} not null,
+      primary key (result_id, reason)
+    )`,
+    'create index attempt_facts_by_position on attempt_facts (run_id, position, attempt, round, result_id)',
+    'create index attempt_facts_by_outcome on attempt_facts (run_id, outcome_rank, position, attempt, round, result_id)',
+    'create index attempt_facts_by_finish on attempt_facts (run_id, finished_at, result_id)',
+    'create index attempt_facts_by_attempt on attempt_facts (run_id, attempt, position, round, result_id)',
+    'create index attempt_facts_by_attack on attempt_facts (run_id, attack, attempt, round)',
+    'create index attempt_facts_by_chain on attempt_facts (run_id, chain, round)',
+    'create index attempt_gaps_by_reason on attempt_gaps (run_id, reason, result_id)',
+    backfillAttemptFacts,
+    ...immutabilityTriggers(backend, ['run_attacks', 'attempt_facts', 'attempt_gaps'], false),
   ];
 }
 

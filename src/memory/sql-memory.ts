@@ -21,6 +21,7 @@ import { SqlArchive } from './sql-archive.js';
 import { SqlContext } from './sql-context.js';
 import { SqlConversations } from './sql-conversations.js';
 import { SqlEvidence } from './sql-evidence.js';
+import { SqlRunQueries } from './sql-run-queries.js';
 import { SqlRuns } from './sql-runs.js';
 import type { Tables } from './tables.js';
 
@@ -31,6 +32,7 @@ import type { Tables } from './tables.js';
  */
 export class SqlMemory implements Memory {
   readonly location: MemoryLocation;
+  readonly runQueries: SqlRunQueries;
   readonly #sql: SqlContext;
   readonly #conversations: SqlConversations;
   readonly #evidence: SqlEvidence;
@@ -44,6 +46,7 @@ export class SqlMemory implements Memory {
     this.#evidence = new SqlEvidence(this.#sql);
     this.#runs = new SqlRuns(this.#sql, this.#evidence);
     this.#archive = new SqlArchive(this.#sql);
+    this.runQueries = new SqlRunQueries(this.#sql, this.#runs);
   }
 
   resolveMessage(pieceIds: readonly string[]): Promise<ResolvedMessage> {

@@ -59,12 +59,12 @@ export class SqlRuns {
         (a.id < b.id ? -1 : 1),
     );
     const attempts: AttemptRecord[] = [];
-    for (const result of results) attempts.push(await this.#attemptOf(run, result));
+    for (const result of results) attempts.push(await this.attemptOf(run, result));
     return attempts;
   }
 
   /** One attempt: the result joined with its run's attack, its score and that score's observations. */
-  async #attemptOf(run: CampaignRun, result: AttackResult): Promise<AttemptRecord> {
+  async attemptOf(run: CampaignRun, result: AttackResult): Promise<AttemptRecord> {
     const attack = run.attacks.find((candidate) => candidate.id === result.attack);
     const score = result.scoreId === null ? null : await this.#evidence.getScore(result.scoreId);
     const observations =

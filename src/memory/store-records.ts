@@ -9,6 +9,7 @@ import type { Observation } from '../models/observation.js';
 import { canonicalJson, parseRecord } from '../models/record.js';
 import { type Score, ScoreSchema } from '../models/score.js';
 import type { TaskOutcome } from '../models/vocabulary.js';
+import { storeAttemptFacts, storeRunAttacks } from './attempt-facts.js';
 import { loadObservations, splitContents, storeContents } from './evidence-contents.js';
 import type { Tables } from './tables.js';
 
@@ -246,6 +247,8 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
     .executeTakeFirst();
   if (result.numInsertedOrUpdatedRows === 0n) {
     await assertSameAsStored(trx, 'attack_results', 'attack result', record);
+  } else {
+    await storeAttemptFacts(trx, record);
   }
 }
 
@@ -287,6 +290,8 @@ export async function storeRun(trx: Transaction<Tables>, record: CampaignRun): P
     .executeTakeFirst();
   if (result.numInsertedOrUpdatedRows === 0n) {
     await assertSameAsStored(trx, 'runs', 'campaign run', record, record.runId);
+  } else {
+    await storeRunAttacks(trx, record);
   }
 }
 

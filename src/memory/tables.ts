@@ -106,6 +106,47 @@ export interface AttackResultTable {
   record_json: string;
 }
 
+/** A run's attacks in order (see attempt-facts.ts). */
+export interface RunAttackTable {
+  run_id: string;
+  position: number;
+  attack: string;
+  /** 1 for a control attack, else 0. */
+  control: number;
+  /** `workspace`, `home` or `network`: where the attack's condition is judged. */
+  surface: string;
+}
+
+/** What the viewer and the report count and page by, one row per attempt of a run (see attempt-facts.ts). */
+export interface AttemptFactTable {
+  result_id: string;
+  run_id: string;
+  /** The attack's place in its run's list (after every listed one when the run does not list it). */
+  position: number;
+  attack: string;
+  attempt: number;
+  /** The adaptive attack's chain (SPEC §15); null for an attempt that is no round of one. */
+  chain: string | null;
+  /** The round in its chain; 0 for an attempt that is no round. */
+  round: number;
+  outcome: string;
+  outcome_rank: number;
+  control: number;
+  surface: string;
+  task_outcome: string | null;
+  finished_at: string;
+  containment: string | null;
+  /** How many distinct gap codes the evidence has (the codes are rows of `attempt_gaps`). */
+  gap_count: number;
+}
+
+/** One gap code of one attempt's evidence. */
+export interface AttemptGapTable {
+  result_id: string;
+  run_id: string;
+  reason: string;
+}
+
 export interface Tables {
   witness_schema: SchemaTable;
   conversations: ConversationTable;
@@ -119,4 +160,7 @@ export interface Tables {
   score_message_pieces: ScoreMessagePieceTable;
   runs: RunTable;
   attack_results: AttackResultTable;
+  run_attacks: RunAttackTable;
+  attempt_facts: AttemptFactTable;
+  attempt_gaps: AttemptGapTable;
 }

@@ -9,6 +9,7 @@ import {
   outcomeTotalsOf,
   type UtilityTotals,
 } from '../attacks/outcome.js';
+import type { AttackOutcomeCount, RunCounts } from '../memory/run-queries.js';
 import type { AttemptRecord } from '../models/attempt-record.js';
 import type { CampaignRun } from '../models/campaign-run.js';
 import type { TaskOutcome } from '../models/vocabulary.js';
@@ -16,36 +17,12 @@ import type { TaskOutcome } from '../models/vocabulary.js';
 /**
  * What a person first reads of a run — per attack the outcome counts and success rate, the totals with
  * controls apart, how many attempts hit each gap code — built from a few counts a database computes
- * ({@link RunCounts}: src/memory/run-aggregates.ts), never from the attempts themselves. The report and the
+ * ({@link RunCounts}: `Memory.runQueries`, src/memory/sql-run-queries.ts), never from the attempts themselves. The report and the
  * viewer render the same summary; {@link countAttempts} gives the same counts from records in hand (a run
  * that just finished), so both paths show the same numbers.
  */
 
-/** Attempts of one attack that ended with one outcome (and, when the attack names one, one user-task outcome). */
-export interface AttackOutcomeCount {
-  attack: string;
-  outcome: AttemptOutcome;
-  /** The user task's outcome (SPEC §16); null when the attempt names no task. */
-  task: TaskOutcome | null;
-  /**
-   * Whether these attempts stand for their attack (SPEC §15: the success rate counts chains): true for an
-   * attempt that is no round of an adaptive attack's chain and for each chain's deciding round (its first
-   * success, else its last round); false for the chain's other rounds, which count only for utility.
-   */
-  deciding: boolean;
-  count: number;
-}
-
-/** What the summary is built from: counts, never attempts. */
-export interface RunCounts {
-  perAttackOutcome: AttackOutcomeCount[];
-  /** Per gap code of the attempts' evidence, how many attempts have it (an attempt counts once per code). */
-  gaps: Array<{ reason: string; attempts: number }>;
-  /** Distinct containment values recorded by the run's attempts, sorted. */
-  containment: string[];
-  /** When the last stored attempt finished; null before the first. */
-  lastFinishedAt: string | null;
-}
+export type { AttackOutcomeCount, RunCounts } from '../memory/run-queries.js';
 
 export interface AttackSummary {
   id: string;

@@ -12,6 +12,7 @@ import type { Tables } from '../../../src/memory/tables.js';
 import type { AttackResult } from '../../../src/models/attack-result.js';
 import type { CampaignRun } from '../../../src/models/campaign-run.js';
 import type { TranscriptEvent } from '../../../src/models/transcript.js';
+import { countAttempts } from '../../../src/render/run-summary.js';
 import type { TestBackend, TestDatabase } from './backends.js';
 import { attackResult, score } from './fixtures.js';
 
@@ -260,6 +261,12 @@ export function campaignRunsSuite(backend: TestBackend): void {
               ['hook-injection', 2],
             ],
           );
+          // The attempt facts of what was stored before them are filled by the migration.
+          assert.deepEqual(
+            (await memory.runQueries.runCounts(['run-old'])).get('run-old'),
+            countAttempts(attempts),
+          );
+          await assert.rejects(database.exec('delete from attempt_facts'), /witness_immutable/);
           assert.deepEqual(
             await memory.getAttackResult('manual'),
             attackResult('manual', 'c-3', { metadata: { note: 'no run here' } }),

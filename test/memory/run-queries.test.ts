@@ -1,0 +1,4 @@
+import { sqliteBackend } from './support/backends.js';
+import { runQueriesSuite } from './support/run-queries-suite.js';
+
+runQueriesSuite(sqliteBackend);
