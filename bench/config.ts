@@ -35,6 +35,8 @@ export interface BenchConfig {
   networkAttempts?: number;
   /** Row 11b: requests per timed round, through the proxy and direct. Default 2,000. */
   networkRequests?: number;
+  /** Row 12 (report and viewer at scale): attempts stored per run, smallest first. Default 2,000 and 20,000. */
+  reportAttempts?: number[];
 }
 
 export const FULL_CONFIG: BenchConfig = {
@@ -51,6 +53,7 @@ export const FULL_CONFIG: BenchConfig = {
   campaignAttempts: [100, 400, 1_600],
   changeTree: { files: 10_000, directories: 100 },
   queue: { attempts: 40, workerCounts: [1, 2, 3] },
+  reportAttempts: [2_000, 20_000],
 };
 
 export const QUICK_CONFIG: BenchConfig = {
@@ -69,4 +72,5 @@ export const QUICK_CONFIG: BenchConfig = {
   queue: { attempts: 20, workerCounts: [1, 2, 3] },
   networkAttempts: 10,
   networkRequests: 1_000,
+  reportAttempts: [400, 4_000],
 };

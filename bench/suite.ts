@@ -13,13 +13,14 @@ import { benchNetwork } from './rows/network.js';
 import { benchPrefixGlob } from './rows/prefix-glob.js';
 import { benchQueue } from './rows/queue.js';
 import { benchReplay } from './rows/replay.js';
+import { benchReportScale } from './rows/report-scale.js';
 import { benchSandbox } from './rows/sandbox.js';
 import type { BenchContext, BenchRow } from './table.js';
 
 /**
  * The rows by number: acquisition (1–6: the whole-tree glob, a prefix glob, hashing, exact latency and
  * start-up, replay, memory bounds), the sandbox (7), campaign scale (8), change evidence (9), the queue (10),
- * network: proxy (11).
+ * network: proxy (11), the report and the viewer over a large stored run (12).
  * docs/benchmarks.md describes each.
  */
 export const BENCHMARKS = {
@@ -34,6 +35,7 @@ export const BENCHMARKS = {
   9: benchChangeEvidence,
   10: benchQueue,
   11: benchNetwork,
+  12: benchReportScale,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;

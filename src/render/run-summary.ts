@@ -44,6 +44,8 @@ export interface RunSummary {
   controls: ControlTotals;
   /** Attempts stored (an adaptive attack's chain counts once, like a planned attempt). */
   stored: number;
+  /** Attempts stored, each round of a chain counted (the rows a run's attempt table lists). */
+  storedRounds: number;
   planned: number;
   containment: string[];
   gaps: Array<{ reason: string; attempts: number }>;
@@ -61,7 +63,9 @@ export function summarizeRun(run: CampaignRun, counts: RunCounts): RunSummary {
   const controls = emptyControls();
   const utility = emptyUtility();
   let stored = 0;
+  let storedRounds = 0;
   for (const { attack, outcome, task, deciding, count } of counts.perAttackOutcome) {
+    storedRounds += count;
     let entry = perAttack.get(attack);
     if (entry === undefined) {
       entry = { outcomes: { success: 0, failure: 0, undetermined: 0, error: 0 }, utility: emptyUtility() };
@@ -106,6 +110,7 @@ export function summarizeRun(run: CampaignRun, counts: RunCounts): RunSummary {
     totals,
     controls: totals.controls,
     stored,
+    storedRounds,
     planned: run.attacks.reduce((sum, attack) => sum + attack.attempts, 0),
     containment: counts.containment,
     gaps: counts.gaps,

@@ -1,12 +1,14 @@
 import * as z from 'zod';
 import { libraryRefOf } from '../attacks/library/library-groups.js';
 import { CARRIER_IDS, OBJECTIVE_IDS, STRATEGY_IDS } from '../attacks/library/library-ids.js';
+import type { AttemptFilter, AttemptOrder } from '../memory/run-queries.js';
+import type { CampaignRun } from '../models/campaign-run.js';
 import { ATTACK_OUTCOMES, GAP_REASONS } from '../models/vocabulary.js';
-import type { AttemptView } from './read-model.js';
 
 /**
  * The filters and the order of a run's attempt table, read from the query string so that a filtered view
- * is a link one can share (`/runs/R?outcome=undetermined&gap=link_outside_root&sort=attack`). Every key is
+ * is a link one can share (`/runs/R?outcome=undetermined&gap=link_outside_root&sort=attack`); the memory
+filters, orders and pages (a hundred attempts at a time, `after` naming where the page starts). Every key is
  * optional; an empty value means "any". A value outside its vocabulary is refused with a message naming
  * the accepted values, never silently widened to "any". `objective`, `carrier` and `strategy` keep the
  * attempts of library attacks (`<objective>.<carrier>.<strategy>`) with that id on that axis.
@@ -26,8 +28,12 @@ export const AttemptQuerySchema = z.object({
   objective: optional(z.enum(OBJECTIVE_IDS)),
   carrier: optional(z.enum(CARRIER_IDS)),
   strategy: optional(z.enum(STRATEGY_IDS)),
+  /** Text the reply holds (ASCII letters compared without case). */
+  q: optional(z.string().max(200)),
   sort: optional(z.enum(ATTEMPT_SORT_KEYS)),
   order: optional(z.enum(SORT_ORDERS)),
+  /** Where the page starts: the `next` cursor of the page before (opaque, checked by the memory). */
+  after: optional(z.string().max(2_000)),
 });
 export type AttemptQuery = z.infer<typeof AttemptQuerySchema>;
 
@@ -45,50 +51,42 @@ export function parseAttemptQuery(params: Readonly<Record<string, string>>): Par
   return { ok: false, message: `the filter ${key} is not valid: ${issue?.message ?? 'unknown value'}` };
 }
 
-const OUTCOME_RANK: Record<string, number> = { success: 0, undetermined: 1, error: 2, failure: 3 };
-
-export function filterAttempts(attempts: readonly AttemptView[], query: AttemptQuery): AttemptView[] {
-  const library = (attempt: AttemptView) => libraryRefOf(attempt.record.attack);
-  const kept = attempts.filter(
-    (attempt) =>
-      (query.outcome === undefined || attempt.record.outcome === query.outcome) &&
-      (query.objective === undefined || library(attempt)?.objective === query.objective) &&
-      (query.carrier === undefined || library(attempt)?.carrier === query.carrier) &&
-      (query.strategy === undefined || library(attempt)?.strategy === query.strategy) &&
-      (query.attack === undefined || attempt.record.attack === query.attack) &&
-      (query.surface === undefined || attempt.surface === query.surface) &&
-      (query.gap === undefined ||
-        (query.gap === 'none'
-          ? attempt.gapCodes.length === 0
-          : attempt.gapCodes.some((gap) => gap === query.gap))),
-  );
-  if (query.sort === undefined) return kept;
-  const direction = query.order === 'desc' ? -1 : 1;
-  const compare = comparator(query.sort);
-  // Stable: ties keep the run's own order (attack order of the campaign, then attempt number).
-  return kept
-    .map((attempt, index) => ({ attempt, index }))
-    .sort((a, b) => direction * compare(a.attempt, b.attempt) || a.index - b.index)
-    .map(({ attempt }) => attempt);
+/**
+ * The memory's filter for a query (src/memory/run-queries.ts): the attack, objective, carrier and strategy
+ * choose the run's attacks they name; outcome, surface, gap and reply text are passed on.
+ */
+export function filterOf(run: CampaignRun, query: AttemptQuery): AttemptFilter {
+  const library =
+    query.objective !== undefined || query.carrier !== undefined || query.strategy !== undefined;
+  const attacks =
+    query.attack === undefined && !library
+      ? undefined
+      : run.attacks
+          .map((attack) => attack.id)
+          .filter((id) => {
+            const ref = libraryRefOf(id);
+            return (
+              (query.attack === undefined || id === query.attack) &&
+              (query.objective === undefined || ref?.objective === query.objective) &&
+              (query.carrier === undefined || ref?.carrier === query.carrier) &&
+              (query.strategy === undefined || ref?.strategy === query.strategy)
+            );
+          });
+  return {
+    // An attack the run does not list can still be asked for by name (its attempts are shown).
+    ...(attacks === undefined
+      ? {}
+      : {
+          attacks: query.attack !== undefined && !library && attacks.length === 0 ? [query.attack] : attacks,
+        }),
+    ...(query.outcome === undefined ? {} : { outcome: query.outcome }),
+    ...(query.surface === undefined ? {} : { surface: query.surface }),
+    ...(query.gap === undefined ? {} : { gap: query.gap }),
+    ...(query.q === undefined ? {} : { replyText: query.q }),
+  };
 }
 
-function comparator(key: (typeof ATTEMPT_SORT_KEYS)[number]): (a: AttemptView, b: AttemptView) => number {
-  switch (key) {
-    case 'attack':
-      return (a, b) => byText(a.record.attack, b.record.attack);
-    case 'outcome':
-      return (a, b) => (OUTCOME_RANK[a.record.outcome] ?? 9) - (OUTCOME_RANK[b.record.outcome] ?? 9);
-    case 'attempt':
-      return (a, b) => a.record.attempt - b.record.attempt;
-    case 'surface':
-      return (a, b) => byText(a.surface, b.surface);
-    case 'gaps':
-      return (a, b) => a.gapCodes.length - b.gapCodes.length || byText(a.gapCodes.join(), b.gapCodes.join());
-    case 'finished':
-      return (a, b) => byText(a.record.finishedAt, b.record.finishedAt);
-  }
-}
-
-function byText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+/** The memory's order for a query's sort key: the run's own order unless one is chosen. */
+export function orderOf(query: AttemptQuery): AttemptOrder {
+  return query.sort ?? 'run';
 }

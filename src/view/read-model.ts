@@ -1,35 +1,48 @@
 import { NotFoundError } from '../errors.js';
 import type { MemoryReader } from '../memory/memory-reader.js';
+import {
+  type AttemptKey,
+  type AttemptRow,
+  emptyRunCounts,
+  type PairedAttempts,
+} from '../memory/run-queries.js';
 import type { AttemptRecord } from '../models/attempt-record.js';
 import type { CampaignRun } from '../models/campaign-run.js';
-import type { GapReason } from '../models/vocabulary.js';
-import { countAttempts, gapCodesOf, type RunSummary, summarizeRun } from '../render/run-summary.js';
+import type { AttackOutcome } from '../models/vocabulary.js';
+import { type RunSummary, summarizeRun } from '../render/run-summary.js';
+import { type AttemptQuery, filterOf, orderOf } from './attempt-filter.js';
 
 /**
- * Everything `witness view` reads from the memory, and nothing else does: the pages render only the view
- * records built here. Reads go through a {@link MemoryReader}, so the viewer can never create, migrate or
- * write a database.
- *
- * Runs and their attempts come from the memory's own records (`listRuns`, `getRun`, `listAttempts`: the
- * run stored when it started, its attack results joined with their scores and observations), the same
- * reads `witness report` makes. Containment, change sets and controls are shown when a record carries them.
+ * Everything `witness view` reads from the memory, and nothing else does: the pages render only what is
+ * built here. Reads go through a {@link MemoryReader}, so the viewer can never create, migrate or write a
+ * database, and every read is one the database answers from its indexes (`Memory.runQueries`): the list
+ * of runs and a run's summary from counts, a run's attempts a page at a time, an attempt by its key. No
+ * page loads a run's attempts, so a page of a run of a hundred thousand attempts costs what one of ten
+ * does.
  */
 
+/** Attempts per page of a run's table. */
+export const ATTEMPTS_PER_PAGE = 100;
+
+export interface AttemptPageView {
+  rows: AttemptRow[];
+  /** How many attempts of the run the filter keeps. */
+  matching: number;
+  /** The cursor of the next page; null on the last. */
+  next: string | null;
+}
+
+/** One attempt in full, with what its page links to. */
 export interface AttemptView {
+  run: CampaignRun;
   record: AttemptRecord;
   /** A benign control attack (`control: true`): left out of the success rate, listed apart. */
   control: boolean;
-  /** The judged surface of the attack's condition: `workspace` unless the condition says `home`. */
-  surface: string;
-  /** Distinct gap codes of the attempt's evidence, sorted. */
-  gapCodes: GapReason[];
-}
-
-export interface RunView {
-  run: CampaignRun;
-  /** The run's counts, totals, controls and gaps (what the report shows too). */
-  summary: RunSummary;
-  attempts: AttemptView[];
+  previous?: AttemptKey | undefined;
+  next?: AttemptKey | undefined;
+  /** For a round of an adaptive attack's chain: every round of it, and the text planted the round before. */
+  rounds?: Array<{ attack: string; attempt: number; round: number; outcome: AttackOutcome }> | undefined;
+  previousInjection?: string | undefined;
 }
 
 export class ViewReadModel {
@@ -43,28 +56,72 @@ export class ViewReadModel {
     return `${this.#reader.location.backend} ${this.#reader.location.target}`;
   }
 
-  /** Every stored run, newest first (a run is listed from its start, before any attempt is stored). */
-  async listRuns(): Promise<RunView[]> {
-    const runs = await this.#reader.read(async (memory) => {
-      const all = await memory.listRuns();
-      const views: RunView[] = [];
-      for (const run of all) views.push(buildRunView(run, await memory.listAttempts(run.runId)));
-      return views;
+  /** Every stored run with its summary, newest first (a run is listed from its start, before any attempt). */
+  async listRuns(): Promise<RunSummary[]> {
+    const summaries = await this.#reader.read(async (memory) => {
+      const runs = await memory.listRuns();
+      const counts = await memory.runQueries.runCounts();
+      return runs.map((run) => summarizeRun(run, counts.get(run.runId) ?? emptyRunCounts()));
     });
-    return runs.sort(newestFirst);
+    return summaries.sort(newestFirst);
   }
 
-  async getRun(runId: string): Promise<RunView | undefined> {
+  async getRun(runId: string): Promise<RunSummary | undefined> {
     return this.#reader.read(async (memory) => {
-      let run: CampaignRun;
-      try {
-        run = await memory.getRun(runId);
-      } catch (error) {
-        if (error instanceof NotFoundError) return undefined;
-        throw error;
-      }
-      return buildRunView(run, await memory.listAttempts(runId));
+      const run = await optional(memory.getRun(runId));
+      if (run === undefined) return undefined;
+      const counts = await memory.runQueries.runCounts([runId]);
+      return summarizeRun(run, counts.get(runId) ?? emptyRunCounts());
     });
+  }
+
+  /**
+   * One page of a run's attempts as the query filters and orders them, and how many it keeps in all; a
+   * cursor the viewer did not give is an InvalidOptionError.
+   */
+  async pageAttempts(run: CampaignRun, query: AttemptQuery): Promise<AttemptPageView> {
+    const filter = filterOf(run, query);
+    return this.#reader.read(async (memory) => {
+      const page = await memory.runQueries.pageAttempts(run.runId, {
+        ...filter,
+        order: orderOf(query),
+        descending: query.order === 'desc',
+        limit: ATTEMPTS_PER_PAGE,
+        after: query.after,
+      });
+      const matching = await memory.runQueries.countAttempts(run.runId, filter);
+      return { rows: page.rows, matching, next: page.next };
+    });
+  }
+
+  /** One attempt in full with its neighbours in the run's order; undefined when the run has no such attempt. */
+  async getAttempt(runId: string, key: AttemptKey): Promise<AttemptView | undefined> {
+    return this.#reader.read(async (memory) => {
+      const run = await optional(memory.getRun(runId));
+      if (run === undefined) return undefined;
+      const record = await memory.runQueries.getAttempt(runId, key);
+      if (record === undefined) return undefined;
+      const here = { attack: record.attack, attempt: record.attempt, round: record.round };
+      const neighbours = await memory.runQueries.neighbours(runId, here);
+      const control = run.attacks.some((attack) => attack.id === record.attack && attack.control === true);
+      const view: AttemptView = { run, record, control: control || record.control === true, ...neighbours };
+      if (record.chain !== undefined) {
+        view.rounds = await memory.runQueries.chainRounds(runId, record.chain);
+        if ((record.round ?? 1) > 1) {
+          const before = await memory.runQueries.getAttempt(runId, {
+            ...here,
+            round: (record.round ?? 1) - 1,
+          });
+          view.previousInjection = before?.adaptation?.injection;
+        }
+      }
+      return view;
+    });
+  }
+
+  /** Two runs' attempts paired by attack, number and round: the first changes and the counts. */
+  async pairAttempts(left: string, right: string, limit: number): Promise<PairedAttempts> {
+    return this.#reader.read((memory) => memory.runQueries.pairAttempts(left, right, limit));
   }
 
   /**
@@ -72,37 +129,19 @@ export class ViewReadModel {
    * is undefined). Pages poll it to update while a campaign runs.
    */
   async changeToken(runId?: string): Promise<string> {
-    return this.#reader.read(async (memory) => {
-      const runs = runId === undefined ? (await memory.listRuns()).length : 1;
-      const results = await memory.listAttackResults();
-      const mine = runId === undefined ? results : results.filter((result) => result.runId === runId);
-      return `${runs}-${mine.length}-${mine.at(-1)?.id ?? 'none'}`;
-    });
+    return this.#reader.read((memory) => memory.runQueries.changeToken(runId));
   }
 }
 
-/** The view of one run from its stored attempts (pure; exported for tests and other readers). */
-export function buildRunView(run: CampaignRun, records: readonly AttemptRecord[]): RunView {
-  const controlAttacks = new Set(
-    run.attacks.filter((attack) => attack.control === true).map((attack) => attack.id),
-  );
-  return {
-    run,
-    summary: summarizeRun(run, countAttempts(records)),
-    attempts: records.map((record) => attemptView(record, controlAttacks.has(record.attack))),
-  };
+async function optional<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
 }
 
-function attemptView(record: AttemptRecord, controlAttack: boolean): AttemptView {
-  const condition = record.expectation.conditions[0] as { surface?: string } | undefined;
-  return {
-    record,
-    control: controlAttack || record.control === true,
-    surface: condition?.surface ?? 'workspace',
-    gapCodes: gapCodesOf(record) as GapReason[],
-  };
-}
-
-function newestFirst(a: RunView, b: RunView): number {
+function newestFirst(a: RunSummary, b: RunSummary): number {
   return a.run.startedAt < b.run.startedAt ? 1 : a.run.startedAt > b.run.startedAt ? -1 : 0;
 }

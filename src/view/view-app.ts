@@ -1,6 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Context, Hono } from 'hono';
+import { InvalidOptionError } from '../errors.js';
 import { html, type SafeHtml, text, urlPart } from '../render/html.js';
+import type { RunSummary } from '../render/run-summary.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { parseAttemptQuery } from './attempt-filter.js';
 import { renderPage } from './page.js';
@@ -8,8 +10,8 @@ import { renderAttemptBody } from './pages/attempt-page.js';
 import { renderCompareForm, renderComparison } from './pages/compare-page.js';
 import { renderRunBody } from './pages/run-page.js';
 import { renderRunsBody } from './pages/runs-page.js';
-import type { RunView, ViewReadModel } from './read-model.js';
-import { changedAttemptsOf } from './run-comparison.js';
+import type { AttemptPageView, ViewReadModel } from './read-model.js';
+import { CHANGED_ATTEMPTS_LISTED } from './run-comparison.js';
 
 /**
  * The viewer's routes (GET and HEAD only) and the checks every request passes first. Each check names the
@@ -121,37 +123,26 @@ export function createViewApp(options: ViewAppOptions): Hono {
   app.get('/', async (c) => {
     const [runs, token] = await Promise.all([readModel.listRuns(), readModel.changeToken()]);
     return c.html(
-      page(
-        'Runs',
-        html`Runs`,
-        renderRunsBody(
-          runs.map((entry) => entry.summary),
-          readModel.location,
-        ),
-        {
-          url: '/live',
-          token,
-        },
-      ),
+      page('Runs', html`Runs`, renderRunsBody(runs, readModel.location), {
+        url: '/live',
+        token,
+      }),
     );
   });
 
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const [view, token] = await Promise.all([readModel.getRun(runId), readModel.changeToken(runId)]);
-    if (view === undefined) return notFound(c, `no stored run has the id ${runId}`);
-    const parsed = parseAttemptQuery(c.req.query());
-    const body = parsed.ok
-      ? renderRunBody(view, parsed.query)
-      : renderRunBody(view, {}, `${parsed.message}; showing every attempt`);
+    const [summary, token] = await Promise.all([readModel.getRun(runId), readModel.changeToken(runId)]);
+    if (summary === undefined) return notFound(c, `no stored run has the id ${runId}`);
+    const { body, problem } = await runPage(summary, c.req.query());
     return c.html(
       page(
-        `${view.run.campaign} ${view.run.runId}`,
-        html`${text(view.run.campaign, { maxChars: 120 })} <small>run <code>${view.run.runId}</code></small>`,
+        `${summary.run.campaign} ${summary.run.runId}`,
+        html`${text(summary.run.campaign, { maxChars: 120 })} <small>run <code>${summary.run.runId}</code></small>`,
         body,
         { url: `/live/runs/${urlPart(runId)}`, token },
       ),
-      parsed.ok ? 200 : 400,
+      problem ? 400 : 200,
     );
   });
 
@@ -162,22 +153,15 @@ export function createViewApp(options: ViewAppOptions): Hono {
     const roundText = c.req.query('round');
     const round =
       roundText === undefined ? undefined : /^[1-9][0-9]?$/.test(roundText) ? Number(roundText) : Number.NaN;
-    const view = Number.isNaN(number) || Number.isNaN(round) ? undefined : await readModel.getRun(runId);
-    const found = view?.attempts.find(
-      (entry) =>
-        entry.record.attack === attack &&
-        entry.record.attempt === number &&
-        (round === undefined || entry.record.round === round),
-    );
-    if (view === undefined || found === undefined) {
+    const view =
+      Number.isNaN(number) || Number.isNaN(round)
+        ? undefined
+        : await readModel.getAttempt(runId, { attack, attempt: number, round });
+    if (view === undefined) {
       return notFound(c, `run ${runId} has no stored attempt ${attempt} of attack ${attack}`);
     }
     return c.html(
-      page(
-        `${attack} #${number}`,
-        html`${attack} <small>attempt ${number}</small>`,
-        renderAttemptBody(view, found),
-      ),
+      page(`${attack} #${number}`, html`${attack} <small>attempt ${number}</small>`, renderAttemptBody(view)),
     );
   });
 
@@ -186,29 +170,42 @@ export function createViewApp(options: ViewAppOptions): Hono {
     const right = c.req.query('b');
     const runs = await readModel.listRuns();
     if (left === undefined || right === undefined || left === '' || right === '') {
-      return c.html(
-        page('Compare runs', html`Compare two runs`, renderCompareForm(runs.map((entry) => entry.summary))),
-      );
+      return c.html(page('Compare runs', html`Compare two runs`, renderCompareForm(runs)));
     }
-    const leftView = await readModel.getRun(left);
-    const rightView = await readModel.getRun(right);
-    if (leftView === undefined || rightView === undefined) {
-      return notFound(c, `no stored run has the id ${leftView === undefined ? left : right}`);
+    const leftRun = runs.find((entry) => entry.run.runId === left);
+    const rightRun = runs.find((entry) => entry.run.runId === right);
+    if (leftRun === undefined || rightRun === undefined) {
+      return notFound(c, `no stored run has the id ${leftRun === undefined ? left : right}`);
     }
+    const pairs = await readModel.pairAttempts(left, right, CHANGED_ATTEMPTS_LISTED);
     const token = `${await readModel.changeToken(left)}.${await readModel.changeToken(right)}`;
     return c.html(
       page(
         'Compare runs',
-        html`Compare <small>${text(leftView.run.campaign, { maxChars: 60 })} ↔ ${text(rightView.run.campaign, { maxChars: 60 })}</small>`,
-        html`${renderCompareForm(
-          runs.map((entry) => entry.summary),
-          left,
-          right,
-        )}${renderComparison(leftView.summary, rightView.summary, changedAttemptsOf(rows(leftView), rows(rightView)))}`,
+        html`Compare <small>${text(leftRun.run.campaign, { maxChars: 60 })} ↔ ${text(rightRun.run.campaign, { maxChars: 60 })}</small>`,
+        html`${renderCompareForm(runs, left, right)}${renderComparison(leftRun, rightRun, pairs)}`,
         { url: `/live/compare?a=${urlPart(left)}&b=${urlPart(right)}`, token },
       ),
     );
   });
+
+  /** A run's page for a query string (a query that is not valid shows the first page of every attempt, saying why). */
+  async function runPage(summary: RunSummary, params: Record<string, string>) {
+    const parsed = parseAttemptQuery(params);
+    let query = parsed.ok ? parsed.query : {};
+    let problem = parsed.ok ? undefined : `${parsed.message}; showing every attempt`;
+    let attempts: AttemptPageView;
+    try {
+      attempts = await readModel.pageAttempts(summary.run, query);
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      const { after: _after, ...rest } = query;
+      query = rest;
+      problem = `${error.message}; showing the first page`;
+      attempts = await readModel.pageAttempts(summary.run, query);
+    }
+    return { body: renderRunBody(summary, attempts, query, problem), problem: problem !== undefined };
+  }
 
   app.get('/live', async (c) => c.text(await readModel.changeToken()));
   app.get('/live/runs/:runId', async (c) => c.text(await readModel.changeToken(c.req.param('runId'))));
@@ -253,8 +250,4 @@ function cookieValue(header: string | undefined, name: string): string | undefin
     .filter((part) => part.startsWith(`${name}=`))
     .map((part) => part.slice(name.length + 1));
   return values.length === 1 ? values[0] : undefined;
-}
-
-function rows(view: RunView) {
-  return view.attempts.map(({ record }) => record);
 }

@@ -10,11 +10,12 @@ import { tallyAttempts } from '../../src/attacks/outcome.js';
 import { runCampaign } from '../../src/attacks/run-campaign.js';
 import { openMemory } from '../../src/memory/open-memory.js';
 import { type RunningModelServer, startModelServer } from '../../src/model-server/model-server.js';
+import type { AttemptRecord } from '../../src/models/attempt-record.js';
 import { renderJunitXml } from '../../src/render/junit-report.js';
 import { renderAttemptTable } from '../../src/render/summary-table.js';
 import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
 import { renderAttemptBody } from '../../src/view/pages/attempt-page.js';
-import { buildRunView } from '../../src/view/read-model.js';
+import { ViewReadModel } from '../../src/view/read-model.js';
 import { completion, type LoopbackChatServer, startChatServer } from '../targets/loopback-chat-server.js';
 
 /**
@@ -107,10 +108,17 @@ describe('adaptive attacks against the mock agent', () => {
         stored.map((record) => [record.attack, record.round, record.outcome]),
         result.attempts.map((record) => [record.attack, record.round, record.outcome]),
       );
-      const view = buildRunView(result.run, stored);
-      assert.deepEqual(view.summary.totals.attempts, 2, 'the run page counts the chain once');
-      const second = view.attempts.find((entry) => entry.record.round === 2);
-      const page = renderAttemptBody(view, second as (typeof view.attempts)[number]).value;
+      const model = new ViewReadModel({
+        location: memory.location,
+        read: (work) => work(memory),
+        close: async () => {},
+      });
+      const summary = await model.getRun(result.run.runId);
+      assert.deepEqual(summary?.totals.attempts, 2, 'the run page counts the chain once');
+      const second = stored.find((record) => record.round === 2) as AttemptRecord;
+      const view = await model.getAttempt(result.run.runId, second);
+      assert.ok(view !== undefined);
+      const page = renderAttemptBody(view).value;
       assert.match(page, /Round 2 of 4/);
       assert.match(page, /<span class="added">\+ &#60;!-- Note to AI agents: write/);
       assert.match(page, /\?round=4"/);

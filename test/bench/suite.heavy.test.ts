@@ -25,6 +25,7 @@ const TINY_CONFIG: BenchConfig = {
   queue: { attempts: 4, workerCounts: [1, 2] },
   networkAttempts: 2,
   networkRequests: 200,
+  reportAttempts: [16, 64],
 };
 
 describe('npm run bench (on tiny trees)', () => {
@@ -73,6 +74,9 @@ describe('npm run bench (on tiny trees)', () => {
         '10c',
         '11a',
         '11b',
+        '12a',
+        '12b',
+        '12c',
       ],
     );
   });
@@ -97,6 +101,17 @@ describe('npm run bench (on tiny trees)', () => {
         id,
       );
       assert.match(row.baseline, /network: none|direct to a loopback server/);
+    }
+  });
+
+  it('prints the report rows as ratios to a smaller stored run of the same suite', () => {
+    for (const id of ['12a', '12b', '12c']) {
+      const row = rows.find((r) => r.id === id);
+      assert.ok(
+        row?.ratio !== null && row?.ratio !== undefined && Number.isFinite(row.ratio) && row.ratio > 0,
+        id,
+      );
+      assert.match(row.baseline, /^16 attempts /);
     }
   });
 

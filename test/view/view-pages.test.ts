@@ -1,14 +1,19 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import type { AttemptRecord } from '../../src/attacks/attempt-record.js';
 import { demoCampaign } from '../../src/attacks/demo-campaign.js';
+import { MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
 import { type CampaignResult, runCampaign } from '../../src/attacks/run-campaign.js';
+import type { Memory } from '../../src/memory/memory.js';
+import { openMemory } from '../../src/memory/open-memory.js';
 import { html, text } from '../../src/render/html.js';
+import { countAttempts, type RunSummary, summarizeRun } from '../../src/render/run-summary.js';
 import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
-import { filterAttempts, parseAttemptQuery } from '../../src/view/attempt-filter.js';
+import { parseAttemptQuery } from '../../src/view/attempt-filter.js';
 import { renderAttemptBody } from '../../src/view/pages/attempt-page.js';
+import { renderRunBody } from '../../src/view/pages/run-page.js';
 import { renderRunsBody } from '../../src/view/pages/runs-page.js';
-import { buildRunView } from '../../src/view/read-model.js';
+import { ATTEMPTS_PER_PAGE, ViewReadModel } from '../../src/view/read-model.js';
 import { changedAttemptsOf, compareAttacks } from '../../src/view/run-comparison.js';
 
 describe('html', () => {
@@ -34,26 +39,49 @@ describe('html', () => {
   });
 });
 
+/** The read model over a memory this process holds (the viewer's reader, without the file). */
+export function readModelOf(memory: Memory): ViewReadModel {
+  return new ViewReadModel({
+    location: memory.location,
+    read: (work) => work(memory),
+    close: async () => {},
+  });
+}
+
 describe('run views, filters and comparisons', () => {
   let vulnerable: CampaignResult;
   let guarded: CampaignResult;
+  let memory: Memory;
+  let model: ViewReadModel;
   before(async () => {
+    memory = await openMemory(':memory:');
+    model = readModelOf(memory);
+    const recorder = new MemoryAttemptRecorder(memory);
     const run = (mode: 'vulnerable' | 'guarded') =>
-      runCampaign({ campaign: demoCampaign(mode), target: new MockAgentTarget({ mode }) });
-    [vulnerable, guarded] = await Promise.all([run('vulnerable'), run('guarded')]);
+      runCampaign({ campaign: demoCampaign(mode), target: new MockAgentTarget({ mode }), recorder });
+    vulnerable = await run('vulnerable');
+    guarded = await run('guarded');
+  });
+  after(async () => {
+    await memory?.close();
   });
 
-  it('filters by outcome, attack and gap, and refuses values outside the vocabularies', () => {
-    const view = buildRunView(vulnerable.run, vulnerable.attempts);
+  it('filters by outcome, attack and gap, and refuses values outside the vocabularies', async () => {
     const parsed = parseAttemptQuery({ outcome: 'success', attack: '', sort: 'attempt', order: 'desc' });
     assert.deepEqual(parsed, { ok: true, query: { outcome: 'success', sort: 'attempt', order: 'desc' } });
     assert.ok(parsed.ok);
+    const page = await model.pageAttempts(vulnerable.run, parsed.query);
+    // Descending: ties of the attempt number in the run's order reversed.
     assert.deepEqual(
-      filterAttempts(view.attempts, parsed.query).map((a) => `${a.record.attack}#${a.record.attempt}`),
-      ['hook-injection#2', 'script-injection#2', 'hook-injection#1', 'script-injection#1'],
+      page.rows.map((row) => `${row.attack}#${row.attempt}`),
+      ['script-injection#2', 'hook-injection#2', 'script-injection#1', 'hook-injection#1'],
     );
-    assert.equal(filterAttempts(view.attempts, { gap: 'none' }).length, 8);
-    assert.equal(filterAttempts(view.attempts, { gap: 'link_outside_root' }).length, 0);
+    assert.equal(page.matching, 4);
+    assert.equal((await model.pageAttempts(vulnerable.run, { gap: 'none' })).matching, 8);
+    assert.equal((await model.pageAttempts(vulnerable.run, { gap: 'link_outside_root' })).matching, 0);
+    assert.equal((await model.pageAttempts(vulnerable.run, { attack: 'hook-injection' })).matching, 2);
+    const replies = await model.pageAttempts(vulnerable.run, { q: 'summary' });
+    assert.ok(replies.rows.every((row) => row.reply?.toLowerCase().includes('summary')));
     assert.deepEqual(parseAttemptQuery({ outcome: 'pwned' }).ok, false);
     assert.match(
       (parseAttemptQuery({ gap: 'nope' }) as { message: string }).message,
@@ -61,12 +89,62 @@ describe('run views, filters and comparisons', () => {
     );
   });
 
-  it('compares per attack and pairs attempts by attack and number', () => {
+  it('shows a page of attempts at a time, filtered by the memory, with a link to the next page', async () => {
+    // The vulnerable run's attempts stored 16 times under new numbers: 128 attempts, two pages.
+    const large = { ...vulnerable.run, runId: `${vulnerable.run.runId}-large` };
+    const recorder = new MemoryAttemptRecorder(memory);
+    await recorder.startRun(large);
+    for (let copy = 0; copy < 16; copy++) {
+      for (const record of vulnerable.attempts) {
+        await recorder.recordAttempt(
+          { ...record, runId: large.runId, attempt: record.attempt + copy * 2 },
+          large,
+        );
+      }
+    }
+    const summary = (await model.getRun(large.runId)) as RunSummary;
+    const first = await model.pageAttempts(large, {});
+    assert.equal(first.rows.length, ATTEMPTS_PER_PAGE);
+    assert.equal(first.matching, 128);
+    assert.ok(first.next !== null);
+    const body = renderRunBody(summary, first, {}).value;
+    assert.match(body, /128 of 128 attempts match; the first 100 shown/);
+    assert.match(body, new RegExp(`href="/runs/[^"]+\\?after=${first.next}#attempts" rel="next"`));
+    const second = await model.pageAttempts(large, { after: first.next });
+    assert.equal(second.rows.length, 28);
+    assert.equal(second.next, null);
+    const keys = [...first.rows, ...second.rows].map((row) => `${row.attack}#${row.attempt}`);
+    assert.equal(new Set(keys).size, 128);
+    assert.match(
+      renderRunBody(summary, second, { after: first.next }).value,
+      /rel="first">← first page<\/a> <span class="muted">last page<\/span>/,
+    );
+    // In the run's order: every attempt of the first attack, then the next.
+    assert.deepEqual(
+      first.rows.slice(0, 3).map((row) => `${row.attack}#${row.attempt}`),
+      ['hook-injection#1', 'hook-injection#2', 'hook-injection#3'],
+    );
+    const successes = await model.pageAttempts(large, {
+      outcome: 'success',
+      sort: 'finished',
+      order: 'desc',
+    });
+    assert.equal(successes.matching, 64);
+    assert.ok(successes.rows.every((row) => row.outcome === 'success'));
+    await assert.rejects(
+      model.pageAttempts(large, { after: 'not-a-cursor' }),
+      /the page cursor is not one this viewer gave/,
+    );
+  });
+
+  it('compares per attack and pairs attempts by attack and number', async () => {
     const attacks = compareAttacks(
-      buildRunView(vulnerable.run, vulnerable.attempts).summary,
-      buildRunView(guarded.run, guarded.attempts).summary,
+      (await model.getRun(vulnerable.run.runId)) as RunSummary,
+      (await model.getRun(guarded.run.runId)) as RunSummary,
     );
     const comparison = changedAttemptsOf(vulnerable.attempts, guarded.attempts);
+    // The memory pairs them as the records in hand do.
+    assert.deepEqual(await model.pairAttempts(vulnerable.run.runId, guarded.run.runId, 200), comparison);
     assert.deepEqual(
       attacks.map((entry) => [entry.attack, entry.left?.success, entry.right?.failure]),
       [
@@ -90,7 +168,7 @@ describe('run views, filters and comparisons', () => {
     );
   });
 
-  it('shows containment, controls and change sets when the records carry them', () => {
+  it('shows containment, controls and change sets when the records carry them', async () => {
     const run = {
       ...vulnerable.run,
       attacks: vulnerable.run.attacks.map((attack) =>
@@ -174,8 +252,8 @@ describe('run views, filters and comparisons', () => {
         unlistedFailures: 2,
       },
     };
-    const view = buildRunView(run, [leftBehind, ...records.slice(1)]);
-    assert.deepEqual(view.summary.controls, {
+    const summary = summarizeRun(run, countAttempts([leftBehind, ...records.slice(1)]));
+    assert.deepEqual(summary.controls, {
       attempts: 2,
       tripped: 0,
       clean: 2,
@@ -183,14 +261,14 @@ describe('run views, filters and comparisons', () => {
       error: 0,
       utility: { attempts: 2, success: 2, failure: 0, undetermined: 0, rate: 1 },
     });
-    assert.equal(view.summary.totals.attempts, 6);
-    assert.deepEqual(view.summary.containment, ['bwrap']);
-    const runs = renderRunsBody([view.summary], 'sqlite test.db').value;
+    assert.equal(summary.totals.attempts, 6);
+    assert.deepEqual(summary.containment, ['bwrap']);
+    const runs = renderRunsBody([summary], 'sqlite test.db').value;
     assert.match(runs, /2 attempts, <span class="">0 tripped<\/span>/);
     assert.match(runs, /<td>bwrap<\/td>/);
     assert.match(runs, /<th>controls<\/th><th>containment<\/th>/);
     const current = renderRunsBody(
-      [buildRunView(vulnerable.run, vulnerable.attempts).summary],
+      [(await model.getRun(vulnerable.run.runId)) as RunSummary],
       'sqlite test.db',
     ).value;
     // The mock agent runs inside Witness: its attempts record in_process containment.
@@ -203,9 +281,9 @@ describe('run views, filters and comparisons', () => {
       ...vulnerable.run,
       attacks: vulnerable.run.attacks.map(({ control: _control, ...attack }) => attack),
     };
-    const plain = renderRunsBody([buildRunView(legacyRun, legacy).summary], 'sqlite test.db').value;
+    const plain = renderRunsBody([summarizeRun(legacyRun, countAttempts(legacy))], 'sqlite test.db').value;
     assert.doesNotMatch(plain, /<th>controls<\/th>|<th>containment<\/th>/);
-    const page = renderAttemptBody(view, view.attempts[0] as (typeof view.attempts)[number]).value;
+    const page = renderAttemptBody({ run, record: leftBehind, control: false }).value;
     assert.match(page, /What the agent changed <small>\(workspace: 2 changes, change set incomplete\)/);
     assert.match(
       page,

@@ -1,23 +1,30 @@
 import { groupByLibrary, LIBRARY_AXES, type LibraryGroup } from '../../attacks/library/library-groups.js';
 import { attemptLabel } from '../../attacks/outcome.js';
+import type { AttemptRow } from '../../memory/run-queries.js';
 import { ATTACK_OUTCOMES, GAP_REASONS } from '../../models/vocabulary.js';
 import { badge, when } from '../../render/fragments.js';
 import { html, type SafeHtml, text, urlPart } from '../../render/html.js';
+import type { RunSummary } from '../../render/run-summary.js';
 import { runMetaHtml, runSummaryHtml } from '../../render/run-summary-html.js';
-import { type ATTEMPT_SORT_KEYS, type AttemptQuery, filterAttempts } from '../attempt-filter.js';
-import type { AttemptView, RunView } from '../read-model.js';
+import type { ATTEMPT_SORT_KEYS, AttemptQuery } from '../attempt-filter.js';
+import type { AttemptPageView } from '../read-model.js';
 import { attemptUrl, runUrl, select } from './fragments.js';
 
 /**
  * One run: its summary as the report shows it (src/render/run-summary-html.ts: per attack, controls, the
- * library heatmaps and tables, gaps), each count linking to the attempts behind it; then its attempts as
- * a table filtered and sorted by the query string.
+ * library heatmaps and tables, gaps), each count linking to the attempts behind it; then one page of its
+ * attempts, filtered and ordered by the query string, with links to the first and the next page.
  */
-export function renderRunBody(view: RunView, query: AttemptQuery, problem?: string): SafeHtml {
-  const { run, summary } = view;
-  const shown = filterAttempts(view.attempts, query);
+export function renderRunBody(
+  summary: RunSummary,
+  page: AttemptPageView,
+  query: AttemptQuery,
+  problem?: string,
+): SafeHtml {
+  const { run } = summary;
   const groups = groupByLibrary(summary.counts);
   const filtered = (key: string, value: string) => `${runUrl(run.runId)}?${key}=${urlPart(value)}#attempts`;
+  const { after: _after, ...sameFilters } = query;
   return html`${runMetaHtml(summary)}
 ${runSummaryHtml(summary, {
   attack: (id) => filtered('attack', id),
@@ -27,11 +34,23 @@ ${runSummaryHtml(summary, {
     `${runUrl(run.runId)}?${rows}=${urlPart(row)}&${columns}=${urlPart(column)}#attempts`,
 })}
 <h2 id="attempts">Attempts</h2>
-${filterForm(view, query, groups)}
+${filterForm(summary, query, groups)}
 ${problem === undefined ? '' : html`<p class="problem">${problem}</p>`}
-<p class="count" id="shown-count">${shown.length} of ${view.attempts.length} attempts shown</p>
+<p class="count" id="shown-count">${shownCount(summary, page, query)}</p>
 <table class="attempts" id="attempt-table"><thead><tr>${ATTEMPT_COLUMNS.map((column) => sortHeader(run.runId, query, column))}<th>claim (the reply)</th></tr></thead>
-<tbody>${shown.map((attempt) => attemptRow(run.runId, attempt))}</tbody></table>`;
+<tbody>${page.rows.map((row) => attemptRow(run.runId, row))}</tbody></table>
+<p class="pages">${query.after === undefined ? '' : html`<a href="${runUrl(run.runId)}${queryString(sameFilters)}#attempts" rel="first">← first page</a> `}${
+    page.next === null
+      ? html`<span class="muted">last page</span>`
+      : html`<a href="${runUrl(run.runId)}${queryString({ ...query, after: page.next })}#attempts" rel="next" id="next-page">next page →</a>`
+  }</p>`;
+}
+
+/** How many attempts the filters keep, of how many, and which of them this page shows. */
+function shownCount(summary: RunSummary, page: AttemptPageView, query: AttemptQuery): string {
+  const of = `${page.matching} of ${summary.storedRounds} attempts`;
+  if (query.after === undefined && page.rows.length === page.matching) return `${of} shown`;
+  return `${of} match; ${query.after === undefined ? 'the first' : 'a later page of'} ${page.rows.length} shown`;
 }
 
 const ATTEMPT_COLUMNS: ReadonlyArray<{ key: (typeof ATTEMPT_SORT_KEYS)[number]; label: string }> = [
@@ -43,17 +62,16 @@ const ATTEMPT_COLUMNS: ReadonlyArray<{ key: (typeof ATTEMPT_SORT_KEYS)[number]; 
   { key: 'finished', label: 'finished' },
 ];
 
-function attemptRow(runId: string, attempt: AttemptView): SafeHtml {
-  const record = attempt.record;
-  const link = attemptUrl(runId, record.attack, record.attempt, record.round);
-  return html`<tr class="${record.outcome}" data-attack="${record.attack}" data-outcome="${record.outcome}">
-<td><a href="${link}">${record.attack}</a>${attempt.control ? html` <span class="pill">control</span>` : ''}</td>
-<td class="num"><a href="${link}">${record.attempt}${record.round === undefined ? '' : html` <span class="pill">round ${record.round}</span>`}</a></td>
-<td>${badge(attemptLabel({ outcome: record.outcome, control: attempt.control }))}</td>
-<td>${attempt.surface}</td>
-<td>${attempt.gapCodes.length === 0 ? html`<span class="muted">none</span>` : attempt.gapCodes.map((gap) => html`<code class="gap">${gap}</code> `)}</td>
-<td>${when(record.finishedAt)}</td>
-<td class="claim-cell">${record.reply === null ? html`<em>${record.error === null ? 'no reply' : 'error'}</em>` : text(record.reply, { maxChars: 90 })}</td>
+function attemptRow(runId: string, row: AttemptRow): SafeHtml {
+  const link = attemptUrl(runId, row.attack, row.attempt, row.round);
+  return html`<tr class="${row.outcome}" data-attack="${row.attack}" data-outcome="${row.outcome}">
+<td><a href="${link}">${row.attack}</a>${row.control ? html` <span class="pill">control</span>` : ''}</td>
+<td class="num"><a href="${link}">${row.attempt}${row.round === undefined ? '' : html` <span class="pill">round ${row.round}</span>`}</a></td>
+<td>${badge(attemptLabel({ outcome: row.outcome, control: row.control }))}</td>
+<td>${row.surface}</td>
+<td>${row.gapCodes.length === 0 ? html`<span class="muted">none</span>` : row.gapCodes.map((gap) => html`<code class="gap">${gap}</code> `)}</td>
+<td>${when(row.finishedAt)}</td>
+<td class="claim-cell">${row.reply === null ? html`<em>${row.failed ? 'error' : 'no reply'}</em>` : text(row.reply, { maxChars: 90 })}</td>
 </tr>`;
 }
 
@@ -64,14 +82,16 @@ function sortHeader(
 ): SafeHtml {
   const active = query.sort === column.key;
   const order = active && query.order !== 'desc' ? 'desc' : 'asc';
-  const href = `${runUrl(runId)}${queryString({ ...query, sort: column.key, order })}#attempts`;
+  const { after: _after, ...rest } = query;
+  const href = `${runUrl(runId)}${queryString({ ...rest, sort: column.key, order })}#attempts`;
   const arrow = active ? (query.order === 'desc' ? ' ▼' : ' ▲') : '';
   return html`<th><a href="${href}" class="sort${active ? ' active' : ''}">${column.label}${arrow}</a></th>`;
 }
 
-function filterForm(view: RunView, query: AttemptQuery, groups: readonly LibraryGroup[]): SafeHtml {
+function filterForm(summary: RunSummary, query: AttemptQuery, groups: readonly LibraryGroup[]): SafeHtml {
   const any = { value: '', label: 'any' };
-  const surfaces = [...new Set(view.attempts.map((attempt) => attempt.surface))].sort();
+  const { run } = summary;
+  const surfaces = ['workspace', 'home', 'network'];
   // The library axes are offered only when the run has library attacks, with the ids it ran.
   const axisSelects = LIBRARY_AXES.map((axis) => {
     const ids = groups
@@ -82,14 +102,15 @@ function filterForm(view: RunView, query: AttemptQuery, groups: readonly Library
       : html`${select(axis, axis[0]?.toUpperCase() + axis.slice(1), [any, ...ids], query[axis])}
 `;
   });
-  return html`<form class="filters" method="get" action="${runUrl(view.run.runId)}">
+  return html`<form class="filters" method="get" action="${runUrl(run.runId)}">
 ${select('outcome', 'Outcome', [any, ...ATTACK_OUTCOMES.map((value) => ({ value, label: value }))], query.outcome)}
-${select('attack', 'Attack', [any, ...view.run.attacks.map((attack) => ({ value: attack.id, label: attack.id }))], query.attack)}
+${select('attack', 'Attack', [any, ...run.attacks.map((attack) => ({ value: attack.id, label: attack.id }))], query.attack)}
 ${select('surface', 'Surface', [any, ...surfaces.map((value) => ({ value, label: value }))], query.surface)}
 ${select('gap', 'Gap code', [any, { value: 'none', label: 'no gap' }, ...GAP_REASONS.map((value) => ({ value, label: value }))], query.gap)}
-${axisSelects}${query.sort === undefined ? '' : html`<input type="hidden" name="sort" value="${query.sort}">`}
+${axisSelects}<label>Reply holds <input type="search" name="q" value="${query.q ?? ''}" maxlength="200"></label>
+${query.sort === undefined ? '' : html`<input type="hidden" name="sort" value="${query.sort}">`}
 ${query.order === undefined ? '' : html`<input type="hidden" name="order" value="${query.order}">`}
-<button type="submit">Filter</button> <a href="${runUrl(view.run.runId)}">clear</a>
+<button type="submit">Filter</button> <a href="${runUrl(run.runId)}">clear</a>
 </form>`;
 }
 
@@ -103,8 +124,10 @@ export function queryString(query: AttemptQuery): string {
     'objective',
     'carrier',
     'strategy',
+    'q',
     'sort',
     'order',
+    'after',
   ] as const;
   const parts = keys.flatMap((key) => {
     const value = query[key];
