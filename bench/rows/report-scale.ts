@@ -150,11 +150,12 @@ async function storeRun(db: string, attempts: number, workspaces: string): Promi
   const memory = await openMemory(db);
   try {
     const recorder = new MemoryAttemptRecorder(memory);
-    const campaign = demoCampaign('vulnerable');
+    // Stored with its scores and evidence, which the copies rest on.
     const demo = await runCampaign({
-      campaign,
+      campaign: demoCampaign('vulnerable'),
       target: new MockAgentTarget({ mode: 'vulnerable' }),
       workspaceParent: workspaces,
+      recorder,
     });
     const perAttack = Math.ceil(attempts / demo.run.attacks.length);
     const run = {
@@ -162,8 +163,6 @@ async function storeRun(db: string, attempts: number, workspaces: string): Promi
       runId: `${demo.run.runId}-scale`,
       attacks: demo.run.attacks.map((attack) => ({ ...attack, attempts: perAttack })),
     };
-    await recorder.startRun(demo.run);
-    for (const record of demo.attempts) await recorder.recordAttempt(record, demo.run);
     await recorder.startRun(run);
     const per = demo.attempts.length;
     for (let index = 0; index < attempts; index++) {
