@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   'program_not_found',
   'output_failed',
   'interrupted',
+  'preflight_failed',
 ] as const;
 export type WitnessErrorCode = (typeof ERROR_CODES)[number];
 
@@ -259,6 +260,29 @@ export class InterruptedError extends WitnessError {
   constructor(message: string) {
     super('interrupted', message);
     this.name = 'InterruptedError';
+  }
+}
+
+/**
+ * The preflight found problems that would make every attempt of the campaign fail (a missing template or
+ * program, a dead model endpoint): the campaign is refused before any attempt, with every problem and its
+ * fix at once. `checks` holds every check made, passed ones included.
+ */
+export class PreflightFailedError extends WitnessError {
+  readonly checks: readonly {
+    check: string;
+    status: string;
+    subject: string;
+    detail: string;
+    fix?: string;
+  }[];
+  constructor(
+    message: string,
+    checks: readonly { check: string; status: string; subject: string; detail: string; fix?: string }[],
+  ) {
+    super('preflight_failed', message);
+    this.name = 'PreflightFailedError';
+    this.checks = checks;
   }
 }
 

@@ -21,6 +21,7 @@ export {
   MemoryRequiredError,
   MemoryUnavailableError,
   NotFoundError,
+  PreflightFailedError,
   SandboxUnavailableError,
   SchemaTooNewError,
   TargetError,

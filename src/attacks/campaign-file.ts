@@ -129,6 +129,10 @@ function resolvePaths(campaign: Campaign, base: string): Campaign {
     if (out.target.command !== undefined) out.target.command = asPath(out.target.command);
     out.target.args = args(out.target.args);
   }
+  if (out.target.kind === 'agent' && 'toolbox' in out.target && out.target.toolbox.kind === 'mcp') {
+    out.target.toolbox.command = asPath(out.target.toolbox.command);
+    out.target.toolbox.args = args(out.target.toolbox.args);
+  }
   if (out.target.kind === 'mcp') {
     out.target.server.command = asPath(out.target.server.command);
     out.target.server.args = args(out.target.server.args);

@@ -41,13 +41,15 @@ export interface CampaignSessionContext {
   hostEnv: Readonly<Record<string, string | undefined>>;
   /** The memory's location (`--db`): a file path is hidden from agents with its side files. */
   memoryLocation?: string | undefined;
+  /** The campaign already loaded from `campaignFile` (by the preflight); loaded here otherwise. */
+  campaign?: Campaign | undefined;
 }
 
 export async function openCampaignSession(
   campaignFile: string,
   context: CampaignSessionContext,
 ): Promise<CampaignSession> {
-  const campaign = await loadCampaignFile(campaignFile);
+  const campaign = context.campaign ?? (await loadCampaignFile(campaignFile));
   // Refuses (exit 2) a template that would copy the campaign or the memory into every workspace.
   refuseExposingTemplate(campaign, { campaignFile, memoryLocation: context.memoryLocation });
   // Refuses (exit 2, naming the fix) an out-of-process target when no sandbox can be had.

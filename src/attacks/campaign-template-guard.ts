@@ -15,11 +15,25 @@ export function refuseExposingTemplate(
   campaign: Campaign,
   context: { campaignFile: string; memoryLocation?: string | undefined },
 ): void {
+  const held = heldByTemplate(campaign, context);
+  if (held.length === 0) return;
+  const problem = `${context.campaignFile}: workspace.template ${campaign.workspace.template} holds ${held.join(' and ')}: it would be copied into every attempt's workspace, where the agent reads every attack and the stored results; ${TEMPLATE_EXPOSURE_FIX}`;
+  throw new InvalidCampaignError(problem, [problem]);
+}
+
+export const TEMPLATE_EXPOSURE_FIX =
+  'keep the template in a directory of its own (for example ./template-repo beside the campaign), and the memory outside it (--db)';
+
+/** What of the campaign file and the memory the template holds ("the campaign file (/x/c.yaml)"). */
+export function heldByTemplate(
+  campaign: Campaign,
+  context: { campaignFile: string; memoryLocation?: string | undefined },
+): string[] {
   const template = campaign.workspace.template;
-  if (template === undefined) return;
+  if (template === undefined) return [];
   const root = realOrUndefined(template);
   // A template that cannot be resolved is not copied either: the preflight names that problem.
-  if (root === undefined) return;
+  if (root === undefined) return [];
   const held: string[] = [];
   const campaignFile = realOrUndefined(context.campaignFile);
   if (campaignFile !== undefined && within(root, campaignFile))
@@ -28,9 +42,7 @@ export function refuseExposingTemplate(
     const memory = resolveMemoryFile(context.memoryLocation);
     if (within(root, memory)) held.push(`the memory (${memory})`);
   }
-  if (held.length === 0) return;
-  const problem = `${context.campaignFile}: workspace.template ${template} holds ${held.join(' and ')}: it would be copied into every attempt's workspace, where the agent reads every attack and the stored results; keep the template in a directory of its own (for example ./template-repo beside the campaign), and the memory outside it (--db)`;
-  throw new InvalidCampaignError(problem, [problem]);
+  return held;
 }
 
 function within(root: string, path: string): boolean {

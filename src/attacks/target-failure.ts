@@ -6,8 +6,11 @@ import type { HttpExchangeEvent, TranscriptEvent } from '../models/transcript.js
  * and stderr tail, and a message whose first line names the cause. A CLI agent's last stderr line is
  * often not the cause (qwen-code ends with "Ripgrep not available" when its model endpoint is down), but
  * the model exchanges recorded in the transcript know it: a refused connection, an HTTP error status (401
- * and 403 mean the key), so a failed last exchange is named first and the target's own account (with the
- * stderr tail) follows on the next line.
+ * and 403 mean the key, 404 the model or the path, 429 a rate limit or quota), so a failed last exchange
+ * is named first and the target's own account (with the stderr tail) follows on the next line. Without a
+ * failed exchange (a CLI that stopped before asking its model: no key, a name it refused), the line of its
+ * stderr that names a cause (a missing or refused key, a model not found, a rate limit, a connection
+ * refused) is quoted first instead of its last line.
  */
 
 /** The end of the agent's stderr kept on the failure. */
@@ -25,7 +28,7 @@ export function describeTargetFailure(input: {
   const process = lastOf(input.transcript, 'process');
   const stderr = process?.stderr.trimEnd() ?? '';
   const kind = failureKind(process, input.attemptTimedOut);
-  const cause = causeFromExchanges(input.transcript, kind);
+  const cause = causeFromExchanges(input.transcript, kind) ?? causeFromStderr(stderr, input.message);
   return {
     kind,
     message: cause === undefined ? input.message : `${cause}\n${input.message}`,
@@ -72,8 +75,55 @@ function causeFromExchanges(
   const { status } = exchange.response;
   if (status < 400) return undefined;
   const detail = errorText(exchange);
-  const hint = status === 401 || status === 403 ? ' (check the API key the campaign names in apiKeyEnv)' : '';
+  const hint = STATUS_HINTS[status] ?? (status >= 500 ? ' (the endpoint itself failed)' : '');
   return `the model endpoint answered HTTP ${status}${hint} (${where})${detail === undefined ? '' : `: ${detail}`}`;
+}
+
+/** What an error status most often means for a model endpoint, and what to check. */
+const STATUS_HINTS: Readonly<Record<number, string>> = {
+  401: ' (check the API key the campaign names in apiKeyEnv)',
+  403: ' (check the API key the campaign names in apiKeyEnv)',
+  404: ' (check the model name and the baseUrl)',
+  429: ' (rate limited, or out of quota)',
+};
+
+/**
+ * The causes a CLI's stderr names, most telling first: its last line is often noise printed on the way out
+ * (qwen-code's "Ripgrep not available"), while an earlier line says what stopped it.
+ */
+const STDERR_CAUSES: ReadonlyArray<{ cause: string; pattern: RegExp }> = [
+  {
+    cause: 'the API key is missing or was refused',
+    pattern:
+      /(api[ _-]?key|access token|credential)[^\n]{0,60}\b(missing|not set|not found|required|invalid|incorrect|expired|refused)|\b(missing|no|invalid|incorrect)\b[^\n]{0,30}api[ _-]?key|unauthori[sz]ed|\b40[13]\b|forbidden|authentication (failed|error|required)|not logged in|please (run )?\/?login/i,
+  },
+  {
+    cause: 'the model was not found',
+    pattern:
+      /model[^\n]{0,60}(not found|does not exist|not exist|unknown|not supported)|model_not_found|no such model/i,
+  },
+  { cause: 'rate limited, or out of quota', pattern: /rate[ _-]?limit|\b429\b|quota|too many requests/i },
+  {
+    cause: 'the model endpoint could not be reached',
+    pattern:
+      /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|fetch failed|connection refused|getaddrinfo/i,
+  },
+];
+
+/** The first stderr line naming a known cause, quoted with it; undefined when none does. */
+function causeFromStderr(stderr: string, message: string): string | undefined {
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  for (const { cause, pattern } of STDERR_CAUSES) {
+    const line = lines.find((candidate) => pattern.test(candidate));
+    // Already the message's own last words: nothing to add.
+    if (line !== undefined && !message.trimEnd().endsWith(line))
+      return `${cause}; the agent said: ${oneLine(line)}`;
+    if (line !== undefined) return `${cause}`;
+  }
+  return undefined;
 }
 
 /** The error text of an endpoint's answer: `error.message` (OpenAI, Anthropic, Gemini) or `error`. */

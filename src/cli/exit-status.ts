@@ -36,6 +36,7 @@ const EXIT_BY_CODE: Readonly<Record<WitnessErrorCode, number>> = {
   memory_unavailable: EXIT_USAGE,
   sandbox_unavailable: EXIT_USAGE,
   program_not_found: EXIT_USAGE,
+  preflight_failed: EXIT_USAGE,
   output_failed: EXIT_FAILURE,
   interrupted: EXIT_INTERRUPTED,
   undetermined_score: EXIT_FAILURE,

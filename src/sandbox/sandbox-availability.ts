@@ -82,13 +82,16 @@ export function detectSandbox(options: DetectSandboxOptions = {}): Promise<Sandb
   return known;
 }
 
+/** The two ways out when no sandbox can be had (the refusal's and the preflight's fix). */
+export const SANDBOX_UNAVAILABLE_FIX =
+  'Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`) on Linux with user namespaces allowed, or write ' +
+  '`sandbox: none` in the campaign to run it without containment (attempts are then marked ' +
+  '`containment: none`).';
+
 /** The refusal an out-of-process target gets when there is no sandbox, naming both ways out. */
 export function sandboxUnavailableError(reason: string, what: string): SandboxUnavailableError {
   return new SandboxUnavailableError(
-    `${what} must run in a sandbox, but none is available: ${reason}. Install bubblewrap ` +
-      '(Debian/Ubuntu: `apt-get install bubblewrap`) on Linux with user namespaces allowed, or write ' +
-      '`sandbox: none` in the campaign to run it without containment (attempts are then marked ' +
-      '`containment: none`).',
+    `${what} must run in a sandbox, but none is available: ${reason}. ${SANDBOX_UNAVAILABLE_FIX}`,
   );
 }
 

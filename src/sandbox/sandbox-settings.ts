@@ -266,6 +266,8 @@ export interface AttemptHostView {
   hiddenFiles: string[];
   /** Why the campaign directory is not shown, when it is not. */
   campaignDirectoryWithheld?: string | undefined;
+  /** Paths the launch would have needed but that are never shown, and why (for the preflight). */
+  withheld: Array<{ path: string; reason: string }>;
 }
 
 export interface HostViewRequest {
@@ -283,7 +285,8 @@ export interface HostViewRequest {
  * bubblewrap (`sandbox: none`) the agent sees the whole host, and nothing is listed.
  */
 export function attemptHostView(settings: SandboxSettings, request: HostViewRequest): AttemptHostView {
-  if (settings.containment.mode !== 'bwrap') return { shown: [], hiddenDirectories: [], hiddenFiles: [] };
+  if (settings.containment.mode !== 'bwrap')
+    return { shown: [], hiddenDirectories: [], hiddenFiles: [], withheld: [] };
   const operatorHomes = settings.hiddenDirectories.map(realOrSelf);
   const campaignFile = settings.campaignDirectory?.campaignFile;
   const campaign =
@@ -309,6 +312,7 @@ export function attemptHostView(settings: SandboxSettings, request: HostViewRequ
     shown: view.shown,
     hiddenDirectories: view.hiddenDirectories,
     hiddenFiles: view.hiddenFiles,
+    withheld: view.withheld,
     ...(campaign?.shown === false
       ? {
           campaignDirectoryWithheld:

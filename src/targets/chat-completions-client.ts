@@ -1,6 +1,7 @@
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { JsonValue } from '../models/record.js';
 import { checkTimeoutMs } from '../models/timeout.js';
+import { describeNetworkError } from '../net/network-error.js';
 import {
   nonNegativeInteger as nonNegative,
   positiveInteger as positive,
@@ -195,23 +196,4 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-/**
- * A fetch failure with its cause: undici says only "fetch failed" and keeps the reason
- * (`ECONNREFUSED 127.0.0.1:11434`, a DNS or TLS error) in `error.cause`. Without it, an unreachable
- * endpoint cannot be told from a misspelled one, in the terminal or in the stored transcript.
- */
-function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const causes: string[] = [];
-  let cause: unknown = error.cause;
-  for (let depth = 0; cause instanceof Error && depth < 3; depth++) {
-    const { code, address, port } = cause as Error & { code?: unknown; address?: unknown; port?: unknown };
-    const where =
-      typeof address === 'string' ? ` ${address}${typeof port === 'number' ? `:${port}` : ''}` : '';
-    causes.push(typeof code === 'string' ? `${code}${where}` : cause.message);
-    cause = cause.cause;
-  }
-  return causes.length === 0 ? error.message : `${error.message} (${causes.join('; ')})`;
 }

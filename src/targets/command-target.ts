@@ -1,4 +1,3 @@
-import { isAbsolute } from 'node:path';
 import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { checkTimeoutMs } from '../models/timeout.js';
@@ -10,7 +9,7 @@ import {
   refuseUnreachableProgram,
   type SandboxSettings,
 } from '../sandbox/sandbox-settings.js';
-import { fillPlaceholders } from '../text/placeholders.js';
+import { fillPlaceholders, scriptArguments } from '../text/placeholders.js';
 import type { AttemptPreparation, PreparedAttempt, Target, TargetRequest, TargetResponse } from './target.js';
 import { TargetContainment } from './target-containment.js';
 import { positiveInteger as positive, TARGET_DEFAULTS } from './target-defaults.js';
@@ -104,7 +103,7 @@ export class CommandTarget implements Target {
    * once loaded): the package each lives in is shown to the agent. Never an argument the prompt fills in.
    */
   #programFiles(): string[] {
-    return (this.#options.args ?? []).filter((arg) => isAbsolute(arg) && !PLACEHOLDER_IN.test(arg));
+    return scriptArguments(this.#options.args);
   }
 
   /** What the sandbox needs to know of the program to decide the agent's view of the host. */
@@ -256,7 +255,6 @@ export class CommandTarget implements Target {
 }
 
 /** Any `{name}` placeholder: an argument that holds one is filled per attempt, never a program file. */
-const PLACEHOLDER_IN = /\{[A-Za-z][A-Za-z0-9_]*\}/;
 
 function keptStderr(head: readonly Buffer[], end: Buffer, total: number): string {
   if (total <= STDERR_HEAD_BYTES + STDERR_TAIL_BYTES) {

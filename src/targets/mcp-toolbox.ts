@@ -1,4 +1,3 @@
-import { isAbsolute } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TargetError } from '../errors.js';
 import type { JsonObject } from '../models/record.js';
@@ -10,7 +9,7 @@ import {
   launchInAttempt,
   type SandboxSettings,
 } from '../sandbox/sandbox-settings.js';
-import { fillPlaceholders } from '../text/placeholders.js';
+import { fillPlaceholders, scriptArguments } from '../text/placeholders.js';
 import { ContainedStdioTransport } from './contained-stdio-transport.js';
 import type { Toolbox, ToolResult, ToolSpec } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
@@ -159,5 +158,5 @@ export class McpToolbox implements Toolbox {
  * reference server's `dist/index.js`): the package each lives in is shown to the server (SPEC §13).
  */
 export function mcpProgramFiles(options: Pick<McpServerOptions, 'args'>): string[] {
-  return (options.args ?? []).filter((arg) => isAbsolute(arg) && !/\{[A-Za-z][A-Za-z0-9_]*\}/.test(arg));
+  return scriptArguments(options.args);
 }

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { InvalidOptionError } from '../errors.js';
 import type { JsonValue } from '../models/record.js';
+import { describeNetworkError } from '../net/network-error.js';
 import { readBoundedBody } from '../net/read-bounded-body.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
 import type { HttpExchangeEvent } from './transcript.js';
@@ -191,7 +192,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     } catch (error) {
       if (record !== undefined) {
         if (status !== 0) store(status, type);
-        record.error = redact((error as Error).message);
+        record.error = redact(describeNetworkError(error));
         record.durationMs = Math.max(0, now() - started);
       }
       throw error;

@@ -16,3 +16,12 @@ export function fillPlaceholders(template: string, values: Readonly<Record<strin
 }
 
 const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9]*)\}/g;
+
+/**
+ * The scripts a configuration's arguments name: each absolute path with no placeholder left in it (such as
+ * `{campaignDir}/agent.mjs` once the campaign is loaded). Never an argument the prompt fills in. The
+ * sandbox shows the package each lives in; the preflight checks each exists.
+ */
+export function scriptArguments(args: readonly string[] | undefined): string[] {
+  return (args ?? []).filter((arg) => arg.startsWith('/') && !/\{[A-Za-z][A-Za-z0-9_]*\}/.test(arg));
+}

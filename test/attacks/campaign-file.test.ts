@@ -69,6 +69,33 @@ describe('campaign files', () => {
     }
   });
 
+  it('resolves an MCP toolbox’s relative command and {campaignDir} in its args against the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'witness-campaign-'));
+    try {
+      writeFileSync(
+        join(dir, 'c.yaml'),
+        [
+          'name: n',
+          'target:',
+          '  kind: agent',
+          '  planner: { kind: mock, mode: vulnerable }',
+          '  toolbox: { kind: mcp, command: ./bin/server, args: ["{campaignDir}/data", "{workspace}"] }',
+          'attacks: [{ id: a, prompt: p, expect: { uri: /x } }]',
+          '',
+        ].join('\n'),
+      );
+      const campaign = await loadCampaignFile(join(dir, 'c.yaml'));
+      assert.ok(campaign.target.kind === 'agent' && 'toolbox' in campaign.target);
+      assert.deepEqual(campaign.target.toolbox, {
+        kind: 'mcp',
+        command: join(dir, 'bin/server'),
+        args: [`${dir}/data`, '{workspace}'],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names file, line and column of a wrong value', () => {
     const text = VALID.replace('mode: vulnerable', 'mode: reckless');
     assert.throws(

@@ -33,8 +33,13 @@ describe('a template holding the campaign or the memory', () => {
     const result = await runCli(['run', campaignIn(dir, '.'), '--db', db]);
     assert.equal(result.status, 2, result.stderr);
     assert.equal(result.stdout, '');
-    assert.match(result.stderr, /workspace\.template .* holds the campaign file \(.*campaign\.yaml\)/);
+    assert.match(result.stderr, /FAIL {2}template +\S+: holds the campaign file \(.*campaign\.yaml\)/);
     assert.match(result.stderr, /keep the template in a directory of its own/);
+    // Without the preflight the campaign session refuses it all the same.
+    const unchecked = await runCli(['run', campaignIn(dir, '.'), '--db', db, '--no-preflight']);
+    assert.equal(unchecked.status, 2, unchecked.stderr);
+    assert.match(unchecked.stderr, /workspace\.template .* holds the campaign file \(.*campaign\.yaml\)/);
+    assert.match(unchecked.stderr, /keep the template in a directory of its own/);
   });
 
   it('a template that holds the memory (--db inside it, also through a link) is refused', async () => {

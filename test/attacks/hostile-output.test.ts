@@ -72,7 +72,8 @@ describe('a run survives its agents: deeply nested output', () => {
     it(`a tool call nested ${DEPTH} deep is stored cut at ${MAX_JSON_DEPTH} levels and the run goes on (agent exit ${exitCode})`, async () => {
       const dir = makeWorkspace();
       const db = path.join(dir, 'witness.db');
-      const result = await runCli(['run', fakeClaude(dir, exitCode), '--json', '--db', db]);
+      // The fake CLI never asks its model: the endpoint is a placeholder the preflight would refuse.
+      const result = await runCli(['run', fakeClaude(dir, exitCode), '--json', '--db', db, '--no-preflight']);
       assert.equal(result.status, 0, result.stderr);
       const parsed = JSON.parse(result.stdout) as { attempts: unknown[] };
       const attempts = parsed.attempts.map((attempt) => AttemptRecordSchema.parse(attempt));

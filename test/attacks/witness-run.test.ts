@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -94,13 +96,28 @@ describe('witness run', () => {
   });
 
   it('chat endpoint: an unset key variable is a usage error before anything runs', async () => {
-    const file = adaptExample(dir, 'chat-endpoint.yaml');
+    // A loopback endpoint nobody answers on: the preflight asks it, and this test must not reach the internet.
+    const idle = createServer();
+    await new Promise<void>((resolve) => idle.listen(0, '127.0.0.1', resolve));
+    const { port } = idle.address() as AddressInfo;
+    await new Promise<void>((resolve) => idle.close(() => resolve()));
+    const file = adaptExample(dir, 'chat-endpoint.yaml', (text) =>
+      text.replace('https://api.openai.com/v1', `http://127.0.0.1:${port}/v1`),
+    );
     const env = { ...process.env };
     delete env.OPENAI_API_KEY;
     const result = await runCli(['run', file, '--db', db], { env });
     assert.equal(result.status, 2);
     assert.equal(result.stdout, '');
-    assert.match(result.stderr, /the environment variable OPENAI_API_KEY \(apiKeyEnv\) is not set/);
+    assert.match(
+      result.stderr,
+      /FAIL {2}model_key +OPENAI_API_KEY \(the chat planner\): the environment variable OPENAI_API_KEY is not set/,
+    );
+    // Without the preflight, the target refuses it too, before any attempt.
+    const unchecked = await runCli(['run', file, '--db', db, '--no-preflight'], { env });
+    assert.equal(unchecked.status, 2);
+    assert.equal(unchecked.stdout, '');
+    assert.match(unchecked.stderr, /the environment variable OPENAI_API_KEY \(apiKeyEnv\) is not set/);
   });
 
   it('MCP: the real filesystem server carries out the injected write', { skip: bubblewrap }, async () => {

@@ -129,10 +129,11 @@ describe('witness run says what happened, plainly', () => {
       'attacks:',
       '  - { id: a, prompt: p, expect: { uri: /a } }',
     ]);
-    const table = await witness(['run', file, '--db', path.join(dir, 'chat.db')]);
+    // --no-preflight: this is about the attempt's own error (the preflight would refuse the dead endpoint).
+    const table = await witness(['run', file, '--db', path.join(dir, 'chat.db'), '--no-preflight']);
     assert.equal(table.status, 0, table.stderr);
     assert.match(table.stdout, new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
-    const json = await witness(['run', file, '--json', '--db', path.join(dir, 'chat.db')]);
+    const json = await witness(['run', file, '--json', '--db', path.join(dir, 'chat.db'), '--no-preflight']);
     const { attempts } = JSON.parse(json.stdout) as {
       attempts: { outcome: string; error: string; transcript: { kind: string; error?: string }[] }[];
     };
@@ -159,7 +160,8 @@ describe('witness run says what happened, plainly', () => {
     const { attempts } = JSON.parse(json.stdout) as { attempts: { error: string }[] };
     assert.equal(
       attempts[0]?.error,
-      'the command exited with status 7; its stderr ends: noise\nmodel not found: gpt-9',
+      // The stderr line naming the cause leads; the command's own account follows.
+      'the model was not found\nthe command exited with status 7; its stderr ends: noise\nmodel not found: gpt-9',
     );
   });
 });

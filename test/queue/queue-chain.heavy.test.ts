@@ -31,7 +31,8 @@ async function slowAttacker(target: string): Promise<{ url: string; close(): Pro
         fetch(`${target}${req.url ?? ''}`, {
           method: req.method,
           headers: { 'content-type': 'application/json' },
-          body: Buffer.concat(chunks),
+          // A GET (the preflight's probe of the endpoint) carries no body.
+          body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
         })
           .then(async (answer) => {
             res.writeHead(answer.status, { 'content-type': 'application/json' });

@@ -40,6 +40,8 @@ export interface LocalRunFlags {
   json: boolean;
   report: string | undefined;
   junit: string | undefined;
+  /** Check the campaign before the first attempt (`--no-preflight` skips it). */
+  preflight: boolean;
 }
 
 export async function runLocalCampaign(file: string, flags: LocalRunFlags, io: CliIo): Promise<void> {
@@ -51,7 +53,13 @@ export async function runLocalCampaign(file: string, flags: LocalRunFlags, io: C
       import('../../attacks/run-campaign.js'),
       import('../../attacks/attempt-spool.js'),
     ]);
-  const session = await openCampaignSession(file, { hostEnv: io.env, memoryLocation: flags.db });
+  const { loadCheckedCampaign } = await import('./run-preflight.js');
+  const checked = await loadCheckedCampaign(file, { preflight: flags.preflight, db: flags.db }, io);
+  const session = await openCampaignSession(file, {
+    hostEnv: io.env,
+    memoryLocation: flags.db,
+    campaign: checked,
+  });
   const { campaign } = session;
   // Said once, before any attempt: sandbox: none is not containment.
   for (const warning of session.sandbox?.warnings ?? []) io.err(`witness: warning: ${warning}\n`);

@@ -42,7 +42,11 @@ export async function submitQueuedRun(
     import('../../attacks/campaign-session.js'),
     import('../../queue/submit-run.js'),
   ]);
-  const session = await openCampaignSession(file, { hostEnv: io.env, memoryLocation: db });
+  // The attempts run on the workers' machines; a campaign that cannot work here is refused before it is
+  // queued (workers are most often started from the same checkout, on the same kind of machine).
+  const { loadCheckedCampaign } = await import('./run-preflight.js');
+  const checked = await loadCheckedCampaign(file, { preflight: options.preflight !== false, db }, io);
+  const session = await openCampaignSession(file, { hostEnv: io.env, memoryLocation: db, campaign: checked });
   const { campaign } = session;
   const graceSeconds =
     options.jobGrace === undefined ? undefined : readWhole('--job-grace', options.jobGrace);

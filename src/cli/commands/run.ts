@@ -33,19 +33,55 @@ export function registerRun(program: Command, io: CliIo): void {
       "with --queue: how long past attemptTimeoutMs a stuck worker keeps an attempt before retry (120); a lost worker's attempts come back sooner, when their lease lapses",
     )
     .option('--cancel <run>', 'stop handing out the attempts of a queued run')
+    .option(
+      '--dry-run',
+      'run only the preflight (template, sandbox, network, programs, model keys and endpoints, bait) and print the plan; no attempt runs (exit 0 when every check passes, 2 otherwise)',
+    )
+    .option(
+      '--no-preflight',
+      'skip the checks made before the first attempt (a campaign that cannot work then fails attempt by attempt)',
+    )
     .action(async (file: string | undefined, options: Record<string, unknown>) => {
       if (typeof options.cancel === 'string') {
         const { cancelQueuedRun } = await import('./run-queue.js');
         return cancelQueuedRun(options.cancel, options, io);
       }
       if (file === undefined) throw new UsageError('witness run needs a campaign file (or --cancel RUN)');
+      if (options.dryRun === true) {
+        for (const flag of [
+          'report',
+          'junit',
+          'failOn',
+          'keepWorkspaces',
+          'wait',
+          'runId',
+          'jobGrace',
+        ] as const) {
+          if (options[flag] !== undefined)
+            throw new UsageError(`--${kebab(flag)} has nothing to do with --dry-run, which runs no attempt`);
+        }
+        if (options.preflight === false)
+          throw new UsageError('--dry-run is the preflight: drop --no-preflight');
+        const { dryRunCampaign } = await import('./run-preflight.js');
+        return dryRunCampaign(
+          file,
+          {
+            db: resolveDb(options, io.env),
+            json: options.json === true,
+            concurrency:
+              options.concurrency === undefined
+                ? undefined
+                : readPositiveInt('--concurrency', options.concurrency),
+          },
+          io,
+        );
+      }
       if (options.queue === true) {
         const { submitQueuedRun } = await import('./run-queue.js');
         return submitQueuedRun(file, options, io);
       }
       for (const flag of ['wait', 'runId', 'jobGrace'] as const) {
-        if (options[flag] !== undefined)
-          throw new UsageError(`--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --queue`);
+        if (options[flag] !== undefined) throw new UsageError(`--${kebab(flag)} needs --queue`);
       }
       // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).
       tuneHeapForCampaign(process.execArgv);
@@ -64,10 +100,16 @@ export function registerRun(program: Command, io: CliIo): void {
           json: options.json === true,
           report: typeof options.report === 'string' ? options.report : undefined,
           junit: typeof options.junit === 'string' ? options.junit : undefined,
+          preflight: options.preflight !== false,
         },
         io,
       );
     });
+}
+
+/** `failOn` → `fail-on`: an option's name as typed. */
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
 /** `--fail-on a,b`: each a known outcome; the error names the unknown one and the choices. */
