@@ -94,7 +94,14 @@ describe('the PostgreSQL queue', { skip: PG_SKIP }, () => {
     );
     assert.equal(results.length, 60, 'exactly one result per attempt');
     assert.equal(new Set(results.map((row) => `${row.attack}/${row.attempt}`)).size, 60);
-    for (const row of results) assert.equal(row.outcome, row.attack === 'obey' ? 'success' : 'failure');
+    for (const row of results) {
+      const attempt = rows.find((queued) => queued.attack === row.attack && queued.attempt === row.attempt);
+      assert.equal(
+        row.outcome,
+        row.attack === 'obey' ? 'success' : 'failure',
+        `${row.attack} #${row.attempt}: ${JSON.stringify(attempt)}; the victim was ${victimId}, killed in ${killed.attack} #${killed.attempt}`,
+      );
+    }
     // The attempt the victim was running was retried by another worker and stored once.
     const retried = rows.find((row) => row.attack === killed.attack && row.attempt === killed.attempt);
     assert.ok(retried !== undefined);
