@@ -42,6 +42,6 @@ export function singleCommandOf(args: readonly string[]): string | undefined {
 /** The root command holding only `name` (one of {@link singleCommandOf}'s answers), configured as usual. */
 export async function buildSingleCommandProgram(io: CliIo, name: string): Promise<Command> {
   const load = COMMAND_MODULES[name];
-  if (load === undefined) throw new Error(`no module for the command ${name}`);
+  if (load === undefined) throw new Error(`no module for the command ${name}: a bug`);
   return singleCommandProgram(io, await load());
 }

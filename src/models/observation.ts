@@ -103,6 +103,7 @@ export type SurfaceEntry = z.infer<typeof SurfaceEntrySchema>;
 /** The format rule zod applies to {@link TimestampSchema}, read from the schema itself (one rule). */
 const TIMESTAMP_PATTERN: RegExp = (() => {
   const pattern = (TimestampSchema.def as { pattern?: unknown }).pattern;
+  // Internal: a zod upgrade changed what this reads, at module load, long before any user input.
   if (!(pattern instanceof RegExp) || pattern.flags !== '') {
     throw new Error(
       'zod no longer exposes the datetime pattern of TimestampSchema: update acceptSurfaceEntry',

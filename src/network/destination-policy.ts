@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { InvalidOptionError } from '../errors.js';
 import { hostMatches } from '../verdicts/request-sent.js';
 
 /**
@@ -42,7 +43,9 @@ function portOf(text: string | undefined, rule: string): { port?: number } {
   if (text === undefined) return {};
   const port = Number(text);
   if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65_535) {
-    throw new Error(`network.allow: ${JSON.stringify(rule)} has no valid port after ":"`);
+    throw new InvalidOptionError(
+      `network.allow: ${JSON.stringify(rule)} has no valid port after ":" (give a port from 1 to 65535, or none for any port)`,
+    );
   }
   return { port };
 }

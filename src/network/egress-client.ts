@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
+import { InvalidOptionError } from '../errors.js';
 import type { EgressProxy } from './egress-proxy.js';
 
 /**
@@ -51,7 +52,9 @@ export async function sendThroughEgress(
 ): Promise<EgressReply> {
   const url = new URL(request.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`only http and https URLs can be sent, not ${url.protocol}`);
+    throw new InvalidOptionError(
+      `only http and https URLs can be sent, not ${url.protocol} (use an http:// or https:// URL)`,
+    );
   }
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
   const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);

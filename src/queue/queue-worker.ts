@@ -335,7 +335,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
             if (!kept) throw new LeaseLost('another worker took this attempt over');
           },
         });
-        if (record === undefined) throw new Error('the chain ended without a last round');
+        if (record === undefined) throw new Error('the chain ended without a last round: a bug');
       }
       timing.attemptMs = performance.now() - started;
       started = performance.now();

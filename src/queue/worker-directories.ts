@@ -56,6 +56,8 @@ export function createWorkerDirectory(parent: string, ownerPid: number): WorkerD
     const lock = lockDirectoryHandle(fd);
     if (lock === 'held') {
       closeSync(fd);
+      // Internal: a sweep claims only a directory it saw unlocked, so CREATE_TRIES losses in a row mean
+      // the lock is not doing its work.
       if (attempt >= CREATE_TRIES) {
         throw new Error(
           `every new worker directory in ${parent} was claimed by a sweep (${CREATE_TRIES} tries)`,

@@ -77,6 +77,9 @@ export interface NamespaceEndpoint {
  */
 export function listenInNamespace(pid: number, specs: readonly NamespaceListenerSpec[]): NamespaceEndpoint[] {
   const setns = load();
+  // Internal, like every plain error below: namespaceListenersAvailable() refused, before any attempt, each
+  // case a user can cause (not Linux, no koffi, not root); what is left is the kernel refusing now what it
+  // allowed then, and it becomes that attempt's error.
   if (setns === undefined) throw new Error(loadError ?? 'setns is unavailable');
   const own = openSync('/proc/self/ns/net', 'r');
   let theirs: number | undefined;
@@ -84,6 +87,7 @@ export function listenInNamespace(pid: number, specs: readonly NamespaceListener
   const bound: Array<() => boolean> = [];
   try {
     theirs = openSync(`/proc/${pid}/ns/net`, 'r');
+    // Internal (see above).
     if (setns.setns(theirs, CLONE_NEWNET) !== 0) {
       throw new Error(`setns into the sandbox's network namespace failed (errno ${setns.errno()})`);
     }
@@ -132,9 +136,11 @@ export function listenInNamespace(pid: number, specs: readonly NamespaceListener
       // Back to Witness's own namespace before anything else can run on this thread.
       returned = setns.setns(own, CLONE_NEWNET) === 0;
     }
+    // Internal (see above).
     if (!returned) {
       throw new Error(`setns back into Witness's network namespace failed (errno ${setns.errno()})`);
     }
+    // Internal (see above): the namespace is new, so nothing else holds its ports.
     if (!bound.every((check) => check())) throw new Error('a listener in the sandbox could not be bound');
     return servers;
   } catch (error) {

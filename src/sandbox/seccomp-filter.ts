@@ -63,6 +63,7 @@ export function keyringFilterSupported(hostArch: string = arch()): boolean {
 /** The compiled filter for the host's architecture (an array of `struct sock_filter`, little-endian). */
 export function keyringFilter(hostArch: string = arch()): Buffer {
   const tables = TABLES[hostArch];
+  // Internal: sandbox-availability.ts refuses an architecture without a filter before any sandbox starts.
   if (tables === undefined) throw new Error(`no keyring filter is built for the ${hostArch} architecture`);
   const program: Array<[code: number, jt: number, jf: number, k: number]> = [];
   // One block per entry point: [ld arch] jeq audit ? block : next; ld nr; (and ~x32); 3× jeq → deny; allow.

@@ -478,7 +478,7 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     }
     signal?.throwIfAborted();
     if (result.outcome.kind === 'cancelled') {
-      throw new Error('acquisition cancelled without an aborted signal');
+      throw new Error('acquisition cancelled without an aborted signal: a bug');
     }
     return { ...result, outcome: result.outcome as SettledOutcome };
   }

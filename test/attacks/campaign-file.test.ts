@@ -109,6 +109,22 @@ describe('campaign files', () => {
     );
   });
 
+  it('names a network.allow entry whose port is not one, and how to write it', () => {
+    const text = `${VALID}network:\n  mode: proxy\n  allow: [api.example.com:99999]\n`;
+    assert.throws(
+      () => parseCampaign(text, 'c.yaml'),
+      (error: unknown) => {
+        assert.ok(error instanceof InvalidCampaignError);
+        assert.equal(error.issues.length, 1);
+        assert.match(
+          error.issues[0] as string,
+          /^c\.yaml:\d+:\d+: network\.allow\[0\]: .*"api\.example\.com:99999" has no valid port .*from 1 to 65535/,
+        );
+        return true;
+      },
+    );
+  });
+
   it('points a misspelt key at the key itself, and a missing key at the object that lacks it', () => {
     const text = VALID.replace('    prompt: Summarize README.md\n', '    promt: Summarize README.md\n');
     assert.throws(

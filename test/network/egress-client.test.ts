@@ -4,7 +4,9 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { InvalidOptionError } from '../../src/errors.js';
 import { createCertificateAuthority } from '../../src/network/certificate-authority.js';
+import { DestinationPolicy } from '../../src/network/destination-policy.js';
 import { sendThroughEgress, streamPair } from '../../src/network/egress-client.js';
 import { startEgressProxy } from '../../src/network/egress-proxy.js';
 import { callHttpRequestTool } from '../../src/targets/http-request-tool.js';
@@ -151,8 +153,17 @@ describe('sendThroughEgress', () => {
     );
     await assert.rejects(
       sendThroughEgress(silent, { method: 'GET', url: 'file:///etc/passwd' }),
-      /only http and https URLs/,
+      (error: unknown) =>
+        error instanceof InvalidOptionError && /only http and https URLs .*use an http/.test(error.message),
     );
+  });
+
+  it('a library caller giving an allow rule with a bad port gets an InvalidOptionError naming the fix', () => {
+    assert.throws(
+      () => new DestinationPolicy(['api.example.com:0']),
+      (error: unknown) => error instanceof InvalidOptionError && /from 1 to 65535/.test(error.message),
+    );
+    assert.ok(new DestinationPolicy(['api.example.com:443', '[::1]:9000', '*.example.org']));
   });
 
   it('streamPair carries bytes both ways, and ending one side ends the other', async () => {

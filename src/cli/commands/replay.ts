@@ -89,7 +89,7 @@ async function replay(input: ReplayInput, memory: ScorerMemory | undefined): Pro
     },
     { memory },
   );
-  if (score === undefined) throw new Error('the scorer returned no score');
+  if (score === undefined) throw new Error('the scorer returned no score: a bug');
   return score;
 }
 

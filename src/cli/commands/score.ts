@@ -55,7 +55,8 @@ export function registerScore(program: Command, io: CliIo): void {
       scores: [score],
       observations: [observation],
     } = result;
-    if (score === undefined || observation === undefined) throw new Error('the scorer returned no score');
+    if (score === undefined || observation === undefined)
+      throw new Error('the scorer returned no score: a bug');
     if (db !== undefined) {
       io.err(
         `stored score ${score.id} and observation ${observation.id} in ${excerpt(db, 300)} (witness scores show ${score.id})\n`,

@@ -145,12 +145,14 @@ function acquireGuarded(
   try {
     let rootPath: Buffer;
     try {
+      // Internal: caught just below, where it becomes a confinement_unverified gap.
       if (!fs.procIsTrusted()) throw new Error('/proc is not procfs');
       rootPath = fs.handlePath(rootFd);
       // Every placement compares a handle's kernel path with this one, and places only paths under '/'.
       // A kernel path not under '/' (the kernel's name for an object with no path) could place nothing,
       // so nothing is claimed about such a root. A root in another mount namespace is still named under
       // '/'; rootNamedHere below is what refuses it.
+      // Internal (caught below).
       if (rootPath.length === 0 || rootPath[0] !== SLASH) throw new Error('no path under / for the root');
     } catch (error) {
       rethrowCancelled(error);
@@ -184,10 +186,10 @@ function acquireGuarded(
     let reads: ManifestReadLanes | undefined;
     if (request.mode === 'manifest' || request.mode === 'lookup') {
       if (request.mode === 'manifest' && (locator.match !== 'glob' || locator.uri !== '/**')) {
-        throw new Error('a manifest walks /** (glob)');
+        throw new Error('a manifest walks /** (glob): a bug');
       }
       if (request.mode === 'lookup' && (locator.match !== 'exact' || request.reuse !== undefined)) {
-        throw new Error('a lookup names one exact uri, and reuses nothing');
+        throw new Error('a lookup names one exact uri, and reuses nothing: a bug');
       }
       state.manifest = [];
       // A lookup's one entry stays in its result (no batches).

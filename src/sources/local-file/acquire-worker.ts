@@ -79,6 +79,7 @@ export interface AcquireWorkerData {
 }
 
 const port = parentPort;
+// Internal: only the acquisition pool starts this module, always as a worker thread.
 if (port === null) throw new Error('acquire-worker.js must run as a worker thread');
 
 // A thread started ahead of its first job (the pool's `prewarm`) loads and probes the openat2 seam now

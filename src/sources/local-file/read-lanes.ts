@@ -300,6 +300,7 @@ export function sharedLanes(
       pending = [];
       readHere(tasks);
       end();
+      // Internal: the helper thread answers every handle it takes, even on cancellation.
       if (!awaitHelper(checkCancelled)) {
         throw new Error('the second reader thread of this acquisition was lost');
       }
