@@ -19,7 +19,7 @@ export interface CliResult {
 export async function runCli(
   args: readonly string[],
   options: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {},
-): Promise<CliResult> {
+): Promise<CliResult & { status: number }> {
   let stdout = '';
   let stderr = '';
   const status = await runWitness(args, {

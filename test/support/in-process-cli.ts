@@ -1,6 +1,4 @@
-import { classifyFailure, EXIT_OK } from '../../src/cli/exit-status.js';
-import type { CliIo } from '../../src/cli/io.js';
-import { buildProgram } from '../../src/cli/program.js';
+import { runCli } from './cli.js';
 
 export interface InProcessResult {
   status: number;
@@ -9,32 +7,16 @@ export interface InProcessResult {
 }
 
 /**
- * Runs `witness <args>` in this process through `buildProgram` with a fake IO, mapping a failure to its
- * exit status and stderr message exactly as main.ts does. The environment is only what the test passes.
+ * `witness <args>` in this process, as {@link runCli} runs it (the binary's own runner, a fake IO), but
+ * with only the environment the test passes: what the command reads from the environment is then what the
+ * test says, not what the machine running the tests happens to set.
  */
 export async function witness(
   args: readonly string[],
   options: { env?: Record<string, string | undefined>; signal?: AbortSignal } = {},
 ): Promise<InProcessResult> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    out: (text) => {
-      stdout += text;
-    },
-    err: (text) => {
-      stderr += text;
-    },
-    signal: options.signal ?? new AbortController().signal,
+  return runCli(args, {
     env: options.env ?? {},
-    errIsTTY: false,
-  };
-  try {
-    await buildProgram(io).parseAsync(['node', 'witness', ...args]);
-    return { status: EXIT_OK, stdout, stderr };
-  } catch (error) {
-    const failure = classifyFailure(error, io.signal.aborted);
-    if (failure.message !== undefined) stderr += `${failure.message}\n`;
-    return { status: failure.status, stdout, stderr };
-  }
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
 }

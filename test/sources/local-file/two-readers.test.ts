@@ -13,6 +13,7 @@ import type { ReadTask } from '../../../src/sources/local-file/reserved-read.js'
 import { serveSecondReader } from '../../../src/sources/local-file/second-reader.js';
 import { unpackSurfaceEntries } from '../../../src/sources/local-file/surface-entry-unpacking.js';
 import { releaseAcquisitionThreads } from '../../../src/sources/local-file-source.js';
+import { fullSamples, inRotation, repetitions } from '../../support/sample-size.js';
 import { untilSecondReaderRead } from '../support/second-reader-runs.js';
 import { SURFACE_FS_VARIANTS } from '../support/surface-fs-variants.js';
 import { acquireDirect, buildReaderSplitTree, openFdCount, removeDir, tempDir } from '../support/trees.js';
@@ -26,6 +27,9 @@ const O_PATH = 0o10000000;
  * split between the threads moves) must give the same entries, the same gaps in the same order and the
  * same stats. The tree mixes the walk's own gaps (FIFOs, links out of the root, dangling links) with
  * readers' gaps (files cut by the budget), so the order of gaps is really exercised.
+ *
+ * `npm test` runs each budget case on one seam (the seams in turn) with a slowed and a plain second
+ * reader; two-readers.full-samples.heavy.test.ts runs every case on both seams, four ways each.
  */
 
 const skipNoHelper = POOL_SIZE < 2 ? 'one core: the pool has no thread for a second reader' : false;
@@ -89,14 +93,17 @@ describe('two reader threads sharing one walk', () => {
     removeDir(base);
   });
 
-  for (const variant of SURFACE_FS_VARIANTS) {
+  for (const [variantIndex, variant] of SURFACE_FS_VARIANTS.entries()) {
     describe(`[${variant.name}]`, { skip: variant.skip }, () => {
       const seam = variant.name;
-      for (const [title, limits] of [
-        ['no budget reached', {}],
-        ['maxReadBytes runs out midway (readers cut files)', { maxReadBytes: 40_000 }],
-        ['maxFiles stops the walk', { maxFiles: 300 }],
-      ] as const) {
+      for (const [caseIndex, [title, limits]] of (
+        [
+          ['no budget reached', {}],
+          ['maxReadBytes runs out midway (readers cut files)', { maxReadBytes: 40_000 }],
+          ['maxFiles stops the walk', { maxFiles: 300 }],
+        ] as const
+      ).entries()) {
+        if (!inRotation(caseIndex, variantIndex, SURFACE_FS_VARIANTS.length)) continue;
         it(`same observation with one reader, two, and a slowed second reader: ${title}`, async () => {
           const fdsBefore = openFdCount();
           const one = await acquireThroughPool(root, '/**', seam, limits, { readers: 1 });
@@ -120,7 +127,7 @@ describe('two reader threads sharing one walk', () => {
           }
 
           const runs: Run[] = [];
-          for (const helperDelayMs of [undefined, 0, 3, undefined]) {
+          for (const helperDelayMs of fullSamples() ? [undefined, 0, 3, undefined] : [3, undefined]) {
             const run = await acquireThroughPool(root, '/**', seam, limits, {
               readers: 2,
               ...(helperDelayMs === undefined ? {} : { helperDelayMs }),
@@ -145,7 +152,7 @@ describe('two reader threads sharing one walk', () => {
 
       it('a cancelled acquisition with a second reader closes every handle', async () => {
         const fdsBefore = openFdCount();
-        for (let i = 0; i < 20; i++) {
+        for (let i = 0; i < repetitions(20, 4); i++) {
           const cancel = new SharedArrayBuffer(4);
           const done = new Promise<string>((resolve, reject) => {
             acquisitionPool.submit(
@@ -199,12 +206,15 @@ describe('entries packed on the reading threads (a whole ASCII file travels as i
     removeDir(root);
   });
 
-  for (const variant of SURFACE_FS_VARIANTS) {
-    for (const [title, limits] of [
-      ['default budgets', {}],
-      ['maxContentBytes 4 (texts cut to a prefix)', { maxContentBytes: 4 }],
-      ['maxContentBytes 8192', { maxContentBytes: 8 * 1024 }],
-    ] as const) {
+  for (const [variantIndex, variant] of SURFACE_FS_VARIANTS.entries()) {
+    for (const [caseIndex, [title, limits]] of (
+      [
+        ['default budgets', {}],
+        ['maxContentBytes 4 (texts cut to a prefix)', { maxContentBytes: 4 }],
+        ['maxContentBytes 8192', { maxContentBytes: 8 * 1024 }],
+      ] as const
+    ).entries()) {
+      if (!inRotation(caseIndex, variantIndex, SURFACE_FS_VARIANTS.length)) continue;
       it(`give what the walk gives in process, entry for entry [${variant.name}]: ${title}`, {
         skip: variant.skip,
       }, async () => {
