@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import ts from 'typescript';
+import { sourceFiles } from './support/source-files.js';
 
 /**
  * The import graph of src/ (every `import`, `export … from` and `import()`, type-only ones included, read
@@ -46,16 +47,6 @@ const KNOWN_UPWARD: ReadonlyMap<string, string> = new Map([]);
 const SOURCES_INTERNALS_ALLOWED = new Set(['src/sources/local-file/acquisition-pool.ts']);
 
 type Graph = ReadonlyMap<string, readonly string[]>;
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(file));
-    else if (file.endsWith('.ts')) out.push(file);
-  }
-  return out.sort();
-}
 
 /** Every file of src/ with the src/ files it imports (repository-relative paths). */
 function importGraph(): Graph {

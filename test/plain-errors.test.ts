@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import ts from 'typescript';
+import { sourceFiles } from './support/source-files.js';
 
 /**
  * A failure a user can cause (a bad option, campaign, file or machine) is a typed `WitnessError` with a
@@ -12,16 +12,6 @@ import ts from 'typescript';
  * comment just above it (on the throw or on the `if` that guards it) says "internal". Reading the
  * TypeScript syntax tree, a `throw` inside a string (the viewer's browser script) is not counted.
  */
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(file));
-    else if (file.endsWith('.ts')) out.push(file);
-  }
-  return out.sort();
-}
 
 function commentsBefore(text: string, node: ts.Node): string {
   return (ts.getLeadingCommentRanges(text, node.getFullStart()) ?? [])

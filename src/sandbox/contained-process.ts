@@ -134,6 +134,7 @@ function startInBwrap(
 ): ContainedProcess {
   const user = options.agentUser;
   const setprivPath = containment.setprivPath;
+  // Internal: sandbox-availability.ts refused, before any attempt, an agent user without setpriv.
   if (user !== undefined && setprivPath === undefined) {
     throw new Error('the agent must run as a user of its own, and no setpriv was found to make it so');
   }
