@@ -289,7 +289,9 @@ function startUncontained(options: ContainedProcessOptions): ContainedProcess {
     const gate = (child.stdio as unknown as Array<Writable | null>)[3] ?? null;
     gate?.on('error', () => undefined);
     try {
+      // Internal: caught just below, and the attempt ends with startError as its error.
       if (cgroup === undefined) throw new Error(startError);
+      // Internal (caught below).
       if (child.pid === undefined) throw new Error('the agent did not start');
       cgroup.join(child.pid);
       gate?.end('\n');
