@@ -32,8 +32,11 @@ export const NetworkRequestSchema = z
     at: TimestampSchema,
     /** The request's method as sent, upper-cased (`CONNECT` for a tunnel that was not intercepted). */
     method: z.string().min(1).max(64),
-    /** `http`, or `https` for a tunnel (intercepted or not). */
-    scheme: z.enum(['http', 'https']),
+    /**
+     * `http`, or `https` for a tunnel (intercepted or not); `tcp` for a redirected connection that spoke
+     * neither HTTP nor TLS (its first bytes are the body).
+     */
+    scheme: z.enum(['http', 'https', 'tcp']),
     /** The destination host as the agent named it, lower-cased; an IP address in its canonical form. */
     host: z.string().min(1).max(1024),
     port: z.number().int().min(0).max(65_535),
@@ -60,6 +63,14 @@ export const NetworkRequestSchema = z
     intercepted: z.boolean(),
     /** Why the request was refused or failed (not on the allowlist, a loopback destination, ...). */
     note: z.string().max(1000).optional(),
+    /**
+     * Set for a connection that ignored the proxy and was redirected to Witness inside the sandbox: the
+     * address and port it was sent to (`host` is the name it gave — a Host header, a TLS server name —
+     * or this address). Such a connection is recorded and never forwarded.
+     */
+    redirectedFrom: z
+      .strictObject({ address: z.string().min(1).max(64), port: z.number().int().min(0).max(65_535) })
+      .optional(),
   })
   .superRefine((entry, ctx) => {
     if (

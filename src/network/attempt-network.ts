@@ -7,13 +7,16 @@ import type { CertificateAuthority } from './certificate-authority.js';
 import type { Destination } from './destination-policy.js';
 import { type EgressProxy, type EgressProxyOptions, startEgressProxy } from './egress-proxy.js';
 import type { NetworkSettings } from './network-settings.js';
+import { originalDestination } from './original-destination.js';
 import { SandboxResolver } from './sandbox-resolver.js';
 
 /**
  * One attempt's network (SPEC §14). Under `network: proxy` it owns the attempt's egress proxy and says what
  * the sandbox needs to use it: the listeners to open on the sandbox's own loopback (the proxy at
- * 127.0.0.1:3128, one relay per model endpoint at 3129, 3130, …, and the name resolver at 53, which
- * records the names a program that ignores the proxy looks up as blocked connections), the variables that
+ * 127.0.0.1:3128, one relay per model endpoint at 3129, 3130, …, the name resolver at 53, which
+ * records the names a program that ignores the proxy looks up as blocked connections, and the redirect
+ * listener at 3127, to which the sandbox sends every TCP connection that ignored the proxy, recorded by
+ * the proxy with the address it was going to and never forwarded), the variables that
  * point the agent's runtimes at them, and the certificate bundle of `intercept: true`. Under `host` and `none` it only
  * states what its evidence is: unobserved, or nothing could leave.
  *
@@ -28,6 +31,8 @@ import { SandboxResolver } from './sandbox-resolver.js';
 
 /** The proxy's port on the sandbox's loopback. */
 export const EGRESS_PROXY_PORT = 3128;
+/** The redirect listener's port there: connections that ignored the proxy, redirected by the sandbox. */
+export const REDIRECT_PORT = 3127;
 /** Model endpoint relays take the ports after it. */
 const FIRST_RELAY_PORT = 3129;
 /** Where the certificate bundle of `intercept: true` appears inside the sandbox. */
@@ -47,8 +52,20 @@ export const SANDBOX_RESOLV_CONF = 'nameserver 127.0.0.1\noptions attempts:1 tim
 
 /** A listener to open on the sandbox's loopback before the agent starts, and what serves it. */
 export type NamespaceListener =
-  | { protocol?: 'tcp' | undefined; port: number; onConnection(socket: Socket): void }
-  | { protocol: 'udp'; port: number; onDatagram(message: Buffer): Buffer | undefined };
+  | {
+      protocol?: 'tcp' | undefined;
+      port: number;
+      /** Where the sandbox can, every TCP connection to an address outside its loopback comes here. */
+      redirect?: 'tcp' | undefined;
+      onConnection(socket: Socket): void;
+    }
+  | {
+      protocol: 'udp';
+      port: number;
+      /** Where the sandbox can, every DNS query to any server comes here. */
+      redirect?: 'dns' | undefined;
+      onDatagram(message: Buffer): Buffer | undefined;
+    };
 
 export interface AttemptEgress {
   /** The attempt's proxy (an in-process tool sends through it with `accept`). */
@@ -170,12 +187,19 @@ export function openAttemptNetwork(
     listeners(): NamespaceListener[] {
       return [
         { port: EGRESS_PROXY_PORT, onConnection: (socket) => proxy.accept(socket) },
+        {
+          port: REDIRECT_PORT,
+          redirect: 'tcp' as const,
+          // Read at once, while the accepted socket is fresh: where the program meant to connect.
+          onConnection: (socket: Socket) => proxy.acceptRedirected(socket, originalDestination(socket)),
+        },
         ...(run.resolvConfPath === undefined
           ? []
           : [
               {
                 protocol: 'udp' as const,
                 port: SANDBOX_RESOLVER_PORT,
+                redirect: 'dns' as const,
                 onDatagram: (message: Buffer) => resolver.answer(message),
               },
               {

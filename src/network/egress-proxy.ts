@@ -13,7 +13,9 @@ import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { NetworkEvidence, NetworkRequest } from '../models/network-evidence.js';
 import type { CertificateAuthority } from './certificate-authority.js';
+import { looksLikeTls, MAX_CLIENT_HELLO_BYTES, readClientHello } from './client-hello.js';
 import { type Destination, DestinationPolicy } from './destination-policy.js';
+import type { OriginalDestination } from './original-destination.js';
 import { RequestLog } from './request-log.js';
 
 /**
@@ -34,6 +36,13 @@ import { RequestLog } from './request-log.js';
  * read); a CONNECT to the proxy itself or to any local address is refused by the destination policy; a TLS
  * handshake the client aborts leaves `tls_intercept_failed`; the proxy never follows a redirect (each hop
  * is the agent's own request, recorded and bounded by `maxRequests`). Nothing here throws into the attempt.
+ *
+ * A connection that ignored the proxy and was redirected to Witness inside the sandbox (`acceptRedirected`)
+ * is recorded by what its first bytes show — HTTP through the same parser (method, Host, path, body), TLS by
+ * the server name of its ClientHello (nothing of a TLS connection's data can have been sent before its
+ * handshake, which is never completed), anything else as raw bytes read to a bound — with the address it
+ * was sent to, and never forwarded: the way out is the proxy, and a program that does not use it is
+ * evidence, not a client.
  */
 
 export interface EgressProxyOptions {
@@ -68,6 +77,11 @@ export interface EgressProxyOptions {
 export interface EgressProxy {
   /** Serves a connection accepted elsewhere (a listener inside the sandbox, a test's server). */
   accept(socket: Duplex): void;
+  /**
+   * Records a connection that ignored the proxy, redirected to Witness on its way to `original` (undefined
+   * when the kernel did not say), then ends it.
+   */
+  acceptRedirected(socket: Socket, original: OriginalDestination | undefined): void;
   /** The evidence so far (a snapshot; values as sent, not yet redacted). */
   evidence(): NetworkEvidence;
   /** Ends every connection and tunnel. */
@@ -153,15 +167,23 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     void handleRequest(req, res, tunnels.get(req.socket));
   });
   configure(inner);
+  /** The destination each redirected HTTP connection was sent to. */
+  const redirects = new WeakMap<object, OriginalDestination>();
+  const redirected = createServer(serverOptions, (req, res) => {
+    void handleRequest(req, res, undefined, redirects.get(req.socket) ?? UNKNOWN_DESTINATION);
+  });
+  configure(redirected);
   // These servers never listen (connections come from `accept`), but Node arms its headers and request
   // bounds only for a server that did: its 'listening' handler starts the periodic check (unref'd).
   plain.emit('listening');
   inner.emit('listening');
+  redirected.emit('listening');
 
   async function handleRequest(
     req: IncomingMessage,
     res: ServerResponse,
     tunnel: Destination | undefined,
+    redirectedFrom?: OriginalDestination,
   ): Promise<void> {
     const at = new Date().toISOString();
     const method = (req.method ?? 'GET').toUpperCase();
@@ -170,6 +192,15 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     let direct = false;
     if (tunnel !== undefined) {
       destination = tunnel;
+    } else if (redirectedFrom !== undefined) {
+      // The name the program gave (its Host header) where it gave one; the address it connected to else.
+      const url = parseUrl(target);
+      if (url !== undefined) target = `${url.pathname}${url.search}`;
+      const hostHeader = typeof req.headers.host === 'string' ? req.headers.host : '';
+      destination = parseAuthority(hostHeader, redirectedFrom.port) ?? {
+        host: redirectedFrom.address,
+        port: redirectedFrom.port,
+      };
     } else {
       const url = parseUrl(target);
       if (url !== undefined && url.protocol === 'http:') {
@@ -198,6 +229,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
         disposition: 'refused',
         status: null,
         intercepted: tunnel !== undefined,
+        ...(redirectedFrom === undefined ? {} : { redirectedFrom: { ...redirectedFrom } }),
       },
       req.headers,
     );
@@ -206,9 +238,12 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       req.resume();
       return;
     }
-    const refusal = direct
-      ? 'not a proxy request (an absolute-form http:// URL was expected)'
-      : policy.refusal(destination);
+    const refusal =
+      redirectedFrom !== undefined
+        ? redirectedRefusal(redirectedFrom)
+        : direct
+          ? 'not a proxy request (an absolute-form http:// URL was expected)'
+          : policy.refusal(destination);
     const body = await readBody(req, entry, refusal === undefined);
     if (!body.complete) {
       entry.disposition = 'refused';
@@ -455,6 +490,146 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     inner.emit('connection', secure);
   }
 
+  /**
+   * Reads a redirected connection's first bytes (until they tell HTTP, TLS or neither, at most
+   * {@link MAX_CLIENT_HELLO_BYTES}, or `sniffMs`) and records it by them. A client that sends nothing (a
+   * protocol whose server speaks first) is recorded as an empty `tcp` connection when it gives up or the
+   * wait ends.
+   */
+  function acceptRedirected(socket: Socket, original: OriginalDestination | undefined): void {
+    if (!track(socket)) return;
+    const from = original ?? UNKNOWN_DESTINATION;
+    let buffered = Buffer.alloc(0);
+    let decided = false;
+    const sniffMs = Math.min(options.headersTimeoutMs ?? 10_000, 5_000);
+    const timer = setTimeout(() => decide(true), sniffMs);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      decide(false);
+    };
+    const onEnd = () => decide(true);
+    socket.on('data', onData);
+    socket.once('end', onEnd);
+    socket.once('close', onEnd);
+    function decide(final: boolean): void {
+      if (decided) return;
+      if (!final && buffered.length < MAX_CLIENT_HELLO_BYTES) {
+        if (looksLikeTls(buffered) && readClientHello(buffered).kind === 'incomplete') return;
+        // A method still arriving (`PO`, `PROPFI`).
+        if (buffered.length < 16 && /^[A-Z-]*$/.test(buffered.toString('latin1'))) return;
+      }
+      decided = true;
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('end', onEnd);
+      socket.off('close', onEnd);
+      socket.pause();
+      if (/^[A-Z][A-Z-]{0,15} \S/.test(buffered.toString('latin1', 0, 32))) {
+        // HTTP: Node's parser reads it; each request is recorded and refused like a proxy request.
+        // The server reads what arrives next straight from the socket's handle; the bytes already read
+        // are handed back to the stream and reach its parser when the stream flows again.
+        socket.unshift(buffered);
+        redirects.set(socket, from);
+        redirected.emit('connection', socket);
+        socket.resume();
+        return;
+      }
+      if (looksLikeTls(buffered)) {
+        recordRedirectedTls(socket, from, buffered);
+        return;
+      }
+      recordRedirectedBytes(socket, from, buffered, final);
+    }
+  }
+
+  function redirectedEntry(
+    from: OriginalDestination,
+    fields: Pick<NetworkRequest, 'method' | 'scheme' | 'host'> & Partial<NetworkRequest>,
+  ): NetworkRequest | undefined {
+    return log.add(
+      {
+        at: new Date().toISOString(),
+        port: from.port,
+        target: '',
+        bodyBytes: 0,
+        bodySha256: null,
+        bodyText: null,
+        bodyTruncated: false,
+        disposition: 'refused',
+        status: null,
+        intercepted: false,
+        note: redirectedRefusal(from),
+        redirectedFrom: { ...from },
+        ...fields,
+      },
+      {},
+    );
+  }
+
+  function recordRedirectedTls(socket: Duplex, from: OriginalDestination, hello: Buffer): void {
+    const parsed = readClientHello(hello);
+    const serverName = parsed.kind === 'client_hello' ? parsed.serverName : null;
+    const host =
+      serverName === null ? from.address : (parseAuthority(serverName, from.port)?.host ?? from.address);
+    redirectedEntry(from, {
+      method: 'TLS',
+      scheme: 'https',
+      host,
+      bodyBytes: hello.length,
+      tunnel: { bytesFromAgent: hello.length, bytesToAgent: 0 },
+      note: `${redirectedRefusal(from)}; TLS${serverName === null ? ' without a server name' : ''}, its handshake not answered (nothing inside it was sent)`,
+    });
+    socket.destroy();
+  }
+
+  function recordRedirectedBytes(
+    socket: Socket,
+    from: OriginalDestination,
+    first: Buffer,
+    ended: boolean,
+  ): void {
+    const entry = redirectedEntry(from, { method: 'TCP', scheme: 'tcp', host: from.address });
+    if (entry === undefined) {
+      socket.destroy();
+      return;
+    }
+    const recorder = log.bodyOf(entry);
+    if (first.length > maxReadBytes) {
+      recorder.write(first.subarray(0, maxReadBytes));
+      socket.destroy();
+      return;
+    }
+    recorder.write(first);
+    if (ended) {
+      recorder.finish();
+      socket.destroy();
+      return;
+    }
+    // Raw bytes: read to the client's end, an idle pause, the request bound or maxReadBytes.
+    const idleMs = Math.min(options.headersTimeoutMs ?? 10_000, 5_000);
+    let done = false;
+    const finish = (complete: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(overall);
+      if (complete) recorder.finish();
+      socket.destroy();
+    };
+    const overall = setTimeout(() => finish(false), options.requestTimeoutMs ?? 30_000);
+    socket.setTimeout(idleMs, () => finish(false));
+    socket.on('data', (chunk: Buffer) => {
+      if (recorder.bytes + chunk.length > maxReadBytes) {
+        recorder.write(chunk.subarray(0, maxReadBytes - recorder.bytes));
+        finish(false);
+        return;
+      }
+      recorder.write(chunk);
+    });
+    socket.once('end', () => finish(true));
+    socket.once('close', () => finish(false));
+    socket.resume();
+  }
+
   function guardedLookup(destination: Destination): LookupFunction {
     return ((hostname: string, lookupOptions: object, callback: (...args: unknown[]) => void) => {
       lookup(
@@ -488,16 +663,25 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       if (!track(socket)) return;
       plain.emit('connection', socket);
     },
+    acceptRedirected,
     evidence: () => log.evidence(),
     close(): Promise<void> {
       closed = true;
       plain.close();
       inner.close();
+      redirected.close();
       for (const socket of sockets) socket.destroy();
       sockets.clear();
       return Promise.resolve();
     },
   };
+}
+
+/** What a redirected connection is recorded as going to when the kernel did not say. */
+const UNKNOWN_DESTINATION: OriginalDestination = { address: 'unknown', port: 0 };
+
+function redirectedRefusal(from: OriginalDestination): string {
+  return `ignored the proxy: a connection to ${from.address.includes(':') ? `[${from.address}]` : from.address}:${from.port}, redirected inside the sandbox and never forwarded`;
 }
 
 function answer(res: ServerResponse, status: number, text: string, close = false): void {

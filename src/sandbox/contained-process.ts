@@ -6,6 +6,7 @@ import type { AgentUser } from './agent-user.js';
 import { createAttemptCgroup, waitingCommand } from './attempt-cgroup.js';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
 import { systemEntries } from './host-view.js';
+import { type RedirectionPorts, redirectInNamespace, redirectionTools } from './namespace-redirection.js';
 import {
   listenInNamespace,
   type NamespaceEndpoint,
@@ -128,6 +129,17 @@ export function startContained(options: ContainedProcessOptions): ContainedProce
     : startUncontained(options);
 }
 
+/**
+ * The ports to redirect to when a listener asks for it and the system has the tools (else none: a program
+ * that ignores the proxy is then blocked, its name lookups alone recorded).
+ */
+function redirectionFor(listeners: readonly NamespaceListenerSpec[]): RedirectionPorts | undefined {
+  const tcp = listeners.find((listener) => listener.protocol !== 'udp' && listener.redirect === 'tcp');
+  if (tcp === undefined || 'reason' in redirectionTools()) return undefined;
+  const dns = listeners.find((listener) => listener.protocol === 'udp' && listener.redirect === 'dns');
+  return { tcp: tcp.port, dns: dns?.port };
+}
+
 function startInBwrap(
   options: ContainedProcessOptions,
   containment: Extract<ContainmentChoice, { mode: 'bwrap' }>,
@@ -206,7 +218,22 @@ function startInBwrap(
       if (blocked) {
         try {
           servers = listenInNamespace(pid, listeners);
-          block?.end('x');
+          const redirect = redirectionFor(listeners);
+          if (redirect === undefined) {
+            block?.end('x');
+          } else {
+            // The agent's command starts only once its connections that ignore the proxy are redirected
+            // to Witness; if that cannot be done, it never starts.
+            redirectInNamespace(pid, redirect).then(
+              () => {
+                if (!stopping) block?.end('x');
+              },
+              (error: Error) => {
+                child.emit('error', new Error(`the sandbox's network could not be set up: ${error.message}`));
+                child.kill('SIGKILL');
+              },
+            );
+          }
         } catch (error) {
           // No listener, no start: the command never runs without its way out being the recorded one.
           child.emit(

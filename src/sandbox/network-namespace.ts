@@ -63,8 +63,20 @@ export function namespaceListenersAvailable(): string | undefined {
 
 /** A TCP listener (the default) on the sandbox's loopback, or a UDP socket (the name resolver). */
 export type NamespaceListenerSpec =
-  | { protocol?: 'tcp' | undefined; port: number; onConnection(socket: Socket): void }
-  | { protocol: 'udp'; port: number; onDatagram(message: Buffer): Buffer | undefined };
+  | {
+      protocol?: 'tcp' | undefined;
+      port: number;
+      /** `tcp`: every TCP connection to an address outside the loopback is redirected here. */
+      redirect?: 'tcp' | undefined;
+      onConnection(socket: Socket): void;
+    }
+  | {
+      protocol: 'udp';
+      port: number;
+      /** `dns`: every DNS query to any server is redirected here. */
+      redirect?: 'dns' | undefined;
+      onDatagram(message: Buffer): Buffer | undefined;
+    };
 
 /** What {@link listenInNamespace} opened: closed when the attempt ends. */
 export interface NamespaceEndpoint {

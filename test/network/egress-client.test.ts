@@ -138,7 +138,12 @@ describe('sendThroughEgress', () => {
 
   it('stops at the caller abort and at its timeout, leaving nothing open', async () => {
     // A proxy that never answers: the request hangs until aborted.
-    const silent = { accept: () => undefined, evidence: () => ({}) as never, close: async () => {} };
+    const silent = {
+      accept: () => undefined,
+      acceptRedirected: () => undefined,
+      evidence: () => ({}) as never,
+      close: async () => {},
+    };
     const controller = new AbortController();
     const pending = sendThroughEgress(
       silent,
