@@ -113,6 +113,7 @@ function run(file: string, args: readonly string[], input?: string): Promise<voi
  */
 export async function redirectInNamespace(pid: number, ports: RedirectionPorts): Promise<void> {
   const tools = redirectionTools();
+  // internal: callers ask redirectionTools() first and redirect only where it found the tools.
   if ('reason' in tools) throw new Error(tools.reason);
   const enter = [`--net=/proc/${pid}/ns/net`, '--'];
   const steps: Array<Promise<void>> = [
