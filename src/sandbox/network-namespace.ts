@@ -1,7 +1,8 @@
 import { createSocket } from 'node:dgram';
 import { closeSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, type Socket } from 'node:net';
+import { createServer } from 'node:net';
+import type { NamespaceListener } from '../network/attempt-network.js';
 
 /**
  * Listeners on a sandbox's own loopback, opened by Witness itself from outside (SPEC §14, `network:
@@ -62,21 +63,7 @@ export function namespaceListenersAvailable(): string | undefined {
 }
 
 /** A TCP listener (the default) on the sandbox's loopback, or a UDP socket (the name resolver). */
-export type NamespaceListenerSpec =
-  | {
-      protocol?: 'tcp' | undefined;
-      port: number;
-      /** `tcp`: every TCP connection to an address outside the loopback is redirected here. */
-      redirect?: 'tcp' | undefined;
-      onConnection(socket: Socket): void;
-    }
-  | {
-      protocol: 'udp';
-      port: number;
-      /** `dns`: every DNS query to any server is redirected here. */
-      redirect?: 'dns' | undefined;
-      onDatagram(message: Buffer): Buffer | undefined;
-    };
+export type NamespaceListenerSpec = NamespaceListener;
 
 /** What {@link listenInNamespace} opened: closed when the attempt ends. */
 export interface NamespaceEndpoint {
