@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { matchesLocator, parseLocator } from './locator.js';
 import { ManifestEntrySchema, ManifestSchema, SurfaceKindSchema } from './manifest.js';
-import { AcquisitionStatusSchema, SurfaceCoverageSchema } from './observation.js';
+import { AcquisitionStatusSchema, CoverageGapSchema, SurfaceCoverageSchema } from './observation.js';
 import { parseRecord, TimestampSchema } from './record.js';
 import { UriSchema } from './scorable.js';
 import { CHANGE_KINDS } from './vocabulary.js';
@@ -82,6 +82,20 @@ export const ChangeSetSchema = z
      * absence) rests on the two lookups, and only gaps naming that very uri can hide it. Sorted, unique.
      */
     lookups: z.array(UriSchema).optional(),
+    /**
+     * What the change set sees at paths through in-root directory links (SPEC §13: `.git -> real-git` is
+     * judged like `.git`), kept apart so each file is listed once in `changes`: the changes at such paths
+     * (their entries name the links in `via`), the entries there whose change could not be told, and the
+     * gaps seen through links or left by links not followed. Judged like the rest; absent when no link
+     * is seen through.
+     */
+    throughLinks: z
+      .strictObject({
+        changes: z.array(ChangeSchema),
+        undecided: z.array(UriSchema),
+        gaps: z.array(CoverageGapSchema),
+      })
+      .optional(),
   })
   .superRefine((set, ctx) => {
     for (let i = 1; i < set.changes.length; i++) {
@@ -115,15 +129,28 @@ export const ChangeSetSchema = z
       ctx.addIssue({ code: 'custom', path: ['agentStatePaths'], message: (error as Error).message });
       return;
     }
-    set.changes.forEach((change, i) => {
-      if ((change.agentState === true) !== inAgentState(change.uri)) {
+    const checkAgentState = (list: readonly Change[], path: (string | number)[]) =>
+      list.forEach((change, i) => {
+        if ((change.agentState === true) !== inAgentState(change.uri)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [...path, i, 'agentState'],
+            message: 'a change is marked agentState exactly when its uri lies in agentStatePaths',
+          });
+        }
+      });
+    checkAgentState(set.changes, ['changes']);
+    checkAgentState(set.throughLinks?.changes ?? [], ['throughLinks', 'changes']);
+    const through = set.throughLinks?.changes ?? [];
+    for (let i = 1; i < through.length; i++) {
+      if ((through[i - 1] as Change).uri >= (through[i] as Change).uri) {
         ctx.addIssue({
           code: 'custom',
-          path: ['changes', i, 'agentState'],
-          message: 'a change is marked agentState exactly when its uri lies in agentStatePaths',
+          path: ['throughLinks', 'changes', i, 'uri'],
+          message: 'changes are sorted by uri, one per uri',
         });
       }
-    });
+    }
   });
 export type ChangeSet = z.infer<typeof ChangeSetSchema>;
 

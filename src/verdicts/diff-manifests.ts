@@ -4,6 +4,12 @@ import { parseLocator } from '../models/locator.js';
 import { compareUris, type Manifest, type ManifestEntry } from '../models/manifest.js';
 import { type CoverageGap, uniqueReasons } from '../models/observation.js';
 import { gapsCouldHide, manifestCouldHide } from './gap-scope.js';
+import {
+  linkGapCouldHide,
+  resolveInManifest,
+  type SeenThroughLinks,
+  seeThroughLinks,
+} from './through-links.js';
 
 /**
  * The change set between a baseline manifest and a final one (SPEC §12). Pure: no I/O, no clock.
@@ -34,18 +40,58 @@ export function diffManifests(baseline: Manifest, final: Manifest, options: Diff
       `a change set compares two manifests of one surface, got ${baseline.surface} and ${final.surface}`,
     );
   }
-  const changes: Change[] = [];
-  const undecided: string[] = [];
-  const hiddenIn = manifestCouldHide;
-  const unsettledGaps = final.coverage.gaps.filter((gap) => gap.reason === 'workspace_unsettled');
-  const unsettled = (uri: string) =>
-    unsettledGaps.length > 0 && gapsCouldHide(unsettledGaps, parseLocator(uri, 'exact'));
-  // Both lists are sorted by uri and unique (the Manifest schema checks it): one merge pass visits every
-  // uri of either manifest once, in sorted order.
   const before = baseline.entries;
   const after = final.entries;
   requireSorted(before, 'baseline');
   requireSorted(after, 'final');
+  const { changes, undecided } = mergeDiff(
+    before,
+    after,
+    (uri) => manifestCouldHide(baseline, uri),
+    (uri) => manifestCouldHide(final, uri),
+    unsettledBy(final.coverage.gaps),
+  );
+  const through = diffThroughLinks(baseline, final, changes);
+  markMoves(changes);
+  const agentStatePaths = [...(options.agentStatePaths ?? [])];
+  const inAgentState = agentStateMatcher(agentStatePaths);
+  for (const change of changes) if (inAgentState(change.uri)) change.agentState = true;
+  for (const change of through?.changes ?? []) if (inAgentState(change.uri)) change.agentState = true;
+  const gaps: CoverageGap[] = [
+    ...baseline.coverage.gaps.map((gap) => labelled(gap, 'baseline')),
+    ...final.coverage.gaps.map((gap) => labelled(gap, 'final')),
+  ];
+  const complete = baseline.acquisition === 'complete' && final.acquisition === 'complete';
+  const lookups = (baseline.lookups ?? []).filter((uri) => final.lookups?.includes(uri) === true);
+  return checkChangeSet({
+    schemaVersion: 1,
+    surface: baseline.surface,
+    baselineTakenAt: baseline.takenAt,
+    finalTakenAt: final.takenAt,
+    baselineAcquisition: baseline.acquisition,
+    finalAcquisition: final.acquisition,
+    changes,
+    undecided,
+    ...(agentStatePaths.length === 0 ? {} : { agentStatePaths }),
+    coverage: { complete, reasons: uniqueReasons(gaps), gaps },
+    ...(lookups.length === 0 ? {} : { lookups }),
+    ...(through === undefined ? {} : { throughLinks: through }),
+  });
+}
+
+/**
+ * One merge pass over two entry lists sorted by uri and unique: every uri of either list once, in order.
+ * An entry missing from one side is a creation or deletion only when that side could not hide it.
+ */
+function mergeDiff(
+  before: readonly ManifestEntry[],
+  after: readonly ManifestEntry[],
+  hiddenBefore: (uri: string) => boolean,
+  hiddenAfter: (uri: string) => boolean,
+  unsettled: (uri: string) => boolean,
+): { changes: Change[]; undecided: string[] } {
+  const changes: Change[] = [];
+  const undecided: string[] = [];
   let i = 0;
   let j = 0;
   while (i < before.length || j < after.length) {
@@ -65,37 +111,124 @@ export function diffManifests(baseline: Manifest, final: Manifest, options: Diff
       else if (b.mode !== a.mode) changes.push({ uri: b.uri, kind: 'mode_changed', before: b, after: a });
     } else if (order < 0 && b !== undefined) {
       i++;
-      if (hiddenIn(final, b.uri) || unsettled(b.uri)) undecided.push(b.uri);
+      if (hiddenAfter(b.uri) || unsettled(b.uri)) undecided.push(b.uri);
       else changes.push({ uri: b.uri, kind: 'deleted', before: b, after: null });
     } else if (a !== undefined) {
       j++;
-      if (hiddenIn(baseline, a.uri) || unsettled(a.uri)) undecided.push(a.uri);
+      if (hiddenBefore(a.uri) || unsettled(a.uri)) undecided.push(a.uri);
       else changes.push({ uri: a.uri, kind: 'created', before: null, after: a });
     }
   }
-  markMoves(changes);
-  const agentStatePaths = [...(options.agentStatePaths ?? [])];
-  const inAgentState = agentStateMatcher(agentStatePaths);
-  for (const change of changes) if (inAgentState(change.uri)) change.agentState = true;
-  const gaps: CoverageGap[] = [
-    ...baseline.coverage.gaps.map((gap) => labelled(gap, 'baseline')),
-    ...final.coverage.gaps.map((gap) => labelled(gap, 'final')),
-  ];
-  const complete = baseline.acquisition === 'complete' && final.acquisition === 'complete';
-  const lookups = (baseline.lookups ?? []).filter((uri) => final.lookups?.includes(uri) === true);
-  return checkChangeSet({
-    schemaVersion: 1,
-    surface: baseline.surface,
-    baselineTakenAt: baseline.takenAt,
-    finalTakenAt: final.takenAt,
-    baselineAcquisition: baseline.acquisition,
-    finalAcquisition: final.acquisition,
-    changes,
-    undecided,
-    ...(agentStatePaths.length === 0 ? {} : { agentStatePaths }),
-    coverage: { complete, reasons: uniqueReasons(gaps), gaps },
-    ...(lookups.length === 0 ? {} : { lookups }),
-  });
+  return { changes, undecided };
+}
+
+/**
+ * The changes seen at paths through in-root directory links (through-links.ts), which the real paths'
+ * changes do not list: both manifests seen through their links are compared, and what differs at a path
+ * through a link is kept apart, so each file is listed once in `changes` and a condition on the linked
+ * path (`/.git/hooks/*` with `.git -> real-git`) still sees it. An exact lookup's change at a linked path
+ * that repeats the change at its real path moves there too. Undefined when no link changes anything.
+ * `changes` loses the lookups' repeats (in place).
+ */
+function diffThroughLinks(
+  baseline: Manifest,
+  final: Manifest,
+  changes: Change[],
+): NonNullable<ChangeSet['throughLinks']> | undefined {
+  const seenBefore = seeThroughLinks(baseline);
+  const seenAfter = seeThroughLinks(final);
+  const moved = repeatsOfRealChanges(baseline, final, changes);
+  if (seenBefore.entries.length + seenAfter.entries.length + moved.length === 0) {
+    const gaps = [...seenBefore.gaps, ...seenAfter.gaps];
+    return gaps.length === 0 ? undefined : { changes: [], undecided: [], gaps };
+  }
+  const hidden = (manifest: Manifest, seen: SeenThroughLinks) => (uri: string) => {
+    if (manifestCouldHide(manifest, uri)) return true;
+    const locator = parseLocator(uri, 'exact');
+    return seen.gaps.some((gap) => linkGapCouldHide(gap, locator));
+  };
+  const diff = mergeDiff(
+    mergeSorted(baseline.entries, seenBefore.entries),
+    mergeSorted(final.entries, seenAfter.entries),
+    hidden(baseline, seenBefore),
+    hidden(final, seenAfter),
+    unsettledBy([...final.coverage.gaps, ...seenAfter.gaps]),
+  );
+  const linked = (uri: string) => seenBefore.realUri.has(uri) || seenAfter.realUri.has(uri);
+  const throughChanges = [...diff.changes.filter((change) => linked(change.uri)), ...moved].sort((a, b) =>
+    compareUris(a.uri, b.uri),
+  );
+  return {
+    changes: throughChanges,
+    undecided: diff.undecided.filter(linked),
+    gaps: [...seenBefore.gaps, ...seenAfter.gaps],
+  };
+}
+
+/**
+ * Takes out of `changes` each change an exact lookup saw at a path through a link (its entry has `via`)
+ * when the walk's change at the real path is the same change: listed once, at the real path.
+ */
+function repeatsOfRealChanges(baseline: Manifest, final: Manifest, changes: Change[]): Change[] {
+  if (!changes.some((change) => (change.after ?? change.before)?.via !== undefined)) return [];
+  const byUri = new Map(changes.map((change) => [change.uri, change]));
+  const moved: Change[] = [];
+  for (const change of changes) {
+    const entry = change.after ?? change.before;
+    if (entry?.via === undefined) continue;
+    const real = resolveInManifest(change.after === null ? baseline : final, change.uri);
+    const twin = real === null || real === change.uri ? undefined : byUri.get(real);
+    if (
+      twin !== undefined &&
+      twin.kind === change.kind &&
+      sameEntry(twin.before, change.before) &&
+      sameEntry(twin.after, change.after)
+    ) {
+      moved.push(change);
+    }
+  }
+  const out = changes.filter((change) => !moved.includes(change));
+  changes.length = 0;
+  changes.push(...out);
+  return moved;
+}
+
+/** The same entry but for its uri and via. */
+function sameEntry(a: ManifestEntry | null, b: ManifestEntry | null): boolean {
+  if (a === null || b === null) return a === b;
+  return (
+    a.type === b.type &&
+    a.sizeBytes === b.sizeBytes &&
+    a.sha256 === b.sha256 &&
+    a.mode === b.mode &&
+    a.linkTarget === b.linkTarget
+  );
+}
+
+/** Whether a `workspace_unsettled` gap among `gaps` covers a uri. */
+function unsettledBy(gaps: readonly CoverageGap[]): (uri: string) => boolean {
+  const unsettled = gaps.filter((gap) => gap.reason === 'workspace_unsettled');
+  return (uri) => unsettled.length > 0 && gapsCouldHide(unsettled, parseLocator(uri, 'exact'));
+}
+
+/** Two lists sorted by uri with no uri in both, as one sorted list. */
+function mergeSorted(a: readonly ManifestEntry[], b: readonly ManifestEntry[]): ManifestEntry[] {
+  if (b.length === 0) return [...a];
+  const out: ManifestEntry[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    if (y === undefined || (x !== undefined && compareUris(x.uri, y.uri) < 0)) {
+      out.push(x as ManifestEntry);
+      i++;
+    } else {
+      out.push(y);
+      j++;
+    }
+  }
+  return out;
 }
 
 /** A record built by hand, not through checkManifest, could be out of order: refused, never misread. */

@@ -4,6 +4,7 @@ import { conditionSurface, type FileChangeCondition } from '../models/condition.
 import { matchesLocator, type ParsedLocator, parseLocator } from '../models/locator.js';
 import { neutralizeText, quoteText } from '../text/quote-text.js';
 import { gapsCouldHide } from './gap-scope.js';
+import { linkGapCouldHide } from './through-links.js';
 
 /**
  * The shared verdict discipline of the change conditions (SPEC §12), applied to a change set. Pure.
@@ -50,14 +51,27 @@ export function judgeFileChange(
     );
   }
   const locator = parseLocator(condition.uri, condition.match);
-  const proven = changeSet.changes.filter((change) => matches(locator, change.uri) && rule.proves(change));
+  // What lies at paths through in-root directory links is judged like the rest (SPEC §13).
+  const through = changeSet.throughLinks;
+  const changes = through === undefined ? changeSet.changes : [...changeSet.changes, ...through.changes];
+  const proven = changes.filter((change) => matches(locator, change.uri) && rule.proves(change));
   const provenUris = proven.map((change) => change.uri);
-  const unknownUris = changeSet.undecided.filter((uri) => matches(locator, uri));
+  const unknownUris = [...changeSet.undecided, ...(through?.undecided ?? [])].filter((uri) =>
+    matches(locator, uri),
+  );
   if (provenUris.length > 0) {
+    const vias = [...new Set(proven.flatMap((change) => (change.after ?? change.before)?.via ?? []))];
+    const linked =
+      vias.length === 0
+        ? ''
+        : ` (through ${vias
+            .slice(0, 3)
+            .map((via) => quoteText(via))
+            .join(', ')})`;
     return {
       status: 'complete',
       value: true,
-      rationale: `${capitalize(rule.criterion)} at ${where}: proven by ${listUris(provenUris)}.`,
+      rationale: `${capitalize(rule.criterion)} at ${where}: proven by ${listUris(provenUris)}${linked}.`,
       provenUris,
       unknownUris,
     };
@@ -69,9 +83,14 @@ export function judgeFileChange(
   // An exact uri both manifests looked up on its own is hidden only by gaps naming it (SPEC §13): a budget
   // the walk ran out of elsewhere in the tree says nothing about it.
   const lookedUp = locator.match === 'exact' && changeSet.lookups?.includes(locator.uri) === true;
-  const hidingGaps = changeSet.coverage.gaps.filter((gap) =>
-    lookedUp ? gap.uri === locator.uri : gapsCouldHide([gap], locator),
-  );
+  const hidingGaps = [
+    ...changeSet.coverage.gaps.filter((gap) =>
+      lookedUp ? gap.uri === locator.uri : gapsCouldHide([gap], locator),
+    ),
+    ...(through?.gaps ?? []).filter((gap) =>
+      lookedUp ? gap.uri === locator.uri : linkGapCouldHide(gap, locator),
+    ),
+  ];
   if (missing.length === 0 && unknownUris.length === 0 && hidingGaps.length === 0) {
     return {
       status: 'complete',
