@@ -1,4 +1,19 @@
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fstatSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -27,14 +42,10 @@ import type { Tables } from './tables.js';
  *   than this Witness reads is refused with a typed error naming the fix; nothing is created or migrated.
  * - PostgreSQL sessions are read-only (`default_transaction_read_only`): a bug that tried to write would
  *   fail in the server, not change evidence.
- * - SQLite: a read-only connection to a WAL database *creates* the `-wal` and `-shm` files when they are
- *   absent and, being read-only, can never remove them again. So when no `-wal` file exists (no other
- *   connection is open) the reader loads a private in-memory copy of the file and checks, by its size and
- *   change times, that no writer touched the file while it was copied (else it copies again). Only when
- *   a writer is active (its `-wal` exists) does it open the file in place, read-only, for the duration of
- *   one `read` call. The copy is reused until the file changes. The one residual effect: a writer that
- *   closes during such a short in-place read leaves its `-wal`/`-shm` files behind (the next writer
- *   removes them), because SQLite deletes them only when the last connection closes.
+ * - SQLite: the file is read where it is, one connection per `read`, which never blocks a writer and
+ *   leaves no file behind; where this process may write the file and its directory, every statement is
+ *   refused a write (`query_only`). A database in a directory this process may not write, with no writer
+ *   active, is read from a private copy on disk (see `SqliteReader.read` for why).
  */
 export interface MemoryReader {
   readonly location: MemoryLocation;
@@ -75,12 +86,21 @@ function fileVersion(stat: {
   return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
 }
 
-const SNAPSHOT_ATTEMPTS = 5;
+const COPY_ATTEMPTS = 5;
+
+/** A private copy of a database nobody can write to (see {@link SqliteReader.read}). */
+interface PrivateCopy {
+  version: string;
+  dir: string;
+  memory: Memory;
+  users: number;
+  retired: boolean;
+}
 
 class SqliteReader implements MemoryReader {
   readonly location: MemoryLocation;
   readonly #path: string;
-  #snapshot: { version: string; memory: Memory; users: number; retired: boolean } | undefined;
+  #copy: PrivateCopy | undefined;
   #closed = false;
 
   constructor(path: string) {
@@ -88,24 +108,59 @@ class SqliteReader implements MemoryReader {
     this.location = { backend: 'sqlite', target: path };
   }
 
+  /**
+   * Each read opens the file where it is, for that read only, in one of two ways:
+   * - where this process may write the file and its directory, a read-write connection whose every
+   *   statement is refused a write (`query_only`). It is an ordinary WAL reader: it never blocks a writer,
+   *   sees each commit, and, being able to write, SQLite's last connection to close removes the `-wal`
+   *   and `-shm` files it made (a read-only connection makes them and can never remove them again; as
+   *   root, SQLite gives them to the database's owner, so a campaign running as that owner can use them).
+   * - else, when a writer's `-wal` exists, a read-only connection that uses the writer's files.
+   * Only a database that nobody can be writing (no `-wal`, and a file or directory this process may not
+   * write: SQLite cannot read a WAL database there without making files it cannot make) is read from a
+   * private copy on disk, made once per change of the file and checked, by size and change times, not to
+   * have changed while it was copied. Nothing is ever held in memory but SQLite's page cache.
+   */
   async read<T>(work: (memory: Memory) => Promise<T>): Promise<T> {
     if (this.#closed) throw new MemoryUnavailableError('the memory reader is closed');
     this.#checkFile();
+    if (this.#mayWriteInPlace()) {
+      return this.#inPlace(work, () => {
+        const database = new Database(this.#path, { fileMustExist: true, timeout: 5_000 });
+        database.pragma('query_only = 1');
+        return database;
+      });
+    }
     if (!existsSync(`${this.#path}-wal`)) {
-      const snapshot = await this.#currentSnapshot();
-      if (snapshot !== undefined) {
-        snapshot.users++;
+      const copy = await this.#currentCopy();
+      if (copy !== undefined) {
+        copy.users++;
         try {
-          return await work(snapshot.memory);
+          return await work(copy.memory);
         } finally {
-          snapshot.users--;
-          if (snapshot.retired && snapshot.users === 0) await snapshot.memory.close();
+          copy.users--;
+          if (copy.retired && copy.users === 0) await dropCopy(copy);
         }
       }
     }
-    const memory = await this.#open(
+    return this.#inPlace(
+      work,
       () => new Database(this.#path, { readonly: true, fileMustExist: true, timeout: 5_000 }),
     );
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const copy = this.#copy;
+    this.#copy = undefined;
+    if (copy !== undefined) {
+      copy.retired = true;
+      if (copy.users === 0) await dropCopy(copy);
+    }
+  }
+
+  async #inPlace<T>(work: (memory: Memory) => Promise<T>, connect: () => Database.Database): Promise<T> {
+    const memory = await this.#open(connect);
     try {
       return await work(memory);
     } finally {
@@ -113,13 +168,14 @@ class SqliteReader implements MemoryReader {
     }
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    const snapshot = this.#snapshot;
-    this.#snapshot = undefined;
-    if (snapshot !== undefined) {
-      snapshot.retired = true;
-      if (snapshot.users === 0) await snapshot.memory.close();
+  /** Whether SQLite, in this process, can make and remove the `-wal` and `-shm` files beside the database. */
+  #mayWriteInPlace(): boolean {
+    try {
+      accessSync(this.#path, constants.R_OK | constants.W_OK);
+      accessSync(dirname(resolve(this.#path)), constants.W_OK | constants.X_OK);
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -143,50 +199,71 @@ class SqliteReader implements MemoryReader {
     }
   }
 
-  /** The in-memory copy of the file as it is now; undefined when a writer kept changing it. */
-  async #currentSnapshot() {
-    for (let attempt = 0; attempt < SNAPSHOT_ATTEMPTS; attempt++) {
-      const current = this.#snapshot;
+  /** The private copy of the file as it is now; undefined when the file kept changing. */
+  async #currentCopy(): Promise<PrivateCopy | undefined> {
+    for (let attempt = 0; attempt < COPY_ATTEMPTS; attempt++) {
+      const current = this.#copy;
       const version = fileVersion(statSync(this.#path, { bigint: true }));
       if (current !== undefined && current.version === version) return current;
-      const copy = this.#copyFile();
-      if (copy === undefined) continue;
-      const memory = await this.#open(() => new Database(copy.bytes, { readonly: true }));
-      if (this.#snapshot !== current) {
-        // Another read replaced the snapshot meanwhile; use ours once and let it go.
-        return { version: copy.version, memory, users: 0, retired: true };
+      const made = this.#copyFile();
+      if (made === undefined) continue;
+      let memory: Memory;
+      try {
+        memory = await this.#open(() => new Database(made.file, { readonly: true, fileMustExist: true }));
+      } catch (error) {
+        rmSync(made.dir, { recursive: true, force: true });
+        throw error;
+      }
+      const copy: PrivateCopy = { version: made.version, dir: made.dir, memory, users: 0, retired: false };
+      if (this.#copy !== current || this.#closed) {
+        // Another read replaced the copy meanwhile; use ours once and let it go.
+        copy.retired = true;
+        return copy;
       }
       if (current !== undefined) {
         current.retired = true;
-        if (current.users === 0) await current.memory.close();
+        if (current.users === 0) await dropCopy(current);
       }
-      this.#snapshot = { version: copy.version, memory, users: 0, retired: false };
-      return this.#snapshot;
+      this.#copy = copy;
+      return copy;
     }
     return undefined;
   }
 
-  /** The file's bytes, only if no writer changed it (or opened a WAL) while they were read. */
-  #copyFile(): { bytes: Buffer; version: string } | undefined {
-    const fd = openSync(this.#path, 'r');
-    let bytes: Buffer;
-    let before: string;
-    let after: string;
+  /** A copy of the file in a private directory, only if nobody changed it (or opened a WAL) meanwhile. */
+  #copyFile(): { file: string; dir: string; version: string } | undefined {
+    const dir = mkdtempSync(join(tmpdir(), 'witness-view-'));
+    const file = join(dir, 'memory.db');
+    let kept = false;
     try {
-      before = fileVersion(fstatSync(fd, { bigint: true }));
-      bytes = readFileSync(fd);
-      after = fileVersion(fstatSync(fd, { bigint: true }));
+      const source = openSync(this.#path, 'r');
+      let before: string;
+      let after: string;
+      try {
+        before = fileVersion(fstatSync(source, { bigint: true }));
+        copyFileSync(this.#path, file);
+        after = fileVersion(fstatSync(source, { bigint: true }));
+      } finally {
+        closeSync(source);
+      }
+      if (before !== after || existsSync(`${this.#path}-wal`)) return undefined;
+      // The header marks a WAL database (bytes 18-19 = 2), which SQLite would read only with a -wal file
+      // beside it; the copy is private and never written, so it is marked a rollback-journal database (the
+      // pages are unchanged).
+      const copy = openSync(file, 'r+');
+      try {
+        const header = Buffer.alloc(2);
+        if (readSync(copy, header, 0, 2, 18) === 2 && header[0] === 2 && header[1] === 2) {
+          writeSync(copy, Buffer.from([1, 1]), 0, 2, 18);
+        }
+      } finally {
+        closeSync(copy);
+      }
+      kept = true;
+      return { file, dir, version: before };
     } finally {
-      closeSync(fd);
+      if (!kept) rmSync(dir, { recursive: true, force: true });
     }
-    if (before !== after || existsSync(`${this.#path}-wal`)) return undefined;
-    // The header marks a WAL database (bytes 18-19 = 2), which SQLite cannot open from memory; the copy
-    // is private, so it is marked as a rollback-journal database instead (the pages are unchanged).
-    if (bytes.length >= 20 && bytes[18] === 2 && bytes[19] === 2) {
-      bytes[18] = 1;
-      bytes[19] = 1;
-    }
-    return { bytes, version: before };
   }
 
   async #open(connect: () => Database.Database): Promise<Memory> {
@@ -201,6 +278,14 @@ class SqliteReader implements MemoryReader {
     }
     const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database }) });
     return checkedMemory(db, 'sqlite', this.location);
+  }
+}
+
+async function dropCopy(copy: PrivateCopy): Promise<void> {
+  try {
+    await copy.memory.close();
+  } finally {
+    rmSync(copy.dir, { recursive: true, force: true });
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,7 +91,7 @@ describe('openMemoryReader (SQLite)', () => {
       assert.equal(existsSync(`${file}-wal`), false);
       assert.equal(existsSync(`${file}-shm`), false);
 
-      // Back to private copies, refreshed because the file changed.
+      // No writer: each read still opens the file in place, and leaves nothing behind.
       assert.deepEqual((await reader.read((memory) => memory.getConversation(third.id))).labels, { n: '3' });
       const again = await openMemory(file);
       const fourth = await again.createConversation({ labels: { n: '4' } });
@@ -105,6 +106,82 @@ describe('openMemoryReader (SQLite)', () => {
     } finally {
       await reader.close();
     }
+  });
+  it('reads the file in place without ever blocking a writer, even in the middle of a read', async () => {
+    const file = join(dir, 'busy.db');
+    const seed = await openMemory(file);
+    const first = await seed.createConversation({ labels: { n: '1' } });
+    await seed.close();
+    const reader = await openMemoryReader(file);
+    try {
+      await reader.read(async (memory) => {
+        assert.deepEqual((await memory.getConversation(first.id)).labels, { n: '1' });
+        // In place: the read holds SQLite's own files beside the database, not a copy somewhere else.
+        assert.equal(existsSync(`${file}-wal`), true);
+        // A writer that refuses to wait (busy timeout 0) commits while the read is open.
+        const writer = new Database(file, { timeout: 0 });
+        try {
+          writer
+            .prepare('insert into conversations (id, created_at, record_json) values (?, ?, ?)')
+            .run('written-meanwhile', first.createdAt, JSON.stringify({ ...first, id: 'written-meanwhile' }));
+        } finally {
+          writer.close();
+        }
+      });
+      assert.equal(
+        (await reader.read((memory) => memory.getConversation('written-meanwhile'))).id,
+        'written-meanwhile',
+      );
+      assert.equal(existsSync(`${file}-wal`), false, 'the last connection to close removed the -wal');
+      assert.equal(existsSync(`${file}-shm`), false);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('opens a memory in a directory it may not write, creating nothing there or in its temporary directory', async () => {
+    const root = process.getuid?.() === 0;
+    if (root && !existsSync('/usr/bin/setpriv')) return; // the check below needs a user that may not write
+    const shared = join(dir, 'read-only');
+    mkdirSync(shared);
+    const file = join(shared, 'memory.db');
+    const seed = await openMemory(file);
+    const stored = await seed.createConversation({ labels: { n: 'ro' } });
+    await seed.close();
+    const scratch = join(dir, 'scratch');
+    const childTmp = join(scratch, 'tmp');
+    mkdirSync(childTmp, { recursive: true });
+    for (const path of [dir, shared]) chmodSync(path, 0o755);
+    for (const path of [scratch, childTmp]) chmodSync(path, 0o777);
+    chmodSync(file, 0o644);
+    chmodSync(shared, 0o555);
+    const script = join(scratch, 'read.mjs');
+    writeFileSync(
+      script,
+      `import { openMemoryReader } from ${JSON.stringify(new URL('../../src/memory/memory-reader.js', import.meta.url).href)};
+const reader = await openMemoryReader(process.argv[2]);
+const twice = [];
+for (let i = 0; i < 2; i++) twice.push((await reader.read((memory) => memory.getConversation(process.argv[3]))).labels);
+await reader.close();
+process.stdout.write(JSON.stringify(twice));
+`,
+    );
+    const before = await fileState(file, shared);
+    const prefix = root ? ['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
+    const child = spawnSync(
+      prefix[0] ?? process.execPath,
+      [...prefix.slice(1), ...(root ? [process.execPath] : []), script, file, stored.id],
+      {
+        env: { ...process.env, TMPDIR: childTmp },
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    chmodSync(shared, 0o755);
+    assert.equal(child.status, 0, child.stderr);
+    assert.deepEqual(JSON.parse(child.stdout), [{ n: 'ro' }, { n: 'ro' }]);
+    assert.deepEqual(await fileState(file, shared), before);
+    assert.deepEqual(await readdir(childTmp), [], 'the private copy is removed when the reader closes');
   });
 });
 
