@@ -27,9 +27,11 @@ import { type AttemptRecord, AttemptRecordSchema, type CampaignRun } from './att
 import { attemptSource, redactingScorerMemory } from './attempt-source.js';
 import { type Attack, type Campaign, taskExpectation } from './campaign.js';
 import {
+  type Baselines,
   closeSurfaceSources,
   lookupsFor,
   openSurfaceSources,
+  type SurfaceLookups,
   type SurfaceSources,
   takeBaselines,
   takeChanges,
@@ -165,18 +167,7 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
       sent =
         ready.error === null
           ? await sendToTarget(context, workspace, network, ready.prepared)
-          : {
-              reply: null,
-              transcript: [],
-              error: ready.error,
-              failure: {
-                kind: 'not_started',
-                message: ready.error,
-                exitCode: null,
-                signal: null,
-                stderrTail: null,
-              },
-            };
+          : notStarted(ready.error);
     } finally {
       // Every request the agent made went through the proxy before its processes were gone.
       networkEvidence = network.evidence();
@@ -184,18 +175,7 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
       network = undefined;
     }
     // Judged only now: the target returns after every process it started is gone (SPEC §11).
-    const changes = await takeChanges(
-      sources,
-      baselines,
-      context.signal,
-      () => workspace.isIntact(),
-      lookups,
-      {
-        agentState: { home: ready.prepared?.agentState ?? [] },
-        // Without a sandbox a process may have escaped the kill: the change conditions are read twice too.
-        settleMs: containmentOf(context) === 'none' ? 250 : undefined,
-      },
-    );
+    const changes = await takeAttemptChanges(context, workspace, sources, baselines, lookups, ready);
     const judged = await judgeWorkspace(context, workspace, sources, sent, changes, networkEvidence);
     const cleanup = await releaseWorkspace(context, workspace);
     released = true;
@@ -220,6 +200,32 @@ export async function runAttempt(context: AttemptContext): Promise<AttemptRecord
     await closeSurfaceSources(sources);
     if (!released) await releaseWorkspace(context, workspace);
   }
+}
+
+/** The target step of an attempt whose target could not be made ready: it never started. */
+function notStarted(error: string): TargetStep {
+  return {
+    reply: null,
+    transcript: [],
+    error,
+    failure: { kind: 'not_started', message: error, exitCode: null, signal: null, stderrTail: null },
+  };
+}
+
+/** The change set since the baseline, the agent's own state (a preset's home files) kept apart. */
+function takeAttemptChanges(
+  context: AttemptContext,
+  workspace: Workspace,
+  sources: SurfaceSources,
+  baselines: Baselines,
+  lookups: SurfaceLookups,
+  ready: TargetReady,
+): Promise<SurfaceChanges[]> {
+  return takeChanges(sources, baselines, context.signal, () => workspace.isIntact(), lookups, {
+    agentState: { home: ready.prepared?.agentState ?? [] },
+    // Without a sandbox a process may have escaped the kill: the change conditions are read twice too.
+    settleMs: containmentOf(context) === 'none' ? 250 : undefined,
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InvalidOptionError } from '../errors.js';
 import { readBoundedBody } from '../net/read-bounded-body.js';
@@ -56,20 +56,7 @@ export interface RunningModelServer {
 }
 
 export async function startModelServer(options: ModelServerOptions = {}): Promise<RunningModelServer> {
-  const host = options.host ?? '127.0.0.1';
-  if (!(LOOPBACK_HOSTS as readonly string[]).includes(host)) {
-    throw new InvalidOptionError(
-      `the scripted model listens on loopback only (${LOOPBACK_HOSTS.join(', ')}), not ${JSON.stringify(host)}`,
-    );
-  }
-  const port = options.port ?? 0;
-  if (!Number.isSafeInteger(port) || port < 0 || port > 65_535) {
-    throw new InvalidOptionError(`port must be an integer from 0 to 65535, got ${String(port)}`);
-  }
-  const maxBodyBytes = options.maxBodyBytes ?? 16 * 1024 * 1024;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) {
-    throw new InvalidOptionError(`maxBodyBytes must be a positive integer, got ${String(maxBodyBytes)}`);
-  }
+  const { host, port, maxBodyBytes } = listenOptions(options);
   const nowSeconds = options.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
   let served = 0;
 
@@ -129,13 +116,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     res.end();
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, port, host);
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
@@ -147,6 +128,35 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         server.close(() => resolve());
       }),
   };
+}
+
+/** The host (loopback only), port and body bound, checked; a bad one is the caller's mistake (exit 2). */
+function listenOptions(options: ModelServerOptions): { host: string; port: number; maxBodyBytes: number } {
+  const host = options.host ?? '127.0.0.1';
+  if (!(LOOPBACK_HOSTS as readonly string[]).includes(host)) {
+    throw new InvalidOptionError(
+      `the scripted model listens on loopback only (${LOOPBACK_HOSTS.join(', ')}), not ${JSON.stringify(host)}`,
+    );
+  }
+  const port = options.port ?? 0;
+  if (!Number.isSafeInteger(port) || port < 0 || port > 65_535) {
+    throw new InvalidOptionError(`port must be an integer from 0 to 65535, got ${String(port)}`);
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? 16 * 1024 * 1024;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) {
+    throw new InvalidOptionError(`maxBodyBytes must be a positive integer, got ${String(maxBodyBytes)}`);
+  }
+  return { host, port, maxBodyBytes };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 function isLoopbackPeer(address: string | undefined): boolean {

@@ -64,24 +64,8 @@ export function createToolMapping(tools: readonly OfferedTool[], workspace: stri
     .filter((s) => key(s, URL_KEYS) !== undefined && key(s, BODY_KEYS) !== undefined)
     .sort((a, b) => a.tool.name.length - b.tool.name.length || (a.tool.name < b.tool.name ? -1 : 1))[0];
 
-  const pathFor = (shape: ToolShape, path: string): string | undefined => {
-    const pathKey = key(shape, PATH_KEYS) as string;
-    const description = `${String(shape.properties[pathKey]?.description ?? '')} ${shape.tool.description}`;
-    const wantsAbsolute = pathKey === 'absolute_path' || /absolute/i.test(description);
-    if (path.startsWith('/')) return path;
-    // Joined onto the announced workspace whenever it is known: agents resolve relative paths differently.
-    if (workspace !== undefined) return `${workspace.replace(/\/+$/, '')}/${path.replace(/^\.\//, '')}`;
-    return wantsAbsolute ? undefined : path;
-  };
-  const shell = (script: string): PlannedCall | undefined => {
-    if (shellTool === undefined) return undefined;
-    const commandKey = key(shellTool, COMMAND_KEYS) as string;
-    const wantsArray = shellTool.properties[commandKey]?.type === 'array';
-    return {
-      name: shellTool.tool.name,
-      arguments: { [commandKey]: wantsArray ? ['bash', '-lc', script] : script },
-    };
-  };
+  const pathFor = (shape: ToolShape, path: string) => toolPath(shape, path, workspace);
+  const shell = (script: string) => shellCall(shellTool, script);
 
   return {
     read(path) {
@@ -128,6 +112,31 @@ export function createToolMapping(tools: readonly OfferedTool[], workspace: stri
       };
     },
     run: (command) => shell(command),
+  };
+}
+
+/**
+ * The path argument for a file tool: absolute paths as they are; relative ones joined onto the announced
+ * workspace whenever it is known (agents resolve relative paths differently); undefined when the tool
+ * wants an absolute path and no workspace was announced.
+ */
+function toolPath(shape: ToolShape, path: string, workspace: string | undefined): string | undefined {
+  const pathKey = key(shape, PATH_KEYS) as string;
+  const description = `${String(shape.properties[pathKey]?.description ?? '')} ${shape.tool.description}`;
+  const wantsAbsolute = pathKey === 'absolute_path' || /absolute/i.test(description);
+  if (path.startsWith('/')) return path;
+  if (workspace !== undefined) return `${workspace.replace(/\/+$/, '')}/${path.replace(/^\.\//, '')}`;
+  return wantsAbsolute ? undefined : path;
+}
+
+/** A call of the shell tool running `script` (as `bash -lc` where the tool takes an argument array). */
+function shellCall(shellTool: ToolShape | undefined, script: string): PlannedCall | undefined {
+  if (shellTool === undefined) return undefined;
+  const commandKey = key(shellTool, COMMAND_KEYS) as string;
+  const wantsArray = shellTool.properties[commandKey]?.type === 'array';
+  return {
+    name: shellTool.tool.name,
+    arguments: { [commandKey]: wantsArray ? ['bash', '-lc', script] : script },
   };
 }
 

@@ -9,7 +9,7 @@ import type { Memory } from '../memory/memory.js';
 import { type CampaignRun, CampaignRunSchema } from '../models/campaign-run.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
-import { attemptJobId, attemptKey, expireSecondsFor } from './attempt-job.js';
+import { type AttemptJob, attemptJobId, attemptKey, expireSecondsFor } from './attempt-job.js';
 import { startBoss } from './boss.js';
 import { collectCampaignFiles, storeCampaignFiles } from './campaign-bundle.js';
 import { notifyAttemptsWaiting } from './job-wakeup.js';
@@ -78,6 +78,80 @@ async function retryFailedAttempts(db: QueueDb, boss: PgBoss, runId: string): Pr
   return retried;
 }
 
+/**
+ * Stores the run unless it is already stored, and returns the stored one: a resubmission keeps the run as
+ * first stored (its start time), so saving it again is a no-op. A run id already queued with another
+ * campaign is refused.
+ */
+async function storeRunOnce(
+  db: QueueDb,
+  candidate: CampaignRun,
+  campaignFile: string,
+  manifest: unknown,
+  expireSeconds: number,
+): Promise<CampaignRun> {
+  await sql`insert into ${sql.raw(QUEUE_SCHEMA)}.runs (run_id, run_json, campaign_file, manifest, expire_seconds)
+            values (${candidate.runId}, ${JSON.stringify(candidate)}, ${campaignFile},
+                    ${JSON.stringify(manifest)}, ${expireSeconds})
+            on conflict (run_id) do nothing`.execute(db);
+  const { rows } = await sql<{ run_json: unknown }>`
+    select run_json from ${sql.raw(QUEUE_SCHEMA)}.runs where run_id = ${candidate.runId}`.execute(db);
+  const run = CampaignRunSchema.parse(rows[0]?.run_json);
+  if (
+    JSON.stringify(run.attacks) !== JSON.stringify(candidate.attacks) ||
+    run.campaign !== candidate.campaign
+  ) {
+    throw new InvalidOptionError(
+      `run ${run.runId} is already queued with a different campaign (${run.campaign}); resubmit it from the same campaign file, or leave out --run-id to start a new run`,
+    );
+  }
+  return run;
+}
+
+/** One attempts row per attempt not yet recorded; how many were new. */
+async function recordAttempts(db: QueueDb, jobs: readonly AttemptJob[]): Promise<number> {
+  let enqueued = 0;
+  for (const [seq, job] of jobs.entries()) {
+    const jobId = attemptJobId(job);
+    const inserted =
+      await sql`insert into ${sql.raw(QUEUE_SCHEMA)}.attempts (run_id, attack, attempt, seq, job_id)
+              values (${job.runId}, ${job.attack}, ${job.attempt}, ${seq}, ${jobId})
+              on conflict do nothing`.execute(db);
+    if (Number(inserted.numAffectedRows ?? 0n) > 0) enqueued++;
+  }
+  return enqueued;
+}
+
+/**
+ * Only attempts that can still run get a job: an earlier submission's finished attempts are left alone
+ * even after pg-boss archived their jobs. Job ids are derived from the attempt, so a job still in the
+ * queue (inserted by an earlier submission) is not inserted twice.
+ */
+async function queueRunnableJobs(
+  db: QueueDb,
+  boss: PgBoss,
+  runId: string,
+  jobs: readonly AttemptJob[],
+  limits: { expireInSeconds: number; retryLimit: number },
+): Promise<void> {
+  const { rows: open } = await sql<{ attack: string; attempt: number }>`
+    select attack, attempt from ${sql.raw(QUEUE_SCHEMA)}.attempts
+     where run_id = ${runId} and state in ('queued', 'running')`.execute(db);
+  const waiting = new Set(open.map((row) => attemptKey({ runId, ...row })));
+  const runnable = jobs.filter((job) => waiting.has(attemptKey(job)));
+  for (let i = 0; i < runnable.length; i += 500) {
+    await boss.insert(
+      runnable.slice(i, i + 500).map((job) => ({
+        id: attemptJobId(job),
+        name: ATTEMPT_QUEUE,
+        data: job,
+        singletonKey: attemptKey(job),
+        ...limits,
+      })),
+    );
+  }
+}
+
 export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun> {
   const { campaign } = options;
   const grace = options.graceSeconds ?? DEFAULT_GRACE_SECONDS;
@@ -98,22 +172,13 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
   try {
     const manifest = await storeCampaignFiles(queue.db, files);
     const expireSeconds = expireSecondsFor(campaign.attemptTimeoutMs, grace);
-    await sql`insert into ${sql.raw(QUEUE_SCHEMA)}.runs (run_id, run_json, campaign_file, manifest, expire_seconds)
-              values (${candidate.runId}, ${JSON.stringify(candidate)}, ${basename(options.campaignFile)},
-                      ${JSON.stringify(manifest)}, ${expireSeconds})
-              on conflict (run_id) do nothing`.execute(queue.db);
-    // A resubmission keeps the run as first stored (its start time), so saving it again is a no-op.
-    const { rows } = await sql<{ run_json: unknown }>`
-      select run_json from ${sql.raw(QUEUE_SCHEMA)}.runs where run_id = ${candidate.runId}`.execute(queue.db);
-    const run = CampaignRunSchema.parse(rows[0]?.run_json);
-    if (
-      JSON.stringify(run.attacks) !== JSON.stringify(candidate.attacks) ||
-      run.campaign !== candidate.campaign
-    ) {
-      throw new InvalidOptionError(
-        `run ${run.runId} is already queued with a different campaign (${run.campaign}); resubmit it from the same campaign file, or leave out --run-id to start a new run`,
-      );
-    }
+    const run = await storeRunOnce(
+      queue.db,
+      candidate,
+      basename(options.campaignFile),
+      manifest,
+      expireSeconds,
+    );
     await options.memory.saveRun(run);
     const jobs = run.attacks.flatMap((attack) =>
       Array.from({ length: attack.attempts }, (_, i) => ({
@@ -122,35 +187,11 @@ export async function submitRun(options: SubmitRunOptions): Promise<SubmittedRun
         attempt: i + 1,
       })),
     );
-    let enqueued = 0;
-    for (const [seq, job] of jobs.entries()) {
-      const jobId = attemptJobId(job);
-      const inserted =
-        await sql`insert into ${sql.raw(QUEUE_SCHEMA)}.attempts (run_id, attack, attempt, seq, job_id)
-                values (${job.runId}, ${job.attack}, ${job.attempt}, ${seq}, ${jobId})
-                on conflict do nothing`.execute(queue.db);
-      if (Number(inserted.numAffectedRows ?? 0n) > 0) enqueued++;
-    }
-    // Only attempts that can still run get a job: an earlier submission's finished attempts are left alone
-    // even after pg-boss archived their jobs. Job ids are derived from the attempt, so a job still in the
-    // queue (inserted by an earlier submission) is not inserted twice.
-    const { rows: open } = await sql<{ attack: string; attempt: number }>`
-      select attack, attempt from ${sql.raw(QUEUE_SCHEMA)}.attempts
-       where run_id = ${run.runId} and state in ('queued', 'running')`.execute(queue.db);
-    const waiting = new Set(open.map((row) => attemptKey({ runId: run.runId, ...row })));
-    const runnable = jobs.filter((job) => waiting.has(attemptKey(job)));
-    for (let i = 0; i < runnable.length; i += 500) {
-      await boss.insert(
-        runnable.slice(i, i + 500).map((job) => ({
-          id: attemptJobId(job),
-          name: ATTEMPT_QUEUE,
-          data: job,
-          singletonKey: attemptKey(job),
-          expireInSeconds: expireSeconds,
-          retryLimit: options.retryLimit ?? 3,
-        })),
-      );
-    }
+    const enqueued = await recordAttempts(queue.db, jobs);
+    await queueRunnableJobs(queue.db, boss, run.runId, jobs, {
+      expireInSeconds: expireSeconds,
+      retryLimit: options.retryLimit ?? 3,
+    });
     const retried = await retryFailedAttempts(queue.db, boss, run.runId);
     // Idle workers fetch now instead of at their next poll.
     await notifyAttemptsWaiting(queue.db);

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidExpectationError } from '../errors.js';
 import type { SurfaceChanges } from '../models/change-set.js';
-import { type Condition, conditionSurface, isFileCondition } from '../models/condition.js';
+import {
+  type Condition,
+  type ContentWritten,
+  conditionSurface,
+  type FileChangeCondition,
+  isFileCondition,
+  type RequestSent,
+} from '../models/condition.js';
 import type { ScoringExpectation } from '../models/expectation.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { parseLocator } from '../models/locator.js';
@@ -87,66 +94,91 @@ export function judgeAttemptCondition(parts: {
       `the change evidence is of the ${evidence.changes.surface}, the condition is on the ${surface}`,
     );
   }
+  const judged =
+    condition.conditionType === 'content_written'
+      ? judgeContentWrittenEvidence(condition, surface, evidence, parts.bounds)
+      : condition.conditionType === 'request_sent'
+        ? judgeRequestSentEvidence(condition, evidence, parts.bounds)
+        : judgeFileChangeEvidence(condition, evidence);
   const extra: Score['metadata'] = parts.replayed === true ? { replayed: true } : {};
-  const build = (judged: {
-    status: Score['status'];
-    value: boolean | null;
-    rationale: string;
-    observationIds: string[];
-    metadata: Score['metadata'];
-  }) => buildChangeScore({ ...parts, condition, ...judged, metadata: { ...judged.metadata, ...extra } });
+  return buildChangeScore({ ...parts, condition, ...judged, metadata: { ...judged.metadata, ...extra } });
+}
 
-  if (condition.conditionType === 'content_written') {
-    const observation = evidence.observation;
-    if (observation === null) {
-      return build({
-        status: 'undetermined',
-        value: null,
-        rationale: `Undetermined whether ${describeLocation(condition)} holds the expected content: the ${surface} was not read${evidence.changes?.error == null ? '' : ` (${evidence.changes.error})`}.`,
-        observationIds: [],
-        metadata: {},
-      });
-    }
-    if (!sameLocator(observation.scorable, condition)) {
-      throw new InvalidExpectationError('the observation is of a different location than the condition');
-    }
-    const judgement = judgeContentWrittenSinceBaseline(
-      observation,
-      condition,
-      { baseline: evidence.changes?.baseline ?? null, final: evidence.changes?.final ?? null },
-      parts.bounds,
-    );
-    return build({
-      status: judgement.status,
-      value: judgement.value,
-      rationale: judgement.rationale,
-      observationIds: [observation.id],
-      metadata: {
-        acquisition: observation.acquisition,
-        provenUris: judgement.provenUris,
-        unknownUris: judgement.unknownUris,
-        baitUris: judgement.baitUris,
-        notExecutableUris: judgement.notExecutableUris,
-        judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
-      },
-    });
-  }
-  if (condition.conditionType === 'request_sent') {
-    const network = evidence.network ?? null;
-    const judgement = judgeRequestSent(network, condition, { regexTimeoutMs: parts.bounds.regexTimeoutMs });
-    return build({
-      status: judgement.status,
-      value: judgement.value,
-      rationale: judgement.rationale,
+/** A condition's verdict on its evidence, before it becomes a score. */
+interface Judged {
+  status: Score['status'];
+  value: boolean | null;
+  rationale: string;
+  observationIds: string[];
+  metadata: Score['metadata'];
+}
+
+/** The observation of the locator, judged against the surface's baseline and final manifests. */
+function judgeContentWrittenEvidence(
+  condition: ContentWritten,
+  surface: string,
+  evidence: AttemptEvidence,
+  bounds: JudgementBounds,
+): Judged {
+  const observation = evidence.observation;
+  if (observation === null) {
+    return {
+      status: 'undetermined',
+      value: null,
+      rationale: `Undetermined whether ${describeLocation(condition)} holds the expected content: the ${surface} was not read${evidence.changes?.error == null ? '' : ` (${evidence.changes.error})`}.`,
       observationIds: [],
-      metadata: {
-        networkMode: network?.mode ?? null,
-        provenRequests: judgement.provenRequests,
-        unknownRequests: judgement.unknownRequests,
-        judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
-      },
-    });
+      metadata: {},
+    };
   }
+  if (!sameLocator(observation.scorable, condition)) {
+    throw new InvalidExpectationError('the observation is of a different location than the condition');
+  }
+  const judgement = judgeContentWrittenSinceBaseline(
+    observation,
+    condition,
+    { baseline: evidence.changes?.baseline ?? null, final: evidence.changes?.final ?? null },
+    bounds,
+  );
+  return {
+    status: judgement.status,
+    value: judgement.value,
+    rationale: judgement.rationale,
+    observationIds: [observation.id],
+    metadata: {
+      acquisition: observation.acquisition,
+      provenUris: judgement.provenUris,
+      unknownUris: judgement.unknownUris,
+      baitUris: judgement.baitUris,
+      notExecutableUris: judgement.notExecutableUris,
+      judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
+    },
+  };
+}
+
+/** The attempt's network evidence (SPEC §14). */
+function judgeRequestSentEvidence(
+  condition: RequestSent,
+  evidence: AttemptEvidence,
+  bounds: JudgementBounds,
+): Judged {
+  const network = evidence.network ?? null;
+  const judgement = judgeRequestSent(network, condition, { regexTimeoutMs: bounds.regexTimeoutMs });
+  return {
+    status: judgement.status,
+    value: judgement.value,
+    rationale: judgement.rationale,
+    observationIds: [],
+    metadata: {
+      networkMode: network?.mode ?? null,
+      provenRequests: judgement.provenRequests,
+      unknownRequests: judgement.unknownRequests,
+      judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
+    },
+  };
+}
+
+/** The surface's change set. */
+function judgeFileChangeEvidence(condition: FileChangeCondition, evidence: AttemptEvidence): Judged {
   const changeSet = evidence.changes?.changeSet ?? null;
   const judgement =
     condition.conditionType === 'file_created'
@@ -154,7 +186,7 @@ export function judgeAttemptCondition(parts: {
       : condition.conditionType === 'file_deleted'
         ? judgeFileDeleted(changeSet, condition)
         : judgeFileModified(changeSet, condition);
-  return build({
+  return {
     status: judgement.status,
     value: judgement.value,
     rationale: judgement.rationale,
@@ -164,7 +196,7 @@ export function judgeAttemptCondition(parts: {
       unknownUris: judgement.unknownUris,
       changeSetComplete: changeSet?.coverage.complete ?? false,
     },
-  });
+  };
 }
 
 const CRITERIA: Readonly<Record<Condition['conditionType'], string>> = {

@@ -20,91 +20,111 @@ export function toolCallsFromExchanges(exchanges: readonly HttpExchangeEvent[]):
 
 type Call = { callId: string; name: string; args: string };
 
-function callsIn(payloads: readonly unknown[]): TranscriptEvent[] {
-  const calls: Call[] = [];
-  const byIndex = new Map<string, Call>();
-  const open = (key: string, callId: string, name: string) => {
+/** The calls read so far, in order, and the streamed ones still open by their key (format and index). */
+class CallLog {
+  readonly calls: Call[] = [];
+  readonly byIndex = new Map<string, Call>();
+
+  open(key: string, callId: string, name: string): Call {
     const call = { callId, name, args: '' };
-    byIndex.set(key, call);
-    calls.push(call);
+    this.byIndex.set(key, call);
+    this.calls.push(call);
     return call;
-  };
+  }
+}
+
+function callsIn(payloads: readonly unknown[]): TranscriptEvent[] {
+  const log = new CallLog();
   for (const payload of payloads) {
     if (!isRecord(payload)) continue;
-    // OpenAI Chat Completions: whole message, or streamed deltas keyed by index.
-    for (const choice of arrayOf(payload.choices)) {
-      const message = isRecord(choice.message)
-        ? choice.message
-        : isRecord(choice.delta)
-          ? choice.delta
-          : undefined;
-      for (const toolCall of arrayOf(message?.tool_calls)) {
-        const fn = isRecord(toolCall.function) ? toolCall.function : {};
-        const key = `chat:${String(toolCall.index ?? calls.length)}`;
-        const existing =
-          isRecord(choice.delta) && typeof toolCall.id !== 'string' ? byIndex.get(key) : undefined;
-        const call = existing ?? open(key, String(toolCall.id ?? ''), String(fn.name ?? ''));
-        if (typeof fn.arguments === 'string') call.args += fn.arguments;
-      }
-    }
-    // Anthropic Messages: a whole message, or content_block_start + input_json_delta events.
-    if (payload.type === 'message') {
-      for (const block of arrayOf(payload.content)) {
-        if (block.type === 'tool_use')
-          open(`whole:${calls.length}`, String(block.id ?? ''), String(block.name ?? '')).args =
-            JSON.stringify(block.input ?? {});
-      }
-    }
-    if (
-      payload.type === 'content_block_start' &&
-      isRecord(payload.content_block) &&
-      payload.content_block.type === 'tool_use'
-    ) {
-      const block = payload.content_block;
-      open(`anthropic:${String(payload.index)}`, String(block.id ?? ''), String(block.name ?? ''));
-    }
-    if (
-      payload.type === 'content_block_delta' &&
-      isRecord(payload.delta) &&
-      payload.delta.type === 'input_json_delta'
-    ) {
-      const call = byIndex.get(`anthropic:${String(payload.index)}`);
-      if (call !== undefined && typeof payload.delta.partial_json === 'string')
-        call.args += payload.delta.partial_json;
-    }
-    // OpenAI Responses: function_call output items (whole response, or output_item.done events).
-    const items =
-      payload.object === 'response'
-        ? arrayOf(payload.output)
-        : payload.type === 'response.output_item.done' && isRecord(payload.item)
-          ? [payload.item]
-          : [];
-    for (const item of items) {
-      if (item.type === 'function_call') {
-        open(`responses:${calls.length}`, String(item.call_id ?? ''), String(item.name ?? '')).args = String(
-          item.arguments ?? '',
-        );
-      }
-    }
-    // Gemini: functionCall parts of each candidate.
-    for (const candidate of arrayOf(payload.candidates)) {
-      const content = isRecord(candidate.content) ? candidate.content : {};
-      for (const part of arrayOf(content.parts)) {
-        if (isRecord(part.functionCall)) {
-          const fn = part.functionCall;
-          open(`gemini:${calls.length}`, String(fn.id ?? ''), String(fn.name ?? '')).args = JSON.stringify(
-            fn.args ?? {},
-          );
-        }
-      }
-    }
+    chatCompletionCalls(payload, log);
+    anthropicMessageCalls(payload, log);
+    responsesCalls(payload, log);
+    geminiCalls(payload, log);
   }
-  return calls.map((call) => ({
+  return log.calls.map((call) => ({
     kind: 'tool_call',
     callId: call.callId,
     name: call.name,
     arguments: parseArguments(call.args),
   }));
+}
+
+/** OpenAI Chat Completions: whole message, or streamed deltas keyed by index. */
+function chatCompletionCalls(payload: Record<string, unknown>, log: CallLog): void {
+  for (const choice of arrayOf(payload.choices)) {
+    const message = isRecord(choice.message)
+      ? choice.message
+      : isRecord(choice.delta)
+        ? choice.delta
+        : undefined;
+    for (const toolCall of arrayOf(message?.tool_calls)) {
+      const fn = isRecord(toolCall.function) ? toolCall.function : {};
+      const key = `chat:${String(toolCall.index ?? log.calls.length)}`;
+      const existing =
+        isRecord(choice.delta) && typeof toolCall.id !== 'string' ? log.byIndex.get(key) : undefined;
+      const call = existing ?? log.open(key, String(toolCall.id ?? ''), String(fn.name ?? ''));
+      if (typeof fn.arguments === 'string') call.args += fn.arguments;
+    }
+  }
+}
+
+/** Anthropic Messages: a whole message, or content_block_start + input_json_delta events. */
+function anthropicMessageCalls(payload: Record<string, unknown>, log: CallLog): void {
+  if (payload.type === 'message') {
+    for (const block of arrayOf(payload.content)) {
+      if (block.type === 'tool_use')
+        log.open(`whole:${log.calls.length}`, String(block.id ?? ''), String(block.name ?? '')).args =
+          JSON.stringify(block.input ?? {});
+    }
+  }
+  if (
+    payload.type === 'content_block_start' &&
+    isRecord(payload.content_block) &&
+    payload.content_block.type === 'tool_use'
+  ) {
+    const block = payload.content_block;
+    log.open(`anthropic:${String(payload.index)}`, String(block.id ?? ''), String(block.name ?? ''));
+  }
+  if (
+    payload.type === 'content_block_delta' &&
+    isRecord(payload.delta) &&
+    payload.delta.type === 'input_json_delta'
+  ) {
+    const call = log.byIndex.get(`anthropic:${String(payload.index)}`);
+    if (call !== undefined && typeof payload.delta.partial_json === 'string')
+      call.args += payload.delta.partial_json;
+  }
+}
+
+/** OpenAI Responses: function_call output items (whole response, or output_item.done events). */
+function responsesCalls(payload: Record<string, unknown>, log: CallLog): void {
+  const items =
+    payload.object === 'response'
+      ? arrayOf(payload.output)
+      : payload.type === 'response.output_item.done' && isRecord(payload.item)
+        ? [payload.item]
+        : [];
+  for (const item of items) {
+    if (item.type === 'function_call') {
+      log.open(`responses:${log.calls.length}`, String(item.call_id ?? ''), String(item.name ?? '')).args =
+        String(item.arguments ?? '');
+    }
+  }
+}
+
+/** Gemini: functionCall parts of each candidate. */
+function geminiCalls(payload: Record<string, unknown>, log: CallLog): void {
+  for (const candidate of arrayOf(payload.candidates)) {
+    const content = isRecord(candidate.content) ? candidate.content : {};
+    for (const part of arrayOf(content.parts)) {
+      if (isRecord(part.functionCall)) {
+        const fn = part.functionCall;
+        log.open(`gemini:${log.calls.length}`, String(fn.id ?? ''), String(fn.name ?? '')).args =
+          JSON.stringify(fn.args ?? {});
+      }
+    }
+  }
 }
 
 function parseArguments(text: string): JsonValue {

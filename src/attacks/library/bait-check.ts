@@ -1,7 +1,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isFileCondition } from '../../models/condition.js';
+import { type FileCondition, isFileCondition } from '../../models/condition.js';
 import { expectation } from '../../models/expectation.js';
 import type { Observation } from '../../models/observation.js';
 import { FileWriteScorer } from '../../scorers/file-write-scorer.js';
@@ -77,68 +77,100 @@ export async function checkBait(
       root = home;
     }
     const source = new LocalFileSurfaceSource({ root });
-    const condition = buildCondition({
-      condition: kind,
-      uri: expect.uri,
-      match: expect.match ?? 'exact',
-      ...(kind === 'content_written'
-        ? {
-            contains: expect.contains,
-            equals: expect.equals,
-            regex: expect.regex,
-            caseSensitive: expect.caseSensitive,
-            ignoreWhitespace: expect.ignoreWhitespace,
-          }
-        : {}),
-    });
-    if (!isFileCondition(condition)) throw new Error('unreachable: request_sent returned above');
+    const condition = baitCondition(expect, kind);
     const scorable = { scorableType: 'surface' as const, uri: condition.uri, match: condition.match };
     const observation = await source.acquire(scorable, { signal: options.signal });
     const where = `${expect.uri}${expect.surface === 'home' ? ' (home)' : ''}`;
-    if (kind === 'content_written') {
-      const scorer = new FileWriteScorer({ source });
-      const {
-        scores: [score],
-      } = await scorer.scoreObservation({ observation, expectation: expectation([condition]) });
-      if (score === undefined || score.status === 'undetermined') {
-        return finding(
-          candidate,
-          'undetermined',
-          `the planted ${where} could not be judged: ${score?.rationale ?? 'no score'}`,
-        );
-      }
-      return score.value === true
-        ? finding(
-            candidate,
-            'bait',
-            `the planted files already satisfy the condition on ${where}: ${score.rationale}`,
-          )
-        : finding(candidate, 'clean', `the planted files do not satisfy the condition on ${where}`);
-    }
-    if (observation.acquisition !== 'complete') {
-      return finding(candidate, 'undetermined', `the planted ${where} could not be listed completely`);
-    }
-    const planted = plantedUris(observation);
-    if (kind === 'file_created') {
-      return planted.length > 0
-        ? finding(
-            candidate,
-            'bait',
-            `${planted.join(', ')} is already planted, so its creation cannot be shown`,
-          )
-        : finding(candidate, 'clean', `nothing matching ${where} is planted`);
-    }
-    return planted.length > 0
-      ? finding(
-          candidate,
-          'clean',
-          `${planted.join(', ')} is planted for the agent to ${kind === 'file_deleted' ? 'delete' : 'modify'}`,
-        )
-      : finding(candidate, 'vacuous', `nothing matching ${where} is planted, so ${kind} could never hold`);
+    return kind === 'content_written'
+      ? await judgePlantedContent(candidate, source, observation, condition, where)
+      : judgePlantedListing(candidate, kind, observation, where);
   } finally {
     await workspace.dispose();
     if (home !== undefined) await rm(home, { recursive: true, force: true });
   }
+}
+
+/** The file condition the candidate's expectation states (its content fields only for content_written). */
+function baitCondition(
+  expect: LibraryExpect,
+  kind: Exclude<LibraryExpect['condition'], 'request_sent' | undefined>,
+): FileCondition {
+  const condition = buildCondition({
+    condition: kind,
+    uri: expect.uri,
+    match: expect.match ?? 'exact',
+    ...(kind === 'content_written'
+      ? {
+          contains: expect.contains,
+          equals: expect.equals,
+          regex: expect.regex,
+          caseSensitive: expect.caseSensitive,
+          ignoreWhitespace: expect.ignoreWhitespace,
+        }
+      : {}),
+  });
+  if (!isFileCondition(condition)) throw new Error('unreachable: request_sent returned above');
+  return condition;
+}
+
+/** content_written: planted files that already satisfy it make the attack bait. */
+async function judgePlantedContent(
+  candidate: BaitCandidate,
+  source: LocalFileSurfaceSource,
+  observation: Observation,
+  condition: FileCondition,
+  where: string,
+): Promise<BaitFinding> {
+  const scorer = new FileWriteScorer({ source });
+  const {
+    scores: [score],
+  } = await scorer.scoreObservation({ observation, expectation: expectation([condition]) });
+  if (score === undefined || score.status === 'undetermined') {
+    return finding(
+      candidate,
+      'undetermined',
+      `the planted ${where} could not be judged: ${score?.rationale ?? 'no score'}`,
+    );
+  }
+  return score.value === true
+    ? finding(
+        candidate,
+        'bait',
+        `the planted files already satisfy the condition on ${where}: ${score.rationale}`,
+      )
+    : finding(candidate, 'clean', `the planted files do not satisfy the condition on ${where}`);
+}
+
+/**
+ * file_created, file_deleted, file_modified: judged by what is planted. A planted file makes a creation
+ * unprovable (bait); a deletion or modification with nothing planted could never hold (vacuous).
+ */
+function judgePlantedListing(
+  candidate: BaitCandidate,
+  kind: 'file_created' | 'file_deleted' | 'file_modified',
+  observation: Observation,
+  where: string,
+): BaitFinding {
+  if (observation.acquisition !== 'complete') {
+    return finding(candidate, 'undetermined', `the planted ${where} could not be listed completely`);
+  }
+  const planted = plantedUris(observation);
+  if (kind === 'file_created') {
+    return planted.length > 0
+      ? finding(
+          candidate,
+          'bait',
+          `${planted.join(', ')} is already planted, so its creation cannot be shown`,
+        )
+      : finding(candidate, 'clean', `nothing matching ${where} is planted`);
+  }
+  return planted.length > 0
+    ? finding(
+        candidate,
+        'clean',
+        `${planted.join(', ')} is planted for the agent to ${kind === 'file_deleted' ? 'delete' : 'modify'}`,
+      )
+    : finding(candidate, 'vacuous', `nothing matching ${where} is planted, so ${kind} could never hold`);
 }
 
 /** Checks many candidates, `concurrency` at a time; findings in the candidates' order. */

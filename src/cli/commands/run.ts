@@ -41,70 +41,67 @@ export function registerRun(program: Command, io: CliIo): void {
       '--no-preflight',
       'skip the checks made before the first attempt (a campaign that cannot work then fails attempt by attempt)',
     )
-    .action(async (file: string | undefined, options: Record<string, unknown>) => {
-      if (typeof options.cancel === 'string') {
-        const { cancelQueuedRun } = await import('./run-queue.js');
-        return cancelQueuedRun(options.cancel, options, io);
-      }
-      if (file === undefined) throw new UsageError('witness run needs a campaign file (or --cancel RUN)');
-      if (options.dryRun === true) {
-        for (const flag of [
-          'report',
-          'junit',
-          'failOn',
-          'keepWorkspaces',
-          'wait',
-          'runId',
-          'jobGrace',
-        ] as const) {
-          if (options[flag] !== undefined)
-            throw new UsageError(`--${kebab(flag)} has nothing to do with --dry-run, which runs no attempt`);
-        }
-        if (options.preflight === false)
-          throw new UsageError('--dry-run is the preflight: drop --no-preflight');
-        const { dryRunCampaign } = await import('./run-preflight.js');
-        return dryRunCampaign(
-          file,
-          {
-            db: resolveDb(options, io.env),
-            json: options.json === true,
-            concurrency:
-              options.concurrency === undefined
-                ? undefined
-                : readPositiveInt('--concurrency', options.concurrency),
-          },
-          io,
-        );
-      }
-      if (options.queue === true) {
-        const { submitQueuedRun } = await import('./run-queue.js');
-        return submitQueuedRun(file, options, io);
-      }
-      for (const flag of ['wait', 'runId', 'jobGrace'] as const) {
-        if (options[flag] !== undefined) throw new UsageError(`--${kebab(flag)} needs --queue`);
-      }
-      // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).
-      tuneHeapForCampaign(process.execArgv);
-      tuneAcquisitionThreadsForCampaign();
-      const { runLocalCampaign } = await import('./run-local.js');
-      await runLocalCampaign(
-        file,
-        {
-          db: resolveDb(options, io.env),
-          failOn: readFailOn(options.failOn),
-          concurrency:
-            options.concurrency === undefined
-              ? undefined
-              : readPositiveInt('--concurrency', options.concurrency),
-          keepWorkspaces: options.keepWorkspaces === true,
-          json: options.json === true,
-          report: typeof options.report === 'string' ? options.report : undefined,
-          junit: typeof options.junit === 'string' ? options.junit : undefined,
-          preflight: options.preflight !== false,
-        },
-        io,
-      );
-    });
+    .action((file: string | undefined, options: Record<string, unknown>) => runCommand(file, options, io));
+}
+
+/** `witness run`: cancel a queued run, check the campaign (--dry-run), queue it, or run it here. */
+async function runCommand(
+  file: string | undefined,
+  options: Record<string, unknown>,
+  io: CliIo,
+): Promise<void> {
+  if (typeof options.cancel === 'string') {
+    const { cancelQueuedRun } = await import('./run-queue.js');
+    return cancelQueuedRun(options.cancel, options, io);
+  }
+  if (file === undefined) throw new UsageError('witness run needs a campaign file (or --cancel RUN)');
+  if (options.dryRun === true) return dryRun(file, options, io);
+  if (options.queue === true) {
+    const { submitQueuedRun } = await import('./run-queue.js');
+    return submitQueuedRun(file, options, io);
+  }
+  for (const flag of ['wait', 'runId', 'jobGrace'] as const) {
+    if (options[flag] !== undefined) throw new UsageError(`--${kebab(flag)} needs --queue`);
+  }
+  // A campaign is a long steady stream of short-lived allocations: collect sooner (see campaign-heap.ts).
+  tuneHeapForCampaign(process.execArgv);
+  tuneAcquisitionThreadsForCampaign();
+  const { runLocalCampaign } = await import('./run-local.js');
+  await runLocalCampaign(
+    file,
+    {
+      db: resolveDb(options, io.env),
+      failOn: readFailOn(options.failOn),
+      concurrency: readConcurrency(options),
+      keepWorkspaces: options.keepWorkspaces === true,
+      json: options.json === true,
+      report: typeof options.report === 'string' ? options.report : undefined,
+      junit: typeof options.junit === 'string' ? options.junit : undefined,
+      preflight: options.preflight !== false,
+    },
+    io,
+  );
+}
+
+/** `--dry-run`: the preflight and the plan; a flag about running attempts is refused. */
+async function dryRun(file: string, options: Record<string, unknown>, io: CliIo): Promise<void> {
+  for (const flag of ['report', 'junit', 'failOn', 'keepWorkspaces', 'wait', 'runId', 'jobGrace'] as const) {
+    if (options[flag] !== undefined)
+      throw new UsageError(`--${kebab(flag)} has nothing to do with --dry-run, which runs no attempt`);
+  }
+  if (options.preflight === false) throw new UsageError('--dry-run is the preflight: drop --no-preflight');
+  const { dryRunCampaign } = await import('./run-preflight.js');
+  return dryRunCampaign(
+    file,
+    { db: resolveDb(options, io.env), json: options.json === true, concurrency: readConcurrency(options) },
+    io,
+  );
+}
+
+function readConcurrency(options: Record<string, unknown>): number | undefined {
+  return options.concurrency === undefined
+    ? undefined
+    : readPositiveInt('--concurrency', options.concurrency);
 }
 
 /** `failOn` → `fail-on`: an option's name as typed. */
