@@ -42,6 +42,7 @@ const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
   ['src/targets/recording-proxy.ts startRecordingProxy/forward', SPLITTING],
   ['src/verdicts/content-written-since-baseline.ts judgeContentWrittenSinceBaseline', OTHER_LANE],
   ['src/verdicts/content-written.ts judgeContentWritten', OTHER_LANE],
+  ['src/verdicts/through-links.ts seeThroughLinks', OTHER_LANE],
   ['src/view/view-app.ts createViewApp', OTHER_LANE],
 ]);
 
