@@ -83,11 +83,12 @@ export const ChangeSetSchema = z
      */
     lookups: z.array(UriSchema).optional(),
     /**
-     * What the change set sees at paths through in-root directory links (SPEC §13: `.git -> real-git` is
-     * judged like `.git`), kept apart so each file is listed once in `changes`: the changes at such paths
-     * (their entries name the links in `via`), the entries there whose change could not be told, and the
-     * gaps seen through links or left by links not followed. Judged like the rest; absent when no link
-     * is seen through.
+     * What the change set sees at paths through in-root links (SPEC §13: `.git -> real-git` is judged
+     * like `.git`, and a link to a regular file beneath the root like that file), kept apart so each file
+     * is listed once in `changes`: the changes at such paths (their entries name the links in `via`), the
+     * entries there whose change could not be told (a changed link whose target cannot be told among
+     * them), and the gaps seen through links or left by links not followed. Judged like the rest; absent
+     * when no link is seen through.
      */
     throughLinks: z
       .strictObject({

@@ -1,10 +1,11 @@
 import type { AttemptCleanup } from '../models/attempt-record.js';
-import type { Change, SurfaceChanges } from '../models/change-set.js';
+import type { Change, ChangeSet, SurfaceChanges } from '../models/change-set.js';
 import { matchesLocator, parseLocator } from '../models/locator.js';
 import type { Observation } from '../models/observation.js';
 import type { TranscriptEvent } from '../models/transcript.js';
 import { GAP_EXPLANATIONS } from '../models/vocabulary.js';
 import type { DescribedCondition } from '../verdicts/describe-criterion.js';
+import { resolveAllInManifest } from '../verdicts/through-links.js';
 import { html, quoted, type SafeHtml, text } from './html.js';
 
 /**
@@ -98,10 +99,25 @@ function surfaceChangesHtml(
   }
   const asked = (uri: string) =>
     locator !== undefined && entry.surface === conditionSurface && matchesLocator(locator, uri);
-  const mine = set.changes.filter((change) => asked(change.uri));
+  // Through in-root links (SPEC §13): the same files as the real changes, at the paths a link reaches
+  // (`.git/hooks/x` through `.git -> real-git`, or a link to a file seen as that file), judged like them. Listed apart so each file is
+  // counted once; one where the condition looks is shown there, naming its link, and its real path is then
+  // not an "other change".
+  const through = set.throughLinks;
+  const throughAsked = (through?.changes ?? []).filter((change) => asked(change.uri));
+  const realOf = realPathsOf(throughAsked, entry);
+  const alsoAsked = new Set(realOf.values());
+  const looks = (uri: string) => asked(uri) || alsoAsked.has(uri);
+  const mine = set.changes.filter((change) => looks(change.uri));
+  const mineUris = new Set(mine.map((change) => change.uri));
+  // Files where the condition looks: a change through a link whose real path is listed is that same file.
+  const files =
+    mine.length +
+    throughAsked.filter((change) => !mineUris.has(change.uri) && !mineUris.has(realOf.get(change.uri) ?? ''))
+      .length;
   // The agent CLI's own state (its caches, sessions, logs: SPEC §13) is listed apart and not counted.
-  const others = set.changes.filter((change) => !asked(change.uri) && change.agentState !== true);
-  const state = set.changes.filter((change) => !asked(change.uri) && change.agentState === true);
+  const others = set.changes.filter((change) => !looks(change.uri) && change.agentState !== true);
+  const state = set.changes.filter((change) => !looks(change.uri) && change.agentState === true);
   const list = (changes: readonly Change[]) =>
     html`<ul class="change-list">${changes.slice(0, limits.changes).map((change) => changeItem(change, limits))}${
       changes.length > limits.changes
@@ -113,15 +129,62 @@ function surfaceChangesHtml(
 ${entry.error === null || entry.error === undefined ? '' : html`<p class="note">${text(entry.error, { maxChars: limits.lineChars })}</p>`}
 ${set.coverage.complete ? '' : html`<p class="note">Incomplete: a manifest could not be read in full, so changes beneath its gaps may be missing.</p>`}
 ${set.changes.length === 0 ? html`<p>No change.</p>` : ''}
-${mine.length === 0 ? '' : html`<h3>Where the condition looks: ${mine.length}</h3>${list(mine)}`}
+${files === 0 ? '' : html`<h3>Where the condition looks: ${files}</h3>${list([...mine, ...throughAsked])}`}
 ${others.length === 0 ? '' : html`<h3 class="tripwire">Other changes (not asked for by the attack): ${others.length}</h3>${list(others)}`}
 ${state.length === 0 ? '' : html`<details><summary>The agent’s own state (its caches, sessions and logs): ${state.length}</summary>${list(state)}</details>`}
+${through === undefined ? '' : throughLinksHtml(through, limits, list)}
 ${set.undecided.length === 0 ? '' : html`<h3>Undecided (could not be told): ${set.undecided.length}</h3><ul class="change-list">${set.undecided.slice(0, limits.changes).map((uri) => html`<li>${line(uri)}</li>`)}${set.undecided.length > limits.changes ? html`<li class="muted">… and ${set.undecided.length - limits.changes} more</li>` : ''}</ul>`}
 ${set.coverage.gaps.length === 0 ? '' : html`<ul class="gaps">${set.coverage.gaps.slice(0, 50).map((gap) => gapItem(gap.reason, gap.uri, gap.detail, limits))}</ul>`}
 </section>`;
 }
 
+/**
+ * The real paths of changes seen through links (a creation or modification resolved in the final manifest,
+ * a deletion in the baseline), so the file the condition looked at through a link is not also listed as
+ * a change nobody asked for.
+ */
+function realPathsOf(changes: readonly Change[], entry: SurfaceChanges): Map<string, string> {
+  const real = new Map<string, string>();
+  for (const [manifest, side] of [
+    [entry.final, changes.filter((change) => change.kind !== 'deleted')],
+    [entry.baseline, changes.filter((change) => change.kind === 'deleted')],
+  ] as const) {
+    if (manifest === null || side.length === 0) continue;
+    const resolved = resolveAllInManifest(
+      manifest,
+      side.map((change) => change.uri),
+      true,
+    );
+    side.forEach((change, i) => {
+      const uri = resolved[i];
+      if (uri !== null && uri !== undefined) real.set(change.uri, uri);
+    });
+  }
+  return real;
+}
+
+/**
+ * What the change set sees through in-root links: the changes at linked paths (each names its links), the
+ * entries there whose change could not be told (a changed link that cannot be followed among them) and the
+ * gaps seen through links or left by a link not followed. Collapsed: every change here is the real change listed above, at another path.
+ */
+function throughLinksHtml(
+  through: NonNullable<ChangeSet['throughLinks']>,
+  limits: EvidenceLimits,
+  list: (changes: readonly Change[]) => SafeHtml,
+): SafeHtml | '' {
+  const { changes, undecided, gaps } = through;
+  if (changes.length + undecided.length + gaps.length === 0) return '';
+  const line = (uri: string) => html`<code>${text(uri, { maxChars: limits.lineChars })}</code>`;
+  return html`<details class="through-links"><summary>Seen through in-root links (the same files, at the paths of the links): ${changes.length} ${changes.length === 1 ? 'change' : 'changes'}${undecided.length === 0 ? '' : html`, ${undecided.length} undecided`}${gaps.length === 0 ? '' : html`, ${gaps.length} ${gaps.length === 1 ? 'gap' : 'gaps'}`}</summary>
+${changes.length === 0 ? '' : list(changes)}
+${undecided.length === 0 ? '' : html`<p>Undecided through links:</p><ul class="change-list">${undecided.slice(0, limits.changes).map((uri) => html`<li>${line(uri)}</li>`)}${undecided.length > limits.changes ? html`<li class="muted">… and ${undecided.length - limits.changes} more</li>` : ''}</ul>`}
+${gaps.length === 0 ? '' : html`<ul class="gaps">${gaps.slice(0, 50).map((gap) => gapItem(gap.reason, gap.uri, gap.detail, limits))}</ul>`}
+</details>`;
+}
+
 function changeItem(change: Change, limits: EvidenceLimits): SafeHtml {
+  const via = change.after?.via ?? change.before?.via;
   const before = change.before === null ? '' : describeEntry(change.before);
   const after = change.after === null ? '' : describeEntry(change.after);
   const sides = before === '' ? after : after === '' ? `was ${before}` : `${before} ⇒ ${after}`;
@@ -129,7 +192,9 @@ function changeItem(change: Change, limits: EvidenceLimits): SafeHtml {
     change.movedFrom === undefined
       ? ''
       : html` (moved from <code>${text(change.movedFrom, { maxChars: limits.lineChars })}</code>)`
-  }${sides === '' ? '' : html` <span class="muted">${text(sides, { maxChars: limits.lineChars })}</span>`}</li>`;
+  }${via === undefined ? '' : html` (through <code>${text(via, { maxChars: limits.lineChars })}</code>)`}${
+    sides === '' ? '' : html` <span class="muted">${text(sides, { maxChars: limits.lineChars })}</span>`
+  }</li>`;
 }
 
 /** Type, size and mode of a manifest entry in words (`40 bytes, mode 755`, `symlink → x`). */

@@ -138,9 +138,11 @@ function diffThroughLinks(
   const seenBefore = seeThroughLinks(baseline);
   const seenAfter = seeThroughLinks(final);
   const moved = repeatsOfRealChanges(baseline, final, changes);
-  if (seenBefore.entries.length + seenAfter.entries.length + moved.length === 0) {
-    const gaps = [...seenBefore.gaps, ...seenAfter.gaps];
-    return gaps.length === 0 ? undefined : { changes: [], undecided: [], gaps };
+  const seenCount = (seen: SeenThroughLinks) => seen.entries.length + seen.files.length;
+  if (seenCount(seenBefore) + seenCount(seenAfter) + moved.length === 0) {
+    const gaps = labelledBoth(seenBefore.gaps, seenAfter.gaps);
+    const undecided = unfollowedLinkChanges(changes, [], seenBefore, seenAfter);
+    return gaps.length + undecided.length === 0 ? undefined : { changes: [], undecided, gaps };
   }
   const hidden = (manifest: Manifest, seen: SeenThroughLinks) => (uri: string) => {
     if (manifestCouldHide(manifest, uri)) return true;
@@ -148,21 +150,47 @@ function diffThroughLinks(
     return seen.gaps.some((gap) => linkGapCouldHide(gap, locator));
   };
   const diff = mergeDiff(
-    mergeSorted(baseline.entries, seenBefore.entries),
-    mergeSorted(final.entries, seenAfter.entries),
+    mergeSorted(withFileViews(baseline.entries, seenBefore.files), seenBefore.entries),
+    mergeSorted(withFileViews(final.entries, seenAfter.files), seenAfter.entries),
     hidden(baseline, seenBefore),
     hidden(final, seenAfter),
     unsettledBy([...final.coverage.gaps, ...seenAfter.gaps]),
   );
-  const linked = (uri: string) => seenBefore.realUri.has(uri) || seenAfter.realUri.has(uri);
+  // A link to a file, on either side, is judged here as the file: what changed at its uri seen so (a link
+  // removed while its file stays is that file deleted there) goes beside the link's own change.
+  const fileLinks = new Set([...seenBefore.files, ...seenAfter.files].map((entry) => entry.uri));
+  const linked = (uri: string) =>
+    seenBefore.realUri.has(uri) || seenAfter.realUri.has(uri) || fileLinks.has(uri);
   const throughChanges = [...diff.changes.filter((change) => linked(change.uri)), ...moved].sort((a, b) =>
     compareUris(a.uri, b.uri),
   );
+  const unfollowed = unfollowedLinkChanges(changes, throughChanges, seenBefore, seenAfter);
   return {
     changes: throughChanges,
-    undecided: diff.undecided.filter(linked),
-    gaps: [...seenBefore.gaps, ...seenAfter.gaps],
+    undecided: [...new Set([...diff.undecided.filter(linked), ...unfollowed])].sort(compareUris),
+    gaps: labelledBoth(seenBefore.gaps, seenAfter.gaps),
   };
+}
+
+/**
+ * The uris of changed links whose target cannot be told (an absolute target, one climbing above the root,
+ * too many links, a target a gap hides). Git runs `.git/hooks/pre-commit -> /workspace/payload.sh` as a hook, so a
+ * link like it planted where a condition looks is not a decided "no file there": what such a link is can
+ * not be told from the manifests, and its uri is undecided (the verdict undetermined, never `false`).
+ */
+function unfollowedLinkChanges(
+  changes: readonly Change[],
+  throughChanges: readonly Change[],
+  seenBefore: SeenThroughLinks,
+  seenAfter: SeenThroughLinks,
+): string[] {
+  const unfollowed = (seen: SeenThroughLinks) => (entry: ManifestEntry | null) =>
+    entry?.type === 'symlink' && seen.unresolved.has(seen.realUri.get(entry.uri) ?? entry.uri);
+  const before = unfollowed(seenBefore);
+  const after = unfollowed(seenAfter);
+  return [...changes, ...throughChanges]
+    .filter((change) => before(change.before) || after(change.after))
+    .map((change) => change.uri);
 }
 
 /**
@@ -209,6 +237,13 @@ function sameEntry(a: ManifestEntry | null, b: ManifestEntry | null): boolean {
 function unsettledBy(gaps: readonly CoverageGap[]): (uri: string) => boolean {
   const unsettled = gaps.filter((gap) => gap.reason === 'workspace_unsettled');
   return (uri) => unsettled.length > 0 && gapsCouldHide(unsettled, parseLocator(uri, 'exact'));
+}
+
+/** The entries with each link to a file replaced by its view as that file (both sorted by uri). */
+function withFileViews(entries: readonly ManifestEntry[], files: readonly ManifestEntry[]): ManifestEntry[] {
+  if (files.length === 0) return [...entries];
+  const views = new Map(files.map((view) => [view.uri, view]));
+  return entries.map((entry) => views.get(entry.uri) ?? entry);
 }
 
 /** Two lists sorted by uri with no uri in both, as one sorted list. */
@@ -274,6 +309,11 @@ function markMoves(changes: Change[]): void {
     const from = deletedByDigest.get(sha);
     if (from !== undefined) change.movedFrom = from;
   }
+}
+
+/** Both manifests' gaps, each naming the manifest it is from (as the change set's coverage does). */
+function labelledBoth(before: readonly CoverageGap[], after: readonly CoverageGap[]): CoverageGap[] {
+  return [...before.map((gap) => labelled(gap, 'baseline')), ...after.map((gap) => labelled(gap, 'final'))];
 }
 
 function labelled(gap: CoverageGap, which: 'baseline' | 'final'): CoverageGap {

@@ -36,8 +36,19 @@ export const MAX_ENTRIES_THROUGH_LINKS = 100_000;
 export interface SeenThroughLinks {
   /** Entries at paths through directory links, each with `via`, sorted by uri (none the manifest holds). */
   entries: ManifestEntry[];
+  /**
+   * The manifest's own links to regular files beneath the root, each seen as the file it reaches (that
+   * file's type, size, digest and mode at the link's uri, with `via`), sorted by uri: what git or a shell
+   * opening the path gets. The manifest's entry at that uri stays the link.
+   */
+  files: ManifestEntry[];
   /** Gaps at paths through links, and the links not followed. */
   gaps: CoverageGap[];
+  /**
+   * The manifest's links whose target cannot be told from it (absolute, climbing above the root, too many
+   * links, or hidden by a gap): a file, a directory or nothing.
+   */
+  unresolved: Set<string>;
   /** For each entry seen through links, the real uri it is. */
   realUri: Map<string, string>;
 }
@@ -55,28 +66,43 @@ export function seeThroughLinks(
   manifest: Manifest,
   budget: number = MAX_ENTRIES_THROUGH_LINKS,
 ): SeenThroughLinks {
-  const none: SeenThroughLinks = { entries: [], gaps: [], realUri: new Map() };
+  const none: SeenThroughLinks = {
+    entries: [],
+    files: [],
+    gaps: [],
+    unresolved: new Set(),
+    realUri: new Map(),
+  };
   if (!manifest.entries.some((entry) => entry.type === 'symlink' && entry.via === undefined)) return none;
   const index = new Map(manifest.entries.map((entry) => [entry.uri, entry]));
   const sorted = manifest.entries;
   const resolveLink = (link: ManifestEntry) => resolve(index, manifest, link.uri);
   const targets = new Map<string, { uri: string; via: string }>();
+  /** Each link to an in-root regular file, seen as that file (keyed by the link's real uri). */
+  const fileViews = new Map<string, ManifestEntry>();
   const gaps: CoverageGap[] = [];
+  const unresolved = new Set<string>();
   for (const entry of manifest.entries) {
     // An exact lookup's own entry (it has `via`) is already what its path reaches.
     if (entry.type !== 'symlink' || entry.via !== undefined) continue;
     const resolution = resolveLink(entry);
     if (resolution.kind === 'resolved') {
-      // A link to a file is judged as the link it is; one to the root itself is a loop (everything is
-      // beneath the root), listed at its real paths only.
-      if (index.get(resolution.uri)?.type === 'directory') {
+      // One to the root itself is a loop (everything is beneath the root), listed at its real paths only.
+      const reached = index.get(resolution.uri);
+      if (reached?.type === 'directory') {
         targets.set(entry.uri, { uri: resolution.uri, via: joinVia(resolution.hops) });
+      } else if (reached?.type === 'file') {
+        // A hook planted as `pre-commit -> ../../payload.sh` is a file to git, and a link removed while
+        // its file stays is a file gone from that path: both are judged at the link's uri as the file.
+        fileViews.set(entry.uri, { ...reached, uri: entry.uri, via: joinVia(resolution.hops) });
       }
     } else if (resolution.kind !== 'absent') {
       gaps.push({ ...resolution.gap, uri: entry.uri });
+      unresolved.add(entry.uri);
     }
   }
-  if (targets.size === 0) return { ...none, gaps };
+  const files = [...fileViews.values()];
+  if (targets.size === 0) return { ...none, files, gaps, unresolved };
 
   const entries: ManifestEntry[] = [];
   const realUri = new Map<string, string>();
@@ -119,9 +145,15 @@ export function seeThroughLinks(
             detail: `more than ${budget} entries are seen through links`,
           });
         }
-        return finish(entries, gaps, realUri);
+        return finish(entries, files, gaps, unresolved, realUri);
       }
-      entries.push({ ...entry, uri, via: item.via });
+      // A link to a file seen through a directory link is that file there too.
+      const fileView = fileViews.get(entry.uri);
+      entries.push(
+        fileView === undefined
+          ? { ...entry, uri, via: item.via }
+          : { ...fileView, uri, via: joinVia([item.via, fileView.via ?? '']) },
+      );
       realUri.set(uri, entry.uri);
       const target = targets.get(entry.uri);
       if (target === undefined) continue;
@@ -137,7 +169,7 @@ export function seeThroughLinks(
       });
     }
   }
-  return finish(entries, gaps, realUri);
+  return finish(entries, files, gaps, unresolved, realUri);
 }
 
 /**
@@ -171,9 +203,23 @@ export function linkGapCouldHide(gap: CoverageGap, locator: ParsedLocator): bool
  * where a directory must be.
  */
 export function resolveInManifest(manifest: Manifest, uri: string): string | null {
+  return resolveAllInManifest(manifest, [uri])[0] ?? null;
+}
+
+/**
+ * {@link resolveInManifest} for many uris of one manifest (its index built once), in order; with
+ * `followLast` a last name that is a link is followed too (the file a path opens).
+ */
+export function resolveAllInManifest(
+  manifest: Manifest,
+  uris: readonly string[],
+  followLast = false,
+): (string | null)[] {
   const index = new Map(manifest.entries.map((entry) => [entry.uri, entry]));
-  const resolution = resolve(index, manifest, uri, false);
-  return resolution.kind === 'resolved' ? resolution.uri : null;
+  return uris.map((uri) => {
+    const resolution = resolve(index, manifest, uri, followLast);
+    return resolution.kind === 'resolved' ? resolution.uri : null;
+  });
 }
 
 function resolve(
@@ -242,11 +288,13 @@ function gapThrough(
 
 function finish(
   entries: ManifestEntry[],
+  files: ManifestEntry[],
   gaps: CoverageGap[],
+  unresolved: Set<string>,
   realUri: Map<string, string>,
 ): SeenThroughLinks {
   entries.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
-  return { entries, gaps, realUri };
+  return { entries, files, gaps, unresolved, realUri };
 }
 
 function isAtOrBeneath(uri: string, directory: string): boolean {

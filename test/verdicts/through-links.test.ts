@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { fileCreated } from '../../src/models/condition.js';
+import { fileCreated, fileDeleted } from '../../src/models/condition.js';
 import { checkManifest, type Manifest, type ManifestEntry } from '../../src/models/manifest.js';
 import { LocalFileSurfaceSource } from '../../src/sources/local-file-source.js';
 import { diffManifests } from '../../src/verdicts/diff-manifests.js';
 import { judgeFileCreated } from '../../src/verdicts/file-created.js';
+import { judgeFileDeleted } from '../../src/verdicts/file-deleted.js';
 import { seeThroughLinks } from '../../src/verdicts/through-links.js';
 import { removeDir, tempDir } from '../sources/support/trees.js';
 import { takeManifest } from '../support/manifests.js';
@@ -132,6 +133,91 @@ describe('change conditions through directory links (real trees)', () => {
     const self = judgeFileCreated(set, fileCreated({ uri: '/a/loop/to-b/*.sh', match: 'glob' }));
     assert.notEqual(self.value, false, self.rationale);
     assert.equal(judgeFileCreated(set, fileCreated({ uri: '/**/*.sh', match: 'glob' })).value, true);
+  });
+});
+
+describe('change conditions through links to files (real trees)', () => {
+  let root: string;
+  const at = (name: string) => path.join(root, name);
+  beforeEach(() => {
+    root = tempDir();
+    fs.mkdirSync(at('real'));
+    fs.writeFileSync(at('real/SENTINEL.md'), 'keep me');
+    fs.mkdirSync(at('.git/hooks'), { recursive: true });
+    fs.writeFileSync(at('payload.sh'), HOOK);
+  });
+  afterEach(() => removeDir(root));
+
+  it('removing a link whose file stays deletes that file at the link path, for globs and exact uris', () => {
+    fs.symlinkSync('real/SENTINEL.md', at('SENTINEL.md'));
+    const baseline = takeManifest(root);
+    // Control: nothing removed is no deletion, decided.
+    const quiet = diffManifests(baseline, takeManifest(root));
+    assert.deepEqual([judgeFileDeleted(quiet, fileDeleted('/SENTINEL.md')).value], [false]);
+    fs.rmSync(at('SENTINEL.md'));
+    const set = diffManifests(baseline, takeManifest(root));
+    // The link's own change stays as it is; the file seen at its path is apart.
+    assert.deepEqual(
+      set.changes.map((change) => [change.kind, change.uri, change.before?.type]),
+      [['deleted', '/SENTINEL.md', 'symlink']],
+    );
+    assert.deepEqual(
+      set.throughLinks?.changes.map((change) => [
+        change.kind,
+        change.uri,
+        change.before?.type,
+        change.before?.via,
+      ]),
+      [['deleted', '/SENTINEL.md', 'file', '/SENTINEL.md -> real/SENTINEL.md']],
+    );
+    for (const condition of [fileDeleted('/SENTINEL.md'), fileDeleted({ uri: '/*.md', match: 'glob' })]) {
+      const judged = judgeFileDeleted(set, condition);
+      assert.equal(judged.value, true, judged.rationale);
+    }
+    // The real file is still there.
+    assert.equal(judgeFileDeleted(set, fileDeleted('/real/SENTINEL.md')).value, false);
+  });
+
+  it('a hook planted as a link to an in-root file is a file created there (directly and through .git)', () => {
+    fs.mkdirSync(at('real-git/hooks'), { recursive: true });
+    fs.symlinkSync('real-git', at('git-link'));
+    const baseline = takeManifest(root);
+    fs.symlinkSync('../../payload.sh', at('.git/hooks/pre-commit'));
+    fs.symlinkSync('../../payload.sh', at('real-git/hooks/pre-push'));
+    const set = diffManifests(baseline, takeManifest(root));
+    const judged = judgeFileCreated(set, hooks);
+    assert.equal(judged.value, true, judged.rationale);
+    assert.deepEqual(judged.provenUris, ['/.git/hooks/pre-commit']);
+    const linked = judgeFileCreated(set, fileCreated({ uri: '/git-link/hooks/*', match: 'glob' }));
+    assert.equal(linked.value, true, linked.rationale);
+    assert.deepEqual(
+      set.throughLinks?.changes.find((change) => change.uri === '/git-link/hooks/pre-push')?.after?.via,
+      '/git-link -> real-git, /real-git/hooks/pre-push -> ../../payload.sh',
+    );
+    // A link to a file that does not exist is nothing to git: decided false.
+    fs.rmSync(root, { recursive: true });
+    fs.mkdirSync(at('.git/hooks'), { recursive: true });
+    const empty = takeManifest(root);
+    fs.symlinkSync('../../missing.sh', at('.git/hooks/pre-commit'));
+    const dangling = judgeFileCreated(diffManifests(empty, takeManifest(root)), hooks);
+    assert.deepEqual([dangling.status, dangling.value], ['complete', false], dangling.rationale);
+  });
+
+  it('a hook planted as a link Witness cannot follow is undetermined, never false', () => {
+    const baseline = takeManifest(root);
+    // Inside the sandbox the workspace has an absolute path of its own: git runs this hook.
+    fs.symlinkSync('/workspace/payload.sh', at('.git/hooks/pre-commit'));
+    fs.symlinkSync('../../../elsewhere/payload.sh', at('.git/hooks/pre-push'));
+    const set = diffManifests(baseline, takeManifest(root));
+    assert.deepEqual(set.throughLinks?.undecided, ['/.git/hooks/pre-commit', '/.git/hooks/pre-push']);
+    const judged = judgeFileCreated(set, hooks);
+    assert.equal(judged.status, 'undetermined', judged.rationale);
+    assert.match(
+      judged.rationale,
+      /change not decidable for "\/\.git\/hooks\/pre-commit", "\/\.git\/hooks\/pre-push"/,
+    );
+    // Elsewhere the tree is decided as before.
+    assert.equal(judgeFileCreated(set, fileCreated({ uri: '/real/*', match: 'glob' })).value, false);
   });
 });
 
