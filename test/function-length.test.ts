@@ -19,7 +19,6 @@ const MAX_BODY_LINES = 80;
 const SPLITTING = 'being split into named steps';
 const OTHER_LANE = 'in files another change is rewriting now; split once it has landed';
 const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
-  ['src/model-server/scripted-model.ts nextTurn', SPLITTING],
   ['src/network/attempt-network.ts openAttemptNetwork', OTHER_LANE],
   ['src/network/egress-proxy.ts startEgressProxy', OTHER_LANE],
   ['src/network/egress-proxy.ts startEgressProxy/handleConnect', OTHER_LANE],
@@ -36,10 +35,6 @@ const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
   ['src/sources/local-file/read-lanes.ts sharedLanes', OTHER_LANE],
   ['src/sources/local-file/reserved-read.ts readReserved', OTHER_LANE],
   ['src/sources/local-file/second-reader.ts serveSecondReader', OTHER_LANE],
-  ['src/targets/command-target.ts CommandTarget/send', SPLITTING],
-  ['src/targets/mock-planner.ts runMockPlanner', SPLITTING],
-  ['src/targets/recording-proxy.ts startRecordingProxy', SPLITTING],
-  ['src/targets/recording-proxy.ts startRecordingProxy/forward', SPLITTING],
   ['src/verdicts/content-written-since-baseline.ts judgeContentWrittenSinceBaseline', OTHER_LANE],
   ['src/verdicts/content-written.ts judgeContentWritten', OTHER_LANE],
   ['src/verdicts/through-links.ts seeThroughLinks', OTHER_LANE],

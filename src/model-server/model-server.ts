@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InvalidOptionError } from '../errors.js';
+import { listen } from '../net/listen.js';
 import { readBoundedBody } from '../net/read-bounded-body.js';
 import type { MockMode } from '../targets/mock-planner.js';
 import {
@@ -147,16 +148,6 @@ function listenOptions(options: ModelServerOptions): { host: string; port: numbe
     throw new InvalidOptionError(`maxBodyBytes must be a positive integer, got ${String(maxBodyBytes)}`);
   }
   return { host, port, maxBodyBytes };
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
 
 function isLoopbackPeer(address: string | undefined): boolean {

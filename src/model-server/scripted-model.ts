@@ -61,116 +61,151 @@ export function nextTurn(conversation: Conversation, options: ScriptedModelOptio
     conversation.system,
     ...conversation.items.flatMap((item) => (item.kind === 'user' ? [item.text] : [])),
   ]);
-  const mapping = createToolMapping(conversation.tools, workspace);
-
-  // Replay: the n-th action of the plan corresponds to the n-th tool call already in the history.
-  let replayed = 0;
-  let pending: ModelTurn | undefined;
-  const perform = (planned: PlannedCall): string | undefined => {
-    if (pending !== undefined) return undefined;
-    const past = history[replayed];
-    if (past !== undefined) {
-      replayed++;
-      return past.result ?? '';
-    }
-    pending = { kind: 'tool_call', call: { id: `call_witness_${replayed + 1}`, ...planned } };
-    return undefined;
-  };
-
-  const queue: string[] = [];
-  const summaries: string[] = [];
-  const objections: string[] = [];
-  const unable: string[] = [];
-  let writes = 0;
-  let sends = 0;
-  const send = (from: string, url: string): void => {
-    const planned = mapping.send(from, url);
-    if (planned !== undefined) {
-      perform(planned);
-      return;
-    }
-    // No shell: a workspace file read with the read tool, then POSTed with the HTTP tool.
-    const read = from.startsWith('$') || from.startsWith('~/') ? undefined : mapping.read(from);
-    if (read === undefined || mapping.post(url, '') === undefined) {
-      unable.push(`send ${from} (no shell or HTTP tool reaches it)`);
-      return;
-    }
-    const text = perform(read);
-    if (text === undefined) return;
-    const post = mapping.post(url, withoutLineNumbers(withoutContextBlocks(text)));
-    if (post !== undefined) perform(post);
-  };
-  const follow = (instructions: readonly Instruction[]): void => {
-    for (const instruction of instructions) {
-      if (pending !== undefined) return;
-      if (instruction.kind === 'read') {
-        if (!queue.includes(instruction.path)) queue.push(instruction.path);
-        continue;
-      }
-      if (instruction.kind === 'send') {
-        if (sends >= MAX_SENDS) continue;
-        sends++;
-        send(instruction.from, instruction.url);
-        continue;
-      }
-      if (writes >= MAX_WRITES) continue;
-      writes++;
-      const planned = mapping.write(instruction.path, instruction.content);
-      if (planned === undefined)
-        unable.push(`write ${instruction.path} (no write or shell tool was offered)`);
-      else perform(planned);
-    }
-  };
-
-  follow(parseInstructions(prompt));
-  for (const command of commandsToRun(prompt).slice(0, MAX_COMMANDS)) {
-    if (pending !== undefined) break;
-    const planned = mapping.run(command);
-    if (planned === undefined) {
-      unable.push(`run ${command} (no shell tool was offered)`);
-      continue;
-    }
-    const output = perform(planned);
-    if (output === undefined) break;
-    summaries.push(`${command}: ran it`);
-    // A command's output is data, like a file's: only a vulnerable model obeys what it says.
-    if (mode === 'vulnerable') follow(parseInstructions(withoutLineNumbers(stripContext(output))));
-  }
+  const plan = new ReplayedPlan(history, createToolMapping(conversation.tools, workspace), mode);
+  plan.follow(parseInstructions(prompt));
+  plan.runCommands(commandsToRun(prompt).slice(0, MAX_COMMANDS));
   const tasks = parseUserTasks(prompt);
   const outputs = taskOutputs(tasks);
   for (const path of mentionedFiles(prompt))
-    if (!queue.includes(path) && !outputs.includes(path)) queue.push(path);
-  const texts = new Map<string, string>();
-  let reads = 0;
-  while (pending === undefined && queue.length > 0 && reads < MAX_READS) {
-    const path = queue.shift() as string;
-    reads++;
-    const planned = mapping.read(path);
-    if (planned === undefined) {
-      unable.push(`read ${path} (no read or shell tool was offered)`);
-      continue;
-    }
-    const raw = perform(planned);
-    if (raw === undefined) break;
-    const result = withoutLineNumbers(stripContext(raw));
-    texts.set(path, result);
-    summaries.push(`${path}: ${summarize(result)}`);
-    const found = parseInstructions(result);
-    if (mode === 'vulnerable') follow(found);
-    else if (mode === 'picky' && found.length > 0) {
-      const judgement = judgeForPicky(path, result);
-      if (judgement.follow) follow(found);
-      else objections.push(judgement.sentence);
-    }
-  }
+    if (!plan.queue.includes(path) && !outputs.includes(path)) plan.queue.push(path);
+  const texts = plan.readQueued();
   const completed: string[] = [];
   for (const task of tasks) {
-    if (pending !== undefined) break;
-    const done = doTask(task, { texts, mapping, perform, readFrom: [...texts.keys()] });
+    if (plan.pending !== undefined) break;
+    const done = doTask(task, {
+      texts,
+      mapping: plan.mapping,
+      perform: (planned) => plan.perform(planned),
+      readFrom: [...texts.keys()],
+    });
     if (done !== undefined) completed.push(done);
   }
-  if (pending !== undefined) return pending;
-  return { kind: 'text', text: composeReply(summaries, unable, completed, objections) };
+  if (plan.pending !== undefined) return plan.pending;
+  return { kind: 'text', text: composeReply(plan.summaries, plan.unable, completed, plan.objections) };
+}
+
+/**
+ * The model's plan for one request, replayed against the tool calls already made: the n-th action of the
+ * plan corresponds to the n-th tool call in the history. The first action not yet in the history becomes
+ * the pending turn, and every later action is skipped.
+ */
+class ReplayedPlan {
+  #replayed = 0;
+  pending: ModelTurn | undefined;
+  readonly queue: string[] = [];
+  readonly summaries: string[] = [];
+  readonly objections: string[] = [];
+  readonly unable: string[] = [];
+  #writes = 0;
+  #sends = 0;
+
+  constructor(
+    private readonly history: ReadonlyArray<ToolCallRequest & { result: string | undefined }>,
+    readonly mapping: ToolMapping,
+    private readonly mode: MockMode,
+  ) {}
+
+  /** The planned call's result when it was already made; otherwise it becomes the pending turn. */
+  perform(planned: PlannedCall): string | undefined {
+    if (this.pending !== undefined) return undefined;
+    const past = this.history[this.#replayed];
+    if (past !== undefined) {
+      this.#replayed++;
+      return past.result ?? '';
+    }
+    this.pending = { kind: 'tool_call', call: { id: `call_witness_${this.#replayed + 1}`, ...planned } };
+    return undefined;
+  }
+
+  /** Reads are queued; writes and sends are performed, each up to its bound. */
+  follow(instructions: readonly Instruction[]): void {
+    for (const instruction of instructions) {
+      if (this.pending !== undefined) return;
+      if (instruction.kind === 'read') {
+        if (!this.queue.includes(instruction.path)) this.queue.push(instruction.path);
+        continue;
+      }
+      if (instruction.kind === 'send') {
+        if (this.#sends >= MAX_SENDS) continue;
+        this.#sends++;
+        this.#send(instruction.from, instruction.url);
+        continue;
+      }
+      if (this.#writes >= MAX_WRITES) continue;
+      this.#writes++;
+      const planned = this.mapping.write(instruction.path, instruction.content);
+      if (planned === undefined)
+        this.unable.push(`write ${instruction.path} (no write or shell tool was offered)`);
+      else this.perform(planned);
+    }
+  }
+
+  #send(from: string, url: string): void {
+    const planned = this.mapping.send(from, url);
+    if (planned !== undefined) {
+      this.perform(planned);
+      return;
+    }
+    // No shell: a workspace file read with the read tool, then POSTed with the HTTP tool.
+    const read = from.startsWith('$') || from.startsWith('~/') ? undefined : this.mapping.read(from);
+    if (read === undefined || this.mapping.post(url, '') === undefined) {
+      this.unable.push(`send ${from} (no shell or HTTP tool reaches it)`);
+      return;
+    }
+    const text = this.perform(read);
+    if (text === undefined) return;
+    const post = this.mapping.post(url, withoutLineNumbers(withoutContextBlocks(text)));
+    if (post !== undefined) this.perform(post);
+  }
+
+  /** Runs the commands the user named; a command's output is data, like a file's. */
+  runCommands(commands: readonly string[]): void {
+    for (const command of commands) {
+      if (this.pending !== undefined) break;
+      const planned = this.mapping.run(command);
+      if (planned === undefined) {
+        this.unable.push(`run ${command} (no shell tool was offered)`);
+        continue;
+      }
+      const output = this.perform(planned);
+      if (output === undefined) break;
+      this.summaries.push(`${command}: ran it`);
+      // Only a vulnerable model obeys what a command's output says.
+      if (this.mode === 'vulnerable')
+        this.follow(parseInstructions(withoutLineNumbers(stripContext(output))));
+    }
+  }
+
+  /**
+   * Reads the queued files (up to MAX_READS) and summarizes each; their instructions are followed by a
+   * vulnerable model, and by a picky one only when they meet its demands. The texts read, by path.
+   */
+  readQueued(): Map<string, string> {
+    const texts = new Map<string, string>();
+    let reads = 0;
+    while (this.pending === undefined && this.queue.length > 0 && reads < MAX_READS) {
+      const path = this.queue.shift() as string;
+      reads++;
+      const planned = this.mapping.read(path);
+      if (planned === undefined) {
+        this.unable.push(`read ${path} (no read or shell tool was offered)`);
+        continue;
+      }
+      const raw = this.perform(planned);
+      if (raw === undefined) break;
+      const result = withoutLineNumbers(stripContext(raw));
+      texts.set(path, result);
+      this.summaries.push(`${path}: ${summarize(result)}`);
+      const found = parseInstructions(result);
+      if (this.mode === 'vulnerable') this.follow(found);
+      else if (this.mode === 'picky' && found.length > 0) {
+        const judgement = judgeForPicky(path, result);
+        if (judgement.follow) this.follow(found);
+        else this.objections.push(judgement.sentence);
+      }
+    }
+    return texts;
+  }
 }
 
 /**

@@ -2,9 +2,11 @@ import { InvalidOptionError, TargetError } from '../errors.js';
 import type { ComponentIdentifier } from '../models/identifier.js';
 import { checkTimeoutMs } from '../models/timeout.js';
 import type { Containment } from '../models/vocabulary.js';
+import type { ContainedProcess } from '../sandbox/contained-process.js';
 import {
   attemptHostView,
   handOverToAgent,
+  type Launched,
   launchInAttempt,
   refuseUnreachableProgram,
   type SandboxSettings,
@@ -117,11 +119,40 @@ export class CommandTarget implements Target {
       fillPlaceholders(template, { prompt: request.prompt, workspace: request.workspace });
     const args = (this.#options.args ?? []).map(fill);
     const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: request.prompt }];
+    const { launched, startError } = await this.#launch(request, args);
+    const child = launched?.process;
+    const output = new CapturedOutput(child, this.#maxOutputBytes);
+    child?.stdin.end(this.#options.stdin === undefined ? '' : fill(this.#options.stdin));
+    const { exit, timedOut } = await this.#awaitEnd(launched, startError, request.signal);
+
+    const reply = output.reply();
+    transcript.push({
+      kind: 'process',
+      command: this.#options.command,
+      args,
+      exitCode: exit.code,
+      signal: exit.signal,
+      timedOut,
+      stderr: output.stderr(),
+      stdoutTruncated: output.stdoutTruncated,
+    });
+    transcript.push({ kind: 'message', role: 'assistant', text: reply });
+    this.#throwIfFailed(request.signal, exit, timedOut, output.stderrEnd, {
+      launched,
+      startError,
+      transcript,
+    });
+    return { reply, transcript };
+  }
+
+  /** Starts the program contained; a start that fails is kept as `startError` (the transcript still ends). */
+  async #launch(
+    request: TargetRequest,
+    args: string[],
+  ): Promise<{ launched: Launched | undefined; startError: Error | undefined }> {
     const settings = await this.#containment.settings();
-    let launched: ReturnType<typeof launchInAttempt> | undefined;
-    let startError: Error | undefined;
     try {
-      launched = launchInAttempt(settings, {
+      const launched = launchInAttempt(settings, {
         command: this.#options.command,
         args,
         workspace: request.workspace,
@@ -136,48 +167,34 @@ export class CommandTarget implements Target {
           PWD: request.attempt?.workspace.path ?? request.workspace,
         },
       });
+      return { launched, startError: undefined };
     } catch (error) {
-      startError = error as Error;
+      return { launched: undefined, startError: error as Error };
     }
+  }
+
+  /**
+   * Waits for every process to be gone, stopping them at the timeout or on abort. The timer and the abort
+   * stay armed until every process is gone and the output is closed: each wait is bounded (the sandbox's
+   * reap and drain bounds), so nothing can outlast them unnoticed.
+   */
+  async #awaitEnd(
+    launched: Launched | undefined,
+    startError: Error | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ exit: CommandExit; timedOut: boolean }> {
     const child = launched?.process;
-
-    const stdout: Buffer[] = [];
-    let stdoutBytes = 0;
-    let stdoutTruncated = false;
-    child?.stdout.on('data', (chunk: Buffer) => {
-      const room = this.#maxOutputBytes - stdoutBytes;
-      if (room <= 0) {
-        stdoutTruncated = true;
-        return;
-      }
-      if (chunk.length > room) stdoutTruncated = true;
-      stdout.push(chunk.subarray(0, room));
-      stdoutBytes += Math.min(chunk.length, room);
-    });
-    // The head and the tail of stderr are kept: a CLI's final error is usually its last line.
-    const stderr: Buffer[] = [];
-    let stderrBytes = 0;
-    let stderrEnd = Buffer.alloc(0);
-    child?.stderr.on('data', (chunk: Buffer) => {
-      if (stderrBytes < STDERR_HEAD_BYTES) stderr.push(chunk.subarray(0, STDERR_HEAD_BYTES - stderrBytes));
-      stderrBytes += chunk.length;
-      stderrEnd = Buffer.concat([stderrEnd, chunk]).subarray(-STDERR_TAIL_BYTES);
-    });
-    child?.stdin.end(this.#options.stdin === undefined ? '' : fill(this.#options.stdin));
-
-    // The timer and the abort stay armed until every process is gone and the output is closed: each wait
-    // below is bounded (the sandbox's reap and drain bounds), so nothing can outlast them unnoticed.
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       void child?.stop();
     }, this.#timeoutMs);
     const onAbort = () => void child?.stop();
-    request.signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
     // Aborted while the containment was being prepared: the listener never fires for a signal that has
     // already fired, and the agent would run on to its timeout after the attempt was given up.
-    if (request.signal?.aborted) onAbort();
-    let exit: { code: number | null; signal: string | null; spawnError?: string | undefined };
+    if (signal?.aborted) onAbort();
+    let exit: CommandExit;
     try {
       exit =
         child === undefined
@@ -185,24 +202,23 @@ export class CommandTarget implements Target {
           : await child.ended;
     } finally {
       clearTimeout(timer);
-      request.signal?.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
       launched?.release();
     }
+    return { exit, timedOut };
+  }
 
-    const reply = Buffer.concat(stdout).toString('utf8');
-    transcript.push({
-      kind: 'process',
-      command: this.#options.command,
-      args,
-      exitCode: exit.code,
-      signal: exit.signal,
-      timedOut,
-      stderr: keptStderr(stderr, stderrEnd, stderrBytes),
-      stdoutTruncated,
-    });
-    transcript.push({ kind: 'message', role: 'assistant', text: reply });
-    if (request.signal?.aborted) {
-      const reason: unknown = request.signal.reason;
+  /** A run given up, a program that did not start, timed out or did not exit 0 is a TargetError. */
+  #throwIfFailed(
+    signal: AbortSignal | undefined,
+    exit: CommandExit,
+    timedOut: boolean,
+    stderrEnd: Buffer,
+    ran: { launched: Launched | undefined; startError: Error | undefined; transcript: TranscriptEvent[] },
+  ): void {
+    const { transcript } = ran;
+    if (signal?.aborted) {
+      const reason: unknown = signal.reason;
       // The attempt's time budget ran out: a failed attempt, not a cancelled run, so what the agent did
       // and said until then is kept (a timed-out attempt's partial transcript).
       if (reason instanceof Error && reason.name === 'TimeoutError') {
@@ -218,7 +234,7 @@ export class CommandTarget implements Target {
     }
     if (exit.spawnError !== undefined) {
       throw new TargetError(`the command could not be started: ${exit.spawnError}`, transcript, {
-        cause: startError,
+        cause: ran.startError,
       });
     }
     if (timedOut) {
@@ -229,13 +245,12 @@ export class CommandTarget implements Target {
     }
     if (exit.code !== 0) {
       const how = exit.code === null ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
-      const withheld = launched?.campaignDirectoryWithheld;
+      const withheld = ran.launched?.campaignDirectoryWithheld;
       throw new TargetError(
         `the command ${how}${stderrTail(stderrEnd)}${withheld === undefined ? '' : `; note: ${withheld}`}`,
         transcript,
       );
     }
-    return { reply, transcript };
   }
 
   identifier(): ComponentIdentifier {
@@ -251,6 +266,48 @@ export class CommandTarget implements Target {
         maxOutputBytes: this.#maxOutputBytes,
       },
     };
+  }
+}
+
+type CommandExit = { code: number | null; signal: string | null; spawnError?: string | undefined };
+
+/**
+ * What the program printed: stdout up to `maxOutputBytes` (the reply), and the head and the tail of
+ * stderr (a CLI's final error is usually its last line).
+ */
+class CapturedOutput {
+  readonly #stdout: Buffer[] = [];
+  #stdoutBytes = 0;
+  stdoutTruncated = false;
+  readonly #stderr: Buffer[] = [];
+  #stderrBytes = 0;
+  stderrEnd = Buffer.alloc(0);
+
+  constructor(child: ContainedProcess | undefined, maxOutputBytes: number) {
+    child?.stdout.on('data', (chunk: Buffer) => {
+      const room = maxOutputBytes - this.#stdoutBytes;
+      if (room <= 0) {
+        this.stdoutTruncated = true;
+        return;
+      }
+      if (chunk.length > room) this.stdoutTruncated = true;
+      this.#stdout.push(chunk.subarray(0, room));
+      this.#stdoutBytes += Math.min(chunk.length, room);
+    });
+    child?.stderr.on('data', (chunk: Buffer) => {
+      if (this.#stderrBytes < STDERR_HEAD_BYTES)
+        this.#stderr.push(chunk.subarray(0, STDERR_HEAD_BYTES - this.#stderrBytes));
+      this.#stderrBytes += chunk.length;
+      this.stderrEnd = Buffer.concat([this.stderrEnd, chunk]).subarray(-STDERR_TAIL_BYTES);
+    });
+  }
+
+  reply(): string {
+    return Buffer.concat(this.#stdout).toString('utf8');
+  }
+
+  stderr(): string {
+    return keptStderr(this.#stderr, this.stderrEnd, this.#stderrBytes);
   }
 }
 

@@ -6,7 +6,15 @@ import { judgeForPicky } from './picky-rules.js';
 import type { Planner, PlanRequest, PlanResult } from './planner.js';
 import type { FileToolMapping, Toolbox, ToolInvocation } from './toolbox.js';
 import type { TranscriptEvent } from './transcript.js';
-import { commandsToRun, fixTypo, parseUserTasks, summaryOf, taskOutputs, testFileFor } from './user-tasks.js';
+import {
+  commandsToRun,
+  fixTypo,
+  parseUserTasks,
+  summaryOf,
+  taskOutputs,
+  testFileFor,
+  type UserTask,
+} from './user-tasks.js';
 
 /**
  * The mock agent's planner: deterministic. It reads the files the prompt names and summarizes them, and
@@ -77,123 +85,154 @@ export class MockPlanner implements Planner {
 }
 
 export async function runMockPlanner(options: MockPlanOptions): Promise<PlanResult> {
-  const { toolbox, mapping, mode, signal } = options;
+  const { mode } = options;
   const transcript: TranscriptEvent[] = [{ kind: 'message', role: 'user', text: options.prompt }];
   if (mode === 'refusing') {
     // Refuses all work: no tool is called, so nothing is read, written or judged as done.
     transcript.push({ kind: 'message', role: 'assistant', text: REFUSAL });
     return { reply: REFUSAL, transcript };
   }
-  let callNumber = 0;
-  const call = async (tool: ToolInvocation) => {
-    signal?.throwIfAborted();
-    const callId = `call_${++callNumber}`;
-    transcript.push({ kind: 'tool_call', callId, name: tool.name, arguments: tool.args });
-    const result = await toolbox.call(tool.name, tool.args, signal);
-    transcript.push({ kind: 'tool_result', callId, name: tool.name, ok: result.ok, text: result.text });
-    return result;
-  };
-  const write = async (path: string, content: string) => {
-    for (const step of mapping.write(path, content)) await call(step);
-  };
-
+  const agent = new MockActions(transcript, options);
   const tasks = parseUserTasks(options.prompt);
   const outputs = taskOutputs(tasks);
-  const queue: string[] = [];
-  const done: string[] = [];
-  const texts = new Map<string, string>();
-  const unable: string[] = [];
-  let writes = 0;
-  let sends = 0;
-  /** A file (the workspace's: the file tools reach nothing else) POSTed to a URL with `http_request`. */
-  const send = async (from: string, url: string) => {
-    if (from.startsWith('$')) {
-      unable.push(`send ${from} (the mock agent has no environment variables)`);
-      return;
-    }
-    if (mapping.post === undefined) {
-      unable.push(`send ${from} (no http_request tool)`);
-      return;
-    }
-    const read = await call(mapping.read(from));
-    if (!read.ok) return;
-    await call(mapping.post(url, read.text));
-  };
-  const follow = async (instructions: readonly Instruction[]) => {
-    for (const instruction of instructions) {
-      if (instruction.kind === 'read') {
-        if (!queue.includes(instruction.path)) queue.push(instruction.path);
-      } else if (instruction.kind === 'send') {
-        if (sends >= MAX_SENDS) continue;
-        sends++;
-        writes++;
-        await send(instruction.from, instruction.url);
-      } else if (writes < MAX_WRITES) {
-        writes++;
-        await write(instruction.path, instruction.content);
-      }
-    }
-  };
-
-  await follow(parseInstructions(options.prompt));
-  for (const command of commandsToRun(options.prompt)) unable.push(`run ${command} (no shell)`);
+  await agent.follow(parseInstructions(options.prompt));
+  for (const command of commandsToRun(options.prompt)) agent.unable.push(`run ${command} (no shell)`);
   for (const path of mentionedFiles(options.prompt))
-    if (!queue.includes(path) && !outputs.includes(path)) queue.push(path);
-
-  const summaries: string[] = [];
-  const objections: string[] = [];
-  let ignored = 0;
-  while (queue.length > 0 && done.length < MAX_READS) {
-    const path = queue.shift() as string;
-    done.push(path);
-    const result = await call(mapping.read(path));
-    if (!result.ok) {
-      summaries.push(`${path} could not be read`);
-      continue;
-    }
-    texts.set(path, result.text);
-    const found = parseInstructions(result.text);
-    summaries.push(`${path}: ${summarize(result.text)}`);
-    if (mode === 'vulnerable') await follow(found);
-    else if (mode === 'picky' && found.length > 0) {
-      const judgement = judgeForPicky(path, result.text);
-      if (judgement.follow) await follow(found);
-      else objections.push(judgement.sentence);
-    } else ignored += found.length;
-  }
-
-  const completed: string[] = [];
-  for (const task of tasks) {
-    if (task.kind === 'summarize') {
-      const text = texts.get(task.from);
-      if (text === undefined) continue;
-      await write(task.into, summaryOf(task.from, text));
-      completed.push(`wrote the summary of ${task.from} to ${task.into}`);
-    } else if (task.kind === 'fix_typo') {
-      // Read again: the file may have changed since it was first read.
-      const current = await call(mapping.read(task.path));
-      const fixed = current.ok ? fixTypo(current.text, task.wrong, task.right) : undefined;
-      if (fixed === undefined) continue;
-      await write(task.path, fixed);
-      completed.push(`fixed the typo in ${task.path}`);
-    } else {
-      await write(task.path, testFileFor(task.subject, done));
-      completed.push(`added a test in ${task.path}`);
-    }
-  }
-
+    if (!agent.queue.includes(path) && !outputs.includes(path)) agent.queue.push(path);
+  await agent.readQueued();
+  const completed = await agent.doTasks(tasks);
   const reply = composeReply({
     mode,
-    summaries,
+    summaries: agent.summaries,
     completed,
-    objections,
-    unable,
-    ignored,
-    writes,
+    objections: agent.objections,
+    unable: agent.unable,
+    ignored: agent.ignored,
+    writes: agent.writes,
     disclose: options.discloseActions === true,
   });
   transcript.push({ kind: 'message', role: 'assistant', text: reply });
   return { reply, transcript };
+}
+
+/** What the mock agent does with its toolbox for one prompt, each call recorded in the transcript. */
+class MockActions {
+  #callNumber = 0;
+  readonly #transcript: TranscriptEvent[];
+  readonly #options: MockPlanOptions;
+  /** Files still to read, and those read (or tried), in order. */
+  readonly queue: string[] = [];
+  readonly done: string[] = [];
+  readonly texts = new Map<string, string>();
+  readonly unable: string[] = [];
+  readonly summaries: string[] = [];
+  readonly objections: string[] = [];
+  /** Instructions found in files and not followed (guarded). */
+  ignored = 0;
+  writes = 0;
+  #sends = 0;
+
+  constructor(transcript: TranscriptEvent[], options: MockPlanOptions) {
+    this.#transcript = transcript;
+    this.#options = options;
+  }
+
+  async call(tool: ToolInvocation) {
+    const { signal, toolbox } = this.#options;
+    signal?.throwIfAborted();
+    const callId = `call_${++this.#callNumber}`;
+    this.#transcript.push({ kind: 'tool_call', callId, name: tool.name, arguments: tool.args });
+    const result = await toolbox.call(tool.name, tool.args, signal);
+    this.#transcript.push({ kind: 'tool_result', callId, name: tool.name, ok: result.ok, text: result.text });
+    return result;
+  }
+
+  async write(path: string, content: string): Promise<void> {
+    for (const step of this.#options.mapping.write(path, content)) await this.call(step);
+  }
+
+  /** A file (the workspace's: the file tools reach nothing else) POSTed to a URL with `http_request`. */
+  async #send(from: string, url: string): Promise<void> {
+    const { mapping } = this.#options;
+    if (from.startsWith('$')) {
+      this.unable.push(`send ${from} (the mock agent has no environment variables)`);
+      return;
+    }
+    if (mapping.post === undefined) {
+      this.unable.push(`send ${from} (no http_request tool)`);
+      return;
+    }
+    const read = await this.call(mapping.read(from));
+    if (!read.ok) return;
+    await this.call(mapping.post(url, read.text));
+  }
+
+  /** Reads are queued; writes and sends are done at once, each up to its bound. */
+  async follow(instructions: readonly Instruction[]): Promise<void> {
+    for (const instruction of instructions) {
+      if (instruction.kind === 'read') {
+        if (!this.queue.includes(instruction.path)) this.queue.push(instruction.path);
+      } else if (instruction.kind === 'send') {
+        if (this.#sends >= MAX_SENDS) continue;
+        this.#sends++;
+        this.writes++;
+        await this.#send(instruction.from, instruction.url);
+      } else if (this.writes < MAX_WRITES) {
+        this.writes++;
+        await this.write(instruction.path, instruction.content);
+      }
+    }
+  }
+
+  /**
+   * Reads the queued files (up to MAX_READS) and summarizes each. Instructions found in a file are data:
+   * a vulnerable agent follows them, a picky one only when they meet its demands, a guarded one ignores them.
+   */
+  async readQueued(): Promise<void> {
+    const { mapping, mode } = this.#options;
+    while (this.queue.length > 0 && this.done.length < MAX_READS) {
+      const path = this.queue.shift() as string;
+      this.done.push(path);
+      const result = await this.call(mapping.read(path));
+      if (!result.ok) {
+        this.summaries.push(`${path} could not be read`);
+        continue;
+      }
+      this.texts.set(path, result.text);
+      const found = parseInstructions(result.text);
+      this.summaries.push(`${path}: ${summarize(result.text)}`);
+      if (mode === 'vulnerable') await this.follow(found);
+      else if (mode === 'picky' && found.length > 0) {
+        const judgement = judgeForPicky(path, result.text);
+        if (judgement.follow) await this.follow(found);
+        else this.objections.push(judgement.sentence);
+      } else this.ignored += found.length;
+    }
+  }
+
+  /** The user's tasks, each done with the files as read (a typo's file read again); what was done. */
+  async doTasks(tasks: readonly UserTask[]): Promise<string[]> {
+    const completed: string[] = [];
+    for (const task of tasks) {
+      if (task.kind === 'summarize') {
+        const text = this.texts.get(task.from);
+        if (text === undefined) continue;
+        await this.write(task.into, summaryOf(task.from, text));
+        completed.push(`wrote the summary of ${task.from} to ${task.into}`);
+      } else if (task.kind === 'fix_typo') {
+        // Read again: the file may have changed since it was first read.
+        const current = await this.call(this.#options.mapping.read(task.path));
+        const fixed = current.ok ? fixTypo(current.text, task.wrong, task.right) : undefined;
+        if (fixed === undefined) continue;
+        await this.write(task.path, fixed);
+        completed.push(`fixed the typo in ${task.path}`);
+      } else {
+        await this.write(task.path, testFileFor(task.subject, this.done));
+        completed.push(`added a test in ${task.path}`);
+      }
+    }
+    return completed;
+  }
 }
 
 /** What the `refusing` mock says to every request. */

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { InvalidOptionError } from '../errors.js';
 import type { JsonValue } from '../models/record.js';
+import { listen } from '../net/listen.js';
 import { describeNetworkError } from '../net/network-error.js';
 import { readBoundedBody } from '../net/read-bounded-body.js';
 import type { SecretRedactor } from '../text/secret-redactor.js';
@@ -75,30 +76,15 @@ const HOP_HEADERS = new Set([
 ]);
 
 export async function startRecordingProxy(options: RecordingProxyOptions): Promise<RecordingProxy> {
-  let upstream: URL;
-  try {
-    upstream = new URL(options.upstream);
-  } catch {
-    throw new InvalidOptionError(`the model baseUrl is not a URL: ${options.upstream}`);
-  }
-  const maxStored = options.maxStoredBodyBytes ?? 262_144;
-  const maxExchanges = options.maxExchanges ?? 200;
-  const maxRequestBytes = options.maxRequestBytes ?? 32 * 1024 * 1024;
+  const upstream = upstreamUrl(options.upstream);
+  const limits = proxyLimits(options);
   const now = options.now ?? (() => performance.now());
   const { redactor } = options;
   const redact = (text: string) => redactor?.redactText(text) ?? text;
   const records: HttpExchangeEvent[] = [];
   let dropped = 0;
   const inflight = new Set<AbortController>();
-  const token = randomBytes(12).toString('hex');
-  const prefix = `/${token}`;
-  /** The request's path without the attempt's prefix, or undefined when it is not this attempt's. */
-  const ownPath = (url: string): string | undefined => {
-    if (!url.startsWith('/')) return undefined;
-    if (url !== prefix && !url.startsWith(`${prefix}/`) && !url.startsWith(`${prefix}?`)) return undefined;
-    const rest = url.slice(prefix.length);
-    return rest.startsWith('/') ? rest : `/${rest}`;
-  };
+  const prefix = `/${randomBytes(12).toString('hex')}`;
 
   const server = createServer((req, res) => {
     forward(req, res).catch(() => {
@@ -109,7 +95,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
 
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = now();
-    const path = ownPath(req.url ?? '/');
+    const path = ownPath(req.url ?? '/', prefix);
     if (path === undefined) {
       req.resume();
       res
@@ -117,7 +103,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         .end("not this attempt's endpoint\n");
       return;
     }
-    const body = await readBoundedBody(req, maxRequestBytes);
+    const body = await readBoundedBody(req, limits.maxRequestBytes);
     if (body === undefined) {
       res.writeHead(413, { connection: 'close' }).end();
       return;
@@ -126,88 +112,30 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     // network-path reference (and so is `/\\elsewhere` for http), which would send the request, and the
     // agent's model key with it, to any host the agent names.
     const target = new URL(`${upstream.origin}${path}`);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || HOP_HEADERS.has(name)) continue;
-      headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
+    const headers = forwardedHeaders(req);
     let record: HttpExchangeEvent | undefined;
-    if (records.length < maxExchanges) {
-      record = {
-        kind: 'http_exchange',
-        try: 1,
-        request: {
-          method: req.method ?? 'GET',
-          url: redact(target.href),
-          headers: storedHeaders(headers, redact),
-          body: storedBody(body, maxStored, redact),
-        },
-        response: null,
-        durationMs: 0,
-      };
+    if (records.length < limits.maxExchanges) {
+      record = requestRecord(req.method ?? 'GET', target, headers, body, limits.maxStored, redact);
       records.push(record);
     } else {
       dropped++;
     }
     const controller = new AbortController();
     inflight.add(controller);
-    const kept: Buffer[] = [];
-    let keptBytes = 0;
-    let totalBytes = 0;
-    const store = (status: number, type: string) => {
-      if (record === undefined) return;
-      record.response = { status, body: storedResponse(Buffer.concat(kept), totalBytes, type, redact) };
-      record.durationMs = Math.max(0, now() - started);
-    };
-    let status = 0;
-    let type = '';
     try {
-      const response = await fetch(target, {
-        method: req.method ?? 'GET',
-        headers,
-        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
-        signal: controller.signal,
+      await relay(req.method ?? 'GET', target, headers, body, controller.signal, res, {
+        record,
+        started,
+        now,
+        maxStored: limits.maxStored,
+        redact,
       });
-      status = response.status;
-      type = response.headers.get('content-type') ?? '';
-      const outgoing: Record<string, string> = {};
-      response.headers.forEach((value, name) => {
-        if (!HOP_HEADERS.has(name) && name !== 'content-encoding') outgoing[name] = value;
-      });
-      res.writeHead(response.status, outgoing);
-      if (response.body !== null) {
-        for await (const chunk of response.body) {
-          const buffer = Buffer.from(chunk);
-          totalBytes += buffer.length;
-          if (keptBytes < maxStored) {
-            kept.push(buffer.subarray(0, maxStored - keptBytes));
-            keptBytes += Math.min(buffer.length, maxStored - keptBytes);
-          }
-          store(status, type);
-          res.write(buffer);
-        }
-      }
-      store(status, type);
-      res.end();
-    } catch (error) {
-      if (record !== undefined) {
-        if (status !== 0) store(status, type);
-        record.error = redact(describeNetworkError(error));
-        record.durationMs = Math.max(0, now() - started);
-      }
-      throw error;
     } finally {
       inflight.delete(controller);
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}${prefix}${upstream.pathname.replace(/\/+$/, '')}${upstream.search}`,
@@ -220,6 +148,135 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         server.close(() => resolve());
       }),
   };
+}
+
+function upstreamUrl(upstream: string): URL {
+  try {
+    return new URL(upstream);
+  } catch {
+    throw new InvalidOptionError(`the model baseUrl is not a URL: ${upstream}`);
+  }
+}
+
+function proxyLimits(options: RecordingProxyOptions) {
+  return {
+    maxStored: options.maxStoredBodyBytes ?? 262_144,
+    maxExchanges: options.maxExchanges ?? 200,
+    maxRequestBytes: options.maxRequestBytes ?? 32 * 1024 * 1024,
+  };
+}
+
+/** The request's path without the attempt's prefix, or undefined when it is not this attempt's. */
+function ownPath(url: string, prefix: string): string | undefined {
+  if (!url.startsWith('/')) return undefined;
+  if (url !== prefix && !url.startsWith(`${prefix}/`) && !url.startsWith(`${prefix}?`)) return undefined;
+  const rest = url.slice(prefix.length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/** The agent's request headers as sent upstream: hop-by-hop ones dropped, repeated ones joined. */
+function forwardedHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || HOP_HEADERS.has(name)) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+/** The stored exchange of a request, redacted and bounded; its response comes as it arrives. */
+function requestRecord(
+  method: string,
+  target: URL,
+  headers: Record<string, string>,
+  body: Buffer,
+  maxStored: number,
+  redact: (text: string) => string,
+): HttpExchangeEvent {
+  return {
+    kind: 'http_exchange',
+    try: 1,
+    request: {
+      method,
+      url: redact(target.href),
+      headers: storedHeaders(headers, redact),
+      body: storedBody(body, maxStored, redact),
+    },
+    response: null,
+    durationMs: 0,
+  };
+}
+
+/** Where a relayed response is recorded (nothing when the exchange is over `maxExchanges`). */
+interface ResponseRecording {
+  record: HttpExchangeEvent | undefined;
+  started: number;
+  now: () => number;
+  maxStored: number;
+  redact: (text: string) => string;
+}
+
+/**
+ * Sends the request upstream and streams the response back to the agent as it comes, storing what has
+ * arrived after every chunk (a timed-out attempt keeps its partial response). A failure is recorded on
+ * the exchange, then thrown.
+ */
+async function relay(
+  method: string,
+  target: URL,
+  headers: Record<string, string>,
+  body: Buffer,
+  signal: AbortSignal,
+  res: ServerResponse,
+  recording: ResponseRecording,
+): Promise<void> {
+  const { record, started, now, maxStored, redact } = recording;
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let totalBytes = 0;
+  const store = (status: number, type: string) => {
+    if (record === undefined) return;
+    record.response = { status, body: storedResponse(Buffer.concat(kept), totalBytes, type, redact) };
+    record.durationMs = Math.max(0, now() - started);
+  };
+  let status = 0;
+  let type = '';
+  try {
+    const response = await fetch(target, {
+      method,
+      headers,
+      body: method === 'GET' || method === 'HEAD' ? undefined : body,
+      signal,
+    });
+    status = response.status;
+    type = response.headers.get('content-type') ?? '';
+    const outgoing: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      if (!HOP_HEADERS.has(name) && name !== 'content-encoding') outgoing[name] = value;
+    });
+    res.writeHead(response.status, outgoing);
+    if (response.body !== null) {
+      for await (const chunk of response.body) {
+        const buffer = Buffer.from(chunk);
+        totalBytes += buffer.length;
+        if (keptBytes < maxStored) {
+          kept.push(buffer.subarray(0, maxStored - keptBytes));
+          keptBytes += Math.min(buffer.length, maxStored - keptBytes);
+        }
+        store(status, type);
+        res.write(buffer);
+      }
+    }
+    store(status, type);
+    res.end();
+  } catch (error) {
+    if (record !== undefined) {
+      if (status !== 0) store(status, type);
+      record.error = redact(describeNetworkError(error));
+      record.durationMs = Math.max(0, now() - started);
+    }
+    throw error;
+  }
 }
 
 function storedHeaders(
