@@ -93,23 +93,46 @@ export type NetworkRequest = z.infer<typeof NetworkRequestSchema>;
 
 /**
  * A connection the sandbox could not carry, seen by Witness (SPEC §14: `blocked`, destination where
- * known). A program that ignores the proxy variables finds no route out, so nothing it sends leaves; what
- * it tried is seen where it asks Witness for it — a name lookup answered by the resolver Witness runs in
- * the sandbox (`via: name_lookup`; the port is not known then). One entry per name, its lookups counted.
+ * known). A program that ignores the proxy variables finds no way out, so nothing it sends leaves; what
+ * it tried is seen where Witness can see it:
+ * - a name lookup answered by the resolver Witness runs in the sandbox (`via: name_lookup`; the port is
+ *   not known then), one entry per name, its lookups counted;
+ * - UDP datagrams to an address outside the sandbox's loopback, dropped inside the sandbox (`via: udp`,
+ *   where Witness could set up redirection), one entry per address and port, datagrams and bytes counted
+ *   (IP packets, headers included).
  * Never a `request_sent`: nothing left the sandbox.
  */
-export const BlockedConnectionSchema = z.strictObject({
+const BlockedCount = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const BlockedNameLookupSchema = z.strictObject({
   /** When the name was first looked up. */
   at: TimestampSchema,
-  via: z.enum(['name_lookup']),
+  via: z.literal('name_lookup'),
   /** The destination as asked for, lower-cased (a DNS name; unprintable bytes as `\DDD`). */
   host: z.string().min(1).max(1024),
-  /** The destination port; null when not known (a name lookup). */
-  port: z.number().int().min(0).max(65_535).nullable(),
+  /** The destination port; null: not known (a name lookup). */
+  port: z.null(),
   /** Lookups of this name (A, AAAA and retries each count). */
-  lookups: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  lookups: BlockedCount,
 });
+const BlockedDatagramsSchema = z.strictObject({
+  /** When the first datagram to this destination was dropped, to the second. */
+  at: TimestampSchema,
+  via: z.literal('udp'),
+  /** The destination address (IPv4 dotted, IPv6 as the kernel prints it). */
+  host: z.string().min(1).max(64),
+  port: z.number().int().min(0).max(65_535),
+  /** Datagrams sent to it, each dropped. */
+  datagrams: BlockedCount,
+  /** Their size as IP packets, headers included. */
+  bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+export const BlockedConnectionSchema = z.discriminatedUnion('via', [
+  BlockedNameLookupSchema,
+  BlockedDatagramsSchema,
+]);
 export type BlockedConnection = z.infer<typeof BlockedConnectionSchema>;
+export type BlockedNameLookup = z.infer<typeof BlockedNameLookupSchema>;
+export type BlockedDatagrams = z.infer<typeof BlockedDatagramsSchema>;
 
 export const NetworkEvidenceSchema = z
   .strictObject({

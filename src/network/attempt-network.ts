@@ -1,7 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { type NetworkEvidence, unobservedNetwork } from '../models/network-evidence.js';
+import {
+  type BlockedConnection,
+  type NetworkEvidence,
+  unobservedNetwork,
+} from '../models/network-evidence.js';
 import type { NetworkMode } from '../models/vocabulary.js';
 import type { CertificateAuthority } from './certificate-authority.js';
 import type { Destination } from './destination-policy.js';
@@ -58,6 +62,11 @@ export type NamespaceListener =
       /** Where the sandbox can, every TCP connection to an address outside its loopback comes here. */
       redirect?: 'tcp' | undefined;
       onConnection(socket: Socket): void;
+      /**
+       * With `redirect`: told, when the sandbox ends, the UDP destinations its datagrams were dropped on the
+       * way to (`via: udp`), and whether some datagrams went uncounted (more destinations than were kept).
+       */
+      onDatagrams?: ((blocked: BlockedConnection[], uncounted: boolean) => void) | undefined;
     }
   | {
       protocol: 'udp';
@@ -154,6 +163,9 @@ export function openAttemptNetwork(
   });
   const relaySockets = new Set<Socket>();
   const resolver = new SandboxResolver();
+  // Dropped UDP datagrams by destination, told when the sandbox ends (where redirection was set up).
+  let datagrams: BlockedConnection[] = [];
+  let uncountedDatagrams = false;
   const egress: AttemptEgress = {
     proxy,
     trustedCa: settings.intercept ? run.ca?.certificatePem : undefined,
@@ -192,6 +204,10 @@ export function openAttemptNetwork(
           redirect: 'tcp' as const,
           // Read at once, while the accepted socket is fresh: where the program meant to connect.
           onConnection: (socket: Socket) => proxy.acceptRedirected(socket, originalDestination(socket)),
+          onDatagrams: (blocked: BlockedConnection[], uncounted: boolean) => {
+            datagrams = blocked;
+            uncountedDatagrams = uncounted;
+          },
         },
         ...(run.resolvConfPath === undefined
           ? []
@@ -262,7 +278,10 @@ export function openAttemptNetwork(
     egress,
     evidence: () => {
       const evidence = proxy.evidence();
-      const { blocked, dropped } = resolver.blocked();
+      const lookups = resolver.blocked();
+      const blocked = [...lookups.blocked, ...datagrams].sort((a, b) => a.at.localeCompare(b.at));
+      // Uncounted datagrams: at least one destination more than the set kept.
+      const dropped = lookups.dropped + (uncountedDatagrams ? 1 : 0);
       return {
         ...evidence,
         ...(blocked.length > 0 ? { blocked } : {}),

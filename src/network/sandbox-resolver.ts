@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { BlockedConnection } from '../models/network-evidence.js';
+import type { BlockedNameLookup } from '../models/network-evidence.js';
 
 /**
  * The name resolver Witness runs inside a `network: proxy` sandbox (SPEC §14), so that what ignores the
@@ -91,7 +91,7 @@ export interface SandboxResolverLimits {
 }
 
 export class SandboxResolver {
-  readonly #names = new Map<string, BlockedConnection>();
+  readonly #names = new Map<string, BlockedNameLookup>();
   readonly #maxNames: number;
   readonly #maxStreamQueries: number;
   readonly #idleMs: number;
@@ -147,7 +147,7 @@ export class SandboxResolver {
   }
 
   /** The names asked for so far, first asked first. */
-  blocked(): { blocked: BlockedConnection[]; dropped: number } {
+  blocked(): { blocked: BlockedNameLookup[]; dropped: number } {
     return { blocked: [...this.#names.values()].map((entry) => ({ ...entry })), dropped: this.#dropped };
   }
 

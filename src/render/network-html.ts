@@ -59,9 +59,13 @@ function blockedHtml(evidence: NetworkEvidence, limits: EvidenceLimits): SafeHtm
 }
 
 function blockedItem(entry: BlockedConnection, limits: EvidenceLimits): SafeHtml {
-  const destination = entry.port === null ? entry.host : `${entry.host}:${entry.port}`;
-  const how = entry.via === 'name_lookup' ? 'name looked up' : entry.via;
-  return html`<li><code>${text(destination, { maxChars: limits.lineChars })}</code> <span class="muted">(${how}${
+  if (entry.via === 'udp') {
+    const address = entry.host.includes(':') ? `[${entry.host}]` : entry.host;
+    return html`<li><code>${text(`${address}:${entry.port}`, { maxChars: limits.lineChars })}</code> <span class="muted">(UDP, ${entry.datagrams} datagram${
+      entry.datagrams === 1 ? '' : 's'
+    }, ${entry.bytes} bytes, dropped)</span></li>`;
+  }
+  return html`<li><code>${text(entry.host, { maxChars: limits.lineChars })}</code> <span class="muted">(name looked up${
     entry.lookups === 1 ? '' : html` ×${entry.lookups}`
   })</span></li>`;
 }

@@ -6,7 +6,12 @@ import type { AgentUser } from './agent-user.js';
 import { createAttemptCgroup, waitingCommand } from './attempt-cgroup.js';
 import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
 import { systemEntries } from './host-view.js';
-import { type RedirectionPorts, redirectInNamespace, redirectionTools } from './namespace-redirection.js';
+import {
+  type NamespaceRedirection,
+  type RedirectionPorts,
+  redirectInNamespace,
+  redirectionUnavailable,
+} from './namespace-redirection.js';
 import {
   listenInNamespace,
   type NamespaceEndpoint,
@@ -135,9 +140,9 @@ export function startContained(options: ContainedProcessOptions): ContainedProce
  */
 function redirectionFor(listeners: readonly NamespaceListenerSpec[]): RedirectionPorts | undefined {
   const tcp = listeners.find((listener) => listener.protocol !== 'udp' && listener.redirect === 'tcp');
-  if (tcp === undefined || 'reason' in redirectionTools()) return undefined;
+  if (tcp === undefined || tcp.protocol === 'udp' || redirectionUnavailable() !== undefined) return undefined;
   const dns = listeners.find((listener) => listener.protocol === 'udp' && listener.redirect === 'dns');
-  return { tcp: tcp.port, dns: dns?.port };
+  return { tcp: tcp.port, dns: dns?.port, onDatagrams: tcp.onDatagrams };
 }
 
 function startInBwrap(
@@ -200,8 +205,38 @@ function startInBwrap(
   const block = blocked ? ((child.stdio as unknown as Array<Writable | null>)[BLOCK_FD] ?? null) : null;
   block?.on('error', () => undefined);
   let servers: NamespaceEndpoint[] = [];
+  let redirection: NamespaceRedirection | undefined;
   let infoText = '';
   let stopping = false;
+  const reapMs = options.reapMs ?? 5_000;
+  // The sandbox's network, set up before its command starts: its connections that ignore the proxy are
+  // redirected to Witness, then the listeners opened; if that cannot be done, the command never starts.
+  const setUpNetwork = (pid: number, deadline: number) => {
+    if (stopping) return;
+    try {
+      const redirect = redirectionFor(listeners);
+      if (redirect !== undefined) {
+        const made = redirectInNamespace(pid, redirect);
+        if (made === 'loopback_down') {
+          // bubblewrap brings the sandbox's lo up just after it reports its child: look again shortly.
+          // Internal: bubblewrap itself dies when it cannot bring lo up.
+          if (Date.now() > deadline) throw new Error("the sandbox's loopback never came up");
+          setTimeout(() => setUpNetwork(pid, deadline), 1);
+          return;
+        }
+        redirection = made;
+      }
+      servers = listenInNamespace(pid, listeners);
+      block?.end('x');
+    } catch (error) {
+      // No listener, no start: the command never runs without its way out being the recorded one.
+      child.emit(
+        'error',
+        new Error(`the sandbox's network could not be set up: ${(error as Error).message}`),
+      );
+      child.kill('SIGKILL');
+    }
+  };
   info?.on('data', (chunk: Buffer) => {
     infoText += chunk.toString('utf8');
     const match = /"child-pid"\s*:\s*(\d+)/.exec(infoText);
@@ -215,34 +250,7 @@ function startInBwrap(
         signal(pid);
         return;
       }
-      if (blocked) {
-        try {
-          servers = listenInNamespace(pid, listeners);
-          const redirect = redirectionFor(listeners);
-          if (redirect === undefined) {
-            block?.end('x');
-          } else {
-            // The agent's command starts only once its connections that ignore the proxy are redirected
-            // to Witness; if that cannot be done, it never starts.
-            redirectInNamespace(pid, redirect).then(
-              () => {
-                if (!stopping) block?.end('x');
-              },
-              (error: Error) => {
-                child.emit('error', new Error(`the sandbox's network could not be set up: ${error.message}`));
-                child.kill('SIGKILL');
-              },
-            );
-          }
-        } catch (error) {
-          // No listener, no start: the command never runs without its way out being the recorded one.
-          child.emit(
-            'error',
-            new Error(`the sandbox's network could not be set up: ${(error as Error).message}`),
-          );
-          child.kill('SIGKILL');
-        }
-      }
+      if (blocked) setUpNetwork(pid, Date.now() + reapMs);
     }
   });
   info?.on('error', () => undefined);
@@ -263,12 +271,11 @@ function startInBwrap(
     // Nothing is left to release: our end of the pipe must not keep Witness's event loop alive.
     block?.destroy();
   };
-  const reapMs = options.reapMs ?? 5_000;
   const closeListeners = () => {
     for (const server of servers) server.close();
     servers = [];
   };
-  return lifecycle(child, options.drainMs ?? 1_000, killAll, async () => {
+  const ensureGone = async (): Promise<{ allGone: boolean }> => {
     await settlesWithin(infoDone, reapMs);
     closeListeners();
     // bwrap reports its init before starting the command; an exit before that report means the
@@ -286,6 +293,15 @@ function startInBwrap(
       await sleep(5);
     }
     return { allGone: true };
+  };
+  return lifecycle(child, options.drainMs ?? 1_000, killAll, async () => {
+    try {
+      return await ensureGone();
+    } finally {
+      // Once nothing of the agent is left to send: its dropped datagrams are read, then the rules let go.
+      redirection?.close();
+      redirection = undefined;
+    }
   });
 }
 

@@ -71,10 +71,12 @@ export interface NamespaceEndpoint {
 }
 
 /**
- * Opens each listener on the loopback of the network namespace of process `pid` (the sandbox's init).
- * Throws when the namespace cannot be entered or a port cannot be bound; opens nothing then.
+ * Runs `action` with this thread inside the network namespace of process `pid` (the sandbox's init) and
+ * returns to Witness's own namespace before anything else can run on the thread: every socket `action`
+ * creates (a listener, a netlink socket) belongs to that namespace for good. Throws when the namespace
+ * cannot be entered or left; what `action` throws is thrown after returning.
  */
-export function listenInNamespace(pid: number, specs: readonly NamespaceListenerSpec[]): NamespaceEndpoint[] {
+export function inNetworkNamespace<T>(pid: number, action: () => T): T {
   const setns = load();
   // Internal, like every plain error below: namespaceListenersAvailable() refused, before any attempt, each
   // case a user can cause (not Linux, no koffi, not root); what is left is the kernel refusing now what it
@@ -82,16 +84,40 @@ export function listenInNamespace(pid: number, specs: readonly NamespaceListener
   if (setns === undefined) throw new Error(loadError ?? 'setns is unavailable');
   const own = openSync('/proc/self/ns/net', 'r');
   let theirs: number | undefined;
-  const servers: NamespaceEndpoint[] = [];
-  const bound: Array<() => boolean> = [];
   try {
     theirs = openSync(`/proc/${pid}/ns/net`, 'r');
     // Internal (see above).
     if (setns.setns(theirs, CLONE_NEWNET) !== 0) {
       throw new Error(`setns into the sandbox's network namespace failed (errno ${setns.errno()})`);
     }
-    let returned = true;
+    let outcome: { value: T } | { error: unknown };
     try {
+      outcome = { value: action() };
+    } catch (error) {
+      outcome = { error };
+    }
+    // Back to Witness's own namespace before anything else can run on this thread. Internal (see above);
+    // failing here matters more than what `action` threw.
+    if (setns.setns(own, CLONE_NEWNET) !== 0) {
+      throw new Error(`setns back into Witness's network namespace failed (errno ${setns.errno()})`);
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  } finally {
+    closeSync(own);
+    if (theirs !== undefined) closeSync(theirs);
+  }
+}
+
+/**
+ * Opens each listener on the loopback of the network namespace of process `pid` (the sandbox's init).
+ * Throws when the namespace cannot be entered or a port cannot be bound; opens nothing then.
+ */
+export function listenInNamespace(pid: number, specs: readonly NamespaceListenerSpec[]): NamespaceEndpoint[] {
+  const servers: NamespaceEndpoint[] = [];
+  const bound: Array<() => boolean> = [];
+  try {
+    inNetworkNamespace(pid, () => {
       for (const spec of specs) {
         if (spec.protocol === 'udp') {
           // A lookup that answers at once makes bind() create and bind the socket before it returns;
@@ -131,22 +157,12 @@ export function listenInNamespace(pid: number, specs: readonly NamespaceListener
           bound.push(() => server.address() !== null);
         }
       }
-    } finally {
-      // Back to Witness's own namespace before anything else can run on this thread.
-      returned = setns.setns(own, CLONE_NEWNET) === 0;
-    }
-    // Internal (see above).
-    if (!returned) {
-      throw new Error(`setns back into Witness's network namespace failed (errno ${setns.errno()})`);
-    }
+    });
     // Internal (see above): the namespace is new, so nothing else holds its ports.
     if (!bound.every((check) => check())) throw new Error('a listener in the sandbox could not be bound');
     return servers;
   } catch (error) {
     for (const server of servers) server.close();
     throw error;
-  } finally {
-    closeSync(own);
-    if (theirs !== undefined) closeSync(theirs);
   }
 }

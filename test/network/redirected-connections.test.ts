@@ -7,7 +7,8 @@ import { connect as tlsConnect } from 'node:tls';
 import { looksLikeTls, readClientHello } from '../../src/network/client-hello.js';
 import { type EgressProxy, startEgressProxy } from '../../src/network/egress-proxy.js';
 import { parseSockaddr } from '../../src/network/original-destination.js';
-import { natRules } from '../../src/sandbox/namespace-redirection.js';
+import { defaultRouteRequest } from '../../src/network/route-netlink.js';
+import { parseSetListing, redirectionRuleset } from '../../src/sandbox/namespace-redirection.js';
 
 /**
  * Connections that ignored the proxy, redirected to Witness inside the sandbox (SPEC §14): recorded by
@@ -194,14 +195,97 @@ describe('connections that ignored the proxy, redirected', () => {
     assert.equal(parseSockaddr(Buffer.alloc(4)), undefined);
   });
 
-  it('leaves loopback traffic alone and sends TCP to the listener, DNS to the resolver', () => {
-    const rules = natRules(4, { tcp: 3127, dns: 53 }).split('\n');
-    assert.deepEqual(rules.slice(5, 8), [
-      '-A OUTPUT -d 127.0.0.0/8 -j RETURN',
-      '-A OUTPUT -p tcp -j REDIRECT --to-ports 3127',
-      '-A OUTPUT -p udp --dport 53 -j REDIRECT --to-ports 53',
+  it('leaves loopback traffic alone, sends TCP to the listener and IPv4 DNS to the resolver, drops the rest', () => {
+    const lines = redirectionRuleset({ tcp: 3127, dns: 53 })
+      .split('\n')
+      .map((line) => line.trim());
+    const nat = lines.slice(lines.indexOf('chain to_witness {'), lines.indexOf('chain outward {'));
+    assert.deepEqual(nat.slice(2, 6), [
+      'ip daddr 127.0.0.0/8 return',
+      'ip6 daddr ::1 return',
+      'meta l4proto tcp redirect to :3127',
+      'ip protocol udp udp dport 53 redirect to :53',
     ]);
-    assert.ok(natRules(6, { tcp: 3127 }).includes('-A OUTPUT -d ::1/128 -j RETURN'));
+    const outward = lines.slice(lines.indexOf('chain outward {'));
+    assert.deepEqual(outward.slice(2, 9), [
+      'ip daddr 127.0.0.0/8 return',
+      'ip6 daddr ::1 return',
+      'ip protocol udp add @udp4 { ip daddr . udp dport }',
+      'ip6 nexthdr udp add @udp6 { ip6 daddr . udp dport }',
+      'meta l4proto udp counter drop',
+      'drop',
+      '}',
+    ]);
+    const v4only = redirectionRuleset({ tcp: 3127 }, false);
+    assert.doesNotMatch(v4only, /ip6|udp6|dport 53/);
+    assert.match(v4only, /add @udp4/);
+  });
+
+  it('reads dropped datagrams by destination from the set listing, dated to the second, never before the set-up', () => {
+    const listing = {
+      nftables: [
+        { metainfo: { version: '1.0.6' } },
+        {
+          set: {
+            name: 'udp4',
+            elem: [
+              {
+                elem: {
+                  val: { concat: ['203.0.113.7', 9999] },
+                  expires: 86_397,
+                  counter: { packets: 2, bytes: 68 },
+                },
+              },
+              {
+                elem: {
+                  val: { concat: ['198.51.100.1', 53] },
+                  expires: 86_390,
+                  counter: { packets: 1, bytes: 60 },
+                },
+              },
+              {
+                elem: {
+                  val: { concat: ['203.0.113.9', 1] },
+                  expires: 86_399,
+                  counter: { packets: 0, bytes: 0 },
+                },
+              },
+            ],
+          },
+        },
+      ],
+    };
+    const now = Date.parse('2026-12-07T12:00:10.000Z');
+    const startedAt = Date.parse('2026-12-07T12:00:05.000Z');
+    assert.deepEqual(parseSetListing(listing, { now, startedAt }), [
+      {
+        at: '2026-12-07T12:00:07.000Z',
+        via: 'udp',
+        host: '203.0.113.7',
+        port: 9999,
+        datagrams: 2,
+        bytes: 68,
+      },
+      // 10 s old by its timer, but the rules are 5 s old: the set-up time bounds it.
+      { at: '2026-12-07T12:00:05.000Z', via: 'udp', host: '198.51.100.1', port: 53, datagrams: 1, bytes: 60 },
+    ]);
+    assert.deepEqual(parseSetListing({ nftables: [{ set: { name: 'udp6' } }] }, { now, startedAt }), []);
+  });
+
+  it('asks rtnetlink for a default route out of lo with the loopback as its source', () => {
+    const request = defaultRouteRequest(4, 1, '127.0.0.1');
+    assert.equal(request.readUInt32LE(0), request.length);
+    assert.equal(request.readUInt16LE(4), 24); // RTM_NEWROUTE
+    assert.equal(request.readUInt16LE(6), 0x605); // request, ack, create, exclusive
+    // rtmsg: AF_INET, a /0 destination, the main table, link scope, unicast.
+    assert.deepEqual([...request.subarray(16, 24)], [2, 0, 0, 0, 254, 3, 253, 1]);
+    // RTA_OIF = 1 (lo), then RTA_PREFSRC = 127.0.0.1.
+    assert.deepEqual([...request.subarray(28, 36)], [8, 0, 4, 0, 1, 0, 0, 0]);
+    assert.deepEqual([...request.subarray(36, 44)], [8, 0, 7, 0, 127, 0, 0, 1]);
+    const v6 = defaultRouteRequest(6, 1, '::1');
+    assert.equal(v6[16], 10); // AF_INET6
+    assert.deepEqual([...v6.subarray(36, 40)], [20, 0, 7, 0]);
+    assert.equal(v6[55], 1); // ::1
   });
 });
 

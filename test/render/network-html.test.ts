@@ -109,6 +109,42 @@ describe('network requests as people read them', () => {
     // A lookup is never a request: the heading still counts none.
     assert.match(card, /<h2>Network <small>\(0 requests\)<\/small><\/h2>/);
   });
+
+  it('lists UDP datagrams dropped inside the sandbox by destination, count and size', () => {
+    const card = networkHtml(
+      checkNetworkEvidence({
+        ...evidence({ mode: 'proxy' }),
+        blocked: [
+          {
+            at: '2026-01-01T00:00:00.000Z',
+            via: 'udp',
+            host: '203.0.113.7',
+            port: 9999,
+            datagrams: 2,
+            bytes: 68,
+          },
+          {
+            at: '2026-01-01T00:00:01.000Z',
+            via: 'udp',
+            host: '2001:db8::5',
+            port: 53,
+            datagrams: 1,
+            bytes: 56,
+          },
+        ],
+      }),
+      DEFAULT_EVIDENCE_LIMITS,
+    ).toString();
+    assert.match(card, /: 2 destinations/);
+    assert.match(
+      card,
+      /<li><code>203\.0\.113\.7:9999<\/code> <span class="muted">\(UDP, 2 datagrams, 68 bytes, dropped\)<\/span><\/li>/,
+    );
+    assert.match(
+      card,
+      /<code>\[2001:db8::5\]:53<\/code> <span class="muted">\(UDP, 1 datagram, 56 bytes, dropped\)/,
+    );
+  });
 });
 
 function evidence(shape: {
