@@ -90,6 +90,8 @@ export function openNftables(): NftablesContext {
     const status = lib.run(ctx, commands);
     const output = lib.output(ctx) ?? '';
     const error = (lib.error(ctx) ?? '').trim();
+    // Internal: the commands are Witness's own; a refusal is the kernel's (no nf_tables, no nat), and it
+    // becomes that attempt's error, naming the kernel's message.
     if (status !== 0) throw new Error(`nftables refused the rules: ${error || `status ${status}`}`);
     return output;
   };

@@ -216,15 +216,14 @@ function startInBwrap(
     try {
       const redirect = redirectionFor(listeners);
       if (redirect !== undefined) {
-        const made = redirectInNamespace(pid, redirect);
-        if (made === 'loopback_down') {
+        redirection ??= redirectInNamespace(pid, redirect);
+        if (!redirection.route()) {
           // bubblewrap brings the sandbox's lo up just after it reports its child: look again shortly.
           // Internal: bubblewrap itself dies when it cannot bring lo up.
           if (Date.now() > deadline) throw new Error("the sandbox's loopback never came up");
           setTimeout(() => setUpNetwork(pid, deadline), 1);
           return;
         }
-        redirection = made;
       }
       servers = listenInNamespace(pid, listeners);
       block?.end('x');

@@ -41,6 +41,11 @@ export interface RedirectionPorts {
 
 /** What {@link redirectInNamespace} set up: closed (its datagram sets read first) when the sandbox ends. */
 export interface NamespaceRedirection {
+  /**
+   * Adds the default routes through `lo` (without them a connection outside fails before netfilter sees
+   * it); false, adding nothing, while `lo` is still down: ask again in a moment.
+   */
+  route(): boolean;
   close(): void;
 }
 
@@ -94,29 +99,22 @@ export function redirectionRuleset(ports: RedirectionPorts, withIpv6 = true): st
 
 /**
  * Sets up redirection in the network namespace of process `pid` (the sandbox's blocked init),
- * synchronously. Returns `loopback_down`, having changed nothing, while the sandbox's `lo` is not up yet
- * (bubblewrap brings it up just after reporting its child: ask again in a moment). Throws when a step
- * fails; the caller then never starts the agent's command.
+ * synchronously: the rules at once, the routes by {@link NamespaceRedirection.route} once the sandbox's
+ * `lo` is up (bubblewrap brings it up just after reporting its child, so the rules are written while it
+ * does). Throws when a step fails; the caller then never starts the agent's command.
  */
-export function redirectInNamespace(
-  pid: number,
-  ports: RedirectionPorts,
-): NamespaceRedirection | 'loopback_down' {
+export function redirectInNamespace(pid: number, ports: RedirectionPorts): NamespaceRedirection {
   const problem = redirectionUnavailable();
   // Internal: callers ask redirectionUnavailable() first and redirect only where it found nftables.
   if (problem !== undefined) throw new Error(problem);
   const startedAt = Date.now();
   const nft = inNetworkNamespace(pid, () => {
-    // `src`: without it a connection leaves from 0.0.0.0, and the redirected replies never reach it.
-    if (!addLoopbackDefaultRoute(4)) return undefined;
     const context = openNftables();
     try {
       try {
-        // Where IPv6 cannot be set up (disabled in the kernel), its connections stay unroutable —
-        // blocked, unseen; a route without its rules leads nowhere either (lo does not forward).
-        if (!addLoopbackDefaultRoute(6)) throw new Error('lo is down for IPv6');
         context.run(redirectionRuleset(ports, true));
       } catch {
+        // A kernel without IPv6: its connections stay unroutable (blocked, unseen).
         context.run(redirectionRuleset(ports, false));
       }
       return context;
@@ -125,8 +123,23 @@ export function redirectInNamespace(
       throw error;
     }
   });
-  if (nft === undefined) return 'loopback_down';
+  let routed = false;
   return {
+    route() {
+      if (routed) return true;
+      routed = inNetworkNamespace(pid, () => {
+        // `src`: without it a connection leaves from 0.0.0.0, and the redirected replies never reach it.
+        if (!addLoopbackDefaultRoute(4)) return false;
+        try {
+          // Best effort: where IPv6 is disabled its connections stay unroutable — blocked, unseen.
+          addLoopbackDefaultRoute(6);
+        } catch {
+          // no IPv6 route: see above
+        }
+        return true;
+      });
+      return routed;
+    },
     close() {
       try {
         if (ports.onDatagrams !== undefined) {
