@@ -22,8 +22,6 @@ const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
   ['src/network/attempt-network.ts openAttemptNetwork', OTHER_LANE],
   ['src/network/egress-proxy.ts startEgressProxy', OTHER_LANE],
   ['src/network/egress-proxy.ts startEgressProxy/handleConnect', OTHER_LANE],
-  ['src/queue/queue-worker.ts runWorker', SPLITTING],
-  ['src/queue/queue-worker.ts runWorker/runHeld', SPLITTING],
   ['src/sandbox/contained-process.ts startInBwrap', OTHER_LANE],
   ['src/sandbox/sandbox-settings.ts launchInAttempt', OTHER_LANE],
   ['src/sources/confined-fs/openat2-surface-fs.ts openat2SurfaceFs', OTHER_LANE],

@@ -150,247 +150,348 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     }
   }
   const lease: LeaseTiming = { ...DEFAULT_LEASE, ...options.lease };
-  const { queue, memory, boss, wakeup } = await openWorkerConnections(options, concurrency, pollMs);
-  const keeper = new LeaseKeeper(queue.db, boss, lease, (line) => log(`${workerId}: ${line}`));
-  const summary: WorkerSummary = {
-    workerId,
-    done: 0,
-    duplicates: 0,
-    cancelled: 0,
-    refused: 0,
-    failed: 0,
-    lost: 0,
-  };
-  const contexts = new Map<string, Promise<Settled>>();
-  const directories: WorkerDirectory[] = [];
-  const runDirectories: RunDirectory[] = [];
-  const stop = new AbortController();
-  const onAbort = () => stop.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  if (options.signal?.aborted) onAbort();
-  let handled = 0;
-  let idleSince = Date.now();
+  const connections = await openWorkerConnections(options, concurrency, pollMs);
+  const settings = { workerId, log, pollMs, lease, workDirectory, ownerPid };
+  return new QueueWorker(options, settings, connections).run(concurrency);
+}
 
-  const contextOf = (runId: string): Promise<Settled> => {
-    let found = contexts.get(runId);
+type WorkerConnections = Awaited<ReturnType<typeof openWorkerConnections>>;
+
+interface WorkerSettings {
+  workerId: string;
+  log: (line: string) => void;
+  pollMs: number;
+  lease: LeaseTiming;
+  workDirectory: string;
+  ownerPid: number;
+}
+
+type HeldAttempt = { job: AttemptJob; jobId: string; lease: string };
+type Timing = Omit<JobTiming, 'job' | 'result'>;
+
+/**
+ * One worker: `concurrency` slots that take attempts and run them, sharing the worker's connections, its
+ * lease keeper, the runs it prepared (one campaign directory and run directory per run) and its counts.
+ */
+class QueueWorker {
+  readonly #options: WorkerOptions;
+  readonly #workerId: string;
+  readonly #log: (line: string) => void;
+  readonly #settings: WorkerSettings;
+  readonly #connections: WorkerConnections;
+  readonly #keeper: LeaseKeeper;
+  readonly #summary: WorkerSummary;
+  readonly #contexts = new Map<string, Promise<Settled>>();
+  readonly #directories: WorkerDirectory[] = [];
+  readonly #runDirectories: RunDirectory[] = [];
+  readonly #stop = new AbortController();
+  readonly #onAbort = () => this.#stop.abort(this.#options.signal?.reason);
+  #handled = 0;
+  #idleSince = Date.now();
+
+  constructor(options: WorkerOptions, settings: WorkerSettings, connections: WorkerConnections) {
+    this.#options = options;
+    this.#settings = settings;
+    this.#workerId = settings.workerId;
+    this.#log = settings.log;
+    this.#connections = connections;
+    this.#keeper = new LeaseKeeper(connections.queue.db, connections.boss, settings.lease, (line) =>
+      this.#log(`${this.#workerId}: ${line}`),
+    );
+    this.#summary = {
+      workerId: settings.workerId,
+      done: 0,
+      duplicates: 0,
+      cancelled: 0,
+      refused: 0,
+      failed: 0,
+      lost: 0,
+    };
+    options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+    if (options.signal?.aborted) this.#onAbort();
+  }
+
+  async run(concurrency: number): Promise<WorkerSummary> {
+    const { memory, wakeup } = this.#connections;
+    this.#log(
+      `${this.#workerId}: taking attempts from ${memory.location.target} (concurrency ${concurrency}${
+        wakeup.listening() ? ', woken by NOTIFY' : `, polling every ${this.#settings.pollMs} ms`
+      })\n`,
+    );
+    this.#keeper.start();
+    // A worker starting after a crash need not wait a sweep interval for what it (or another) left.
+    void this.#keeper.sweep();
+    try {
+      // A slot that fails stops the others (their attempts are handed back), and every slot settles before
+      // the run directories and campaign files go: none is still in an attempt.
+      const settled = await Promise.allSettled(
+        Array.from({ length: concurrency }, () =>
+          this.#slot().catch((error: unknown) => {
+            this.#stop.abort(error);
+            throw error;
+          }),
+        ),
+      );
+      const failed = settled.find(
+        (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+      );
+      if (failed !== undefined) throw failed.reason;
+    } finally {
+      await this.#close();
+    }
+    return this.#summary;
+  }
+
+  async #close(): Promise<void> {
+    const { queue, memory, boss, wakeup } = this.#connections;
+    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    this.#keeper.stop();
+    await wakeup.close();
+    await boss.stop({ graceful: false, wait: true }).catch(() => {});
+    await memory.close();
+    await queue.close();
+    for (const runDirectory of this.#runDirectories) runDirectory.dispose();
+    for (const directory of this.#directories) await directory.remove().catch(() => {});
+  }
+
+  /** The run's prepared context, loaded once per run (a failed load is kept until it is handed back). */
+  #contextOf(runId: string): Promise<Settled> {
+    let found = this.#contexts.get(runId);
     if (found === undefined) {
-      const where = { env: options.env, url: options.url, workDirectory, ownerPid };
-      found = loadRunContext(queue, runId, where, directories, runDirectories).then(
+      const { workDirectory, ownerPid } = this.#settings;
+      const where = { env: this.#options.env, url: this.#options.url, workDirectory, ownerPid };
+      found = loadRunContext(
+        this.#connections.queue,
+        runId,
+        where,
+        this.#directories,
+        this.#runDirectories,
+      ).then(
         (context): Settled => ({ ok: true, context }),
         (error: Error): Settled => ({ ok: false, error }),
       );
-      contexts.set(runId, found);
+      this.#contexts.set(runId, found);
     }
     return found;
-  };
+  }
 
-  const slot = async (): Promise<void> => {
-    while (!stop.signal.aborted) {
-      if (options.maxJobs !== undefined && handled >= options.maxJobs) return;
+  /** One slot: takes an attempt, runs it, and again, until stopped, `maxJobs` or `idleExitMs`. */
+  async #slot(): Promise<void> {
+    const { queue, boss, wakeup } = this.#connections;
+    const { pollMs, lease } = this.#settings;
+    const stop = this.#stop.signal;
+    while (!stop.aborted) {
+      if (this.#options.maxJobs !== undefined && this.#handled >= this.#options.maxJobs) return;
       const since = wakeup.generation();
       const takeStarted = performance.now();
       let taken: Taken | undefined;
       try {
-        taken = await takeNextAttempt(queue.db, boss, workerId, lease.lapseMs);
+        taken = await takeNextAttempt(queue.db, boss, this.#workerId, lease.lapseMs);
       } catch (error) {
         // The database is unreachable or failed: nothing was taken; look again after a poll.
-        log(`${workerId}: cannot take an attempt: ${(error as Error).message}\n`);
-        await wakeup.wait(pollMs, stop.signal);
+        this.#log(`${this.#workerId}: cannot take an attempt: ${(error as Error).message}\n`);
+        await wakeup.wait(pollMs, stop);
         continue;
       }
       if (taken === undefined) {
-        if (options.idleExitMs !== undefined && Date.now() - idleSince >= options.idleExitMs) return;
-        await wakeup.wait(pollMs, stop.signal, since);
+        const { idleExitMs } = this.#options;
+        if (idleExitMs !== undefined && Date.now() - this.#idleSince >= idleExitMs) return;
+        await wakeup.wait(pollMs, stop, since);
         continue;
       }
       if (taken.kind === 'busy') {
-        await wakeup.wait(BUSY_RETRY_MS, stop.signal);
+        await wakeup.wait(BUSY_RETRY_MS, stop);
         continue;
       }
-      handled++;
+      this.#handled++;
       const timing = { takeMs: performance.now() - takeStarted, prepareMs: 0, attemptMs: 0, completeMs: 0 };
-      const result = await handleTaken(taken, timing);
-      summary[result]++;
-      if (taken.kind !== 'foreign') options.onJobTiming?.({ job: taken.job, result, ...timing });
-      idleSince = Date.now();
+      const result = await this.#handleTaken(taken, timing);
+      this.#summary[result]++;
+      if (taken.kind !== 'foreign') this.#options.onJobTiming?.({ job: taken.job, result, ...timing });
+      this.#idleSince = Date.now();
     }
-  };
+  }
 
-  const handleTaken = async (
-    taken: Exclude<Taken, { kind: 'busy' }>,
-    timing: Omit<JobTiming, 'job' | 'result'>,
-  ): Promise<WorkerResult> => {
+  async #handleTaken(taken: Exclude<Taken, { kind: 'busy' }>, timing: Timing): Promise<WorkerResult> {
     if (taken.kind === 'foreign') return 'failed';
     const { job, jobId } = taken;
     const label = `${job.runId} ${job.attack} #${job.attempt}`;
     if (taken.kind === 'final') return 'duplicates';
     if (taken.kind === 'cancelled') {
-      log(`${workerId}: ${label} not started: its run is cancelled\n`);
+      this.#log(`${this.#workerId}: ${label} not started: its run is cancelled\n`);
       return 'cancelled';
     }
     const held = { job, jobId, lease: taken.lease };
     // Renewed from now on, through preparing the run too; the signal stops the attempt when the lease is
     // lost or the run cancelled.
-    const attemptAbort = keeper.hold(job, taken.lease);
+    const attemptAbort = this.#keeper.hold(job, taken.lease);
     try {
-      return await runHeld(held, label, attemptAbort, timing);
+      return await this.#runHeld(held, label, attemptAbort, timing);
     } finally {
-      keeper.release(taken.lease);
+      this.#keeper.release(taken.lease);
     }
-  };
+  }
 
-  const runHeld = async (
-    held: { job: AttemptJob; jobId: string; lease: string },
+  /** The job goes back for another try (pg-boss counts retries), and waiting workers are told. */
+  async #giveBack(held: HeldAttempt, reason: string, what: string): Promise<WorkerResult> {
+    const { queue, boss } = this.#connections;
+    await handBack(queue.db, boss, held, reason);
+    await notifyAttemptsWaiting(queue.db).catch(() => {});
+    this.#log(`${this.#workerId}: ${what}: ${reason}\n`);
+    return 'failed';
+  }
+
+  /** Stopped by the lease keeper: the run was cancelled, or the attempt is another worker's now. */
+  async #stopped(held: HeldAttempt, label: string, reason: unknown): Promise<WorkerResult | undefined> {
+    if (reason instanceof RunCancelled) {
+      const { queue, boss } = this.#connections;
+      await finishWithout(queue.db, boss, held, 'cancelled', 'the run was cancelled while it ran');
+      this.#log(`${this.#workerId}: ${label} cancelled while running\n`);
+      return 'cancelled';
+    }
+    if (reason instanceof LeaseLost) {
+      this.#log(`${this.#workerId}: ${label} stopped, nothing stored: ${reason.message}\n`);
+      return 'lost';
+    }
+    return undefined;
+  }
+
+  /** Prepares the attempt's run (once per run), then runs the attempt unless it was stopped meanwhile. */
+  async #runHeld(
+    held: HeldAttempt,
     label: string,
     attemptAbort: AbortController,
-    timing: Omit<JobTiming, 'job' | 'result'>,
-  ): Promise<WorkerResult> => {
+    timing: Timing,
+  ): Promise<WorkerResult> {
     const { job } = held;
-    // The job goes back for another try (pg-boss counts retries), and waiting workers are told.
-    const giveBack = async (reason: string, what: string): Promise<WorkerResult> => {
-      await handBack(queue.db, boss, held, reason);
-      await notifyAttemptsWaiting(queue.db).catch(() => {});
-      log(`${workerId}: ${what}: ${reason}\n`);
-      return 'failed';
-    };
-    // Stopped by the lease keeper: the run was cancelled, or the attempt is another worker's now.
-    const stopped = async (reason: unknown): Promise<WorkerResult | undefined> => {
-      if (reason instanceof RunCancelled) {
-        await finishWithout(queue.db, boss, held, 'cancelled', 'the run was cancelled while it ran');
-        log(`${workerId}: ${label} cancelled while running\n`);
-        return 'cancelled';
-      }
-      if (reason instanceof LeaseLost) {
-        log(`${workerId}: ${label} stopped, nothing stored: ${reason.message}\n`);
-        return 'lost';
-      }
-      return undefined;
-    };
-    let started = performance.now();
-    const settled = await contextOf(job.runId);
+    const started = performance.now();
+    const settled = await this.#contextOf(job.runId);
     timing.prepareMs = performance.now() - started;
     if (!settled.ok) {
       if (settled.error instanceof BundleMismatchError) {
+        const { queue, boss } = this.#connections;
         await finishWithout(queue.db, boss, held, 'refused', settled.error.message);
-        log(`${workerId}: REFUSED ${label}: ${settled.error.message}\n`);
+        this.#log(`${this.#workerId}: REFUSED ${label}: ${settled.error.message}\n`);
         return 'refused';
       }
-      contexts.delete(job.runId);
-      return giveBack(settled.error.message, `cannot prepare ${label}`);
+      this.#contexts.delete(job.runId);
+      return this.#giveBack(held, settled.error.message, `cannot prepare ${label}`);
     }
-    const { context } = settled;
     if (attemptAbort.signal.aborted) {
-      const result = await stopped(attemptAbort.signal.reason);
+      const result = await this.#stopped(held, label, attemptAbort.signal.reason);
       if (result !== undefined) return result;
     }
-    if (stop.signal.aborted) {
+    if (this.#stop.signal.aborted) {
       // Stopped while the run was being prepared: the abort listener below would never fire for a signal
       // that has already fired, and the attempt would run to its end after the worker was told to stop.
-      return giveBack('the worker stopped before the attempt began', `${label} handed back`);
+      return this.#giveBack(held, 'the worker stopped before the attempt began', `${label} handed back`);
     }
+    return this.#runAndComplete(held, label, settled.context, attemptAbort, timing);
+  }
+
+  /**
+   * Runs the attempt and stores its result with the job's completion, in one transaction that requires
+   * this worker's lease; a stop, a lost lease or a failure is handled as the keeper would.
+   */
+  async #runAndComplete(
+    held: HeldAttempt,
+    label: string,
+    context: RunContext,
+    attemptAbort: AbortController,
+    timing: Timing,
+  ): Promise<WorkerResult> {
+    const { job } = held;
+    const stop = this.#stop.signal;
     const attack = context.campaign.attacks.find((candidate) => candidate.id === job.attack) as Attack;
-    const onStop = () => attemptAbort.abort(stop.signal.reason);
-    stop.signal.addEventListener('abort', onStop, { once: true });
-    let captured: AttackResult | undefined;
+    const onStop = () => attemptAbort.abort(stop.reason);
+    stop.addEventListener('abort', onStop, { once: true });
     try {
-      started = performance.now();
-      const recorder = new MemoryAttemptRecorder(
-        withAttackResultSaver(memory, async (result) => {
-          captured = result;
-        }),
-      );
-      const attemptContext = {
-        campaign: context.campaign,
-        target: context.target,
-        recorder,
-        run: context.run,
-        attack,
-        attempt: job.attempt,
-        expectation: attackExpectation(attack),
-        runDirectory: context.runDirectory,
-        redactor: context.redactor,
-        signal: attemptAbort.signal,
-      };
-      let record: AttemptRecord | undefined;
-      if (attack.attacker === undefined) {
-        record = await runAttempt(attemptContext);
-        await recorder.recordAttempt(record, context.run);
-      } else {
-        // An adaptive attack's chain is one job (SPEC §15): its rounds run here in order, each stored as it
-        // ends; its last round is stored with the job's completion below. A retried job resumes after the
-        // rounds a lost worker stored.
-        const chain = chainIdOf(job.runId, attack.id, job.attempt);
-        const stored = (await memory.listAttempts(job.runId)).filter((entry) => entry.chain === chain);
-        await runChain({
-          context: attemptContext,
-          attacker: context.attackers(attack.attacker),
-          resume: stored,
-          onRound: async (round, last) => {
-            await recorder.recordAttempt(round, context.run);
-            if (last) {
-              record = round;
-              return;
-            }
-            const kept = await storeRoundResult(queue.db, held, captured as AttackResult);
-            if (!kept) throw new LeaseLost('another worker took this attempt over');
-          },
-        });
-        if (record === undefined) throw new Error('the chain ended without a last round: a bug');
-      }
+      let started = performance.now();
+      const { record, result } = await this.#execute(held, context, attack, attemptAbort.signal);
       timing.attemptMs = performance.now() - started;
       started = performance.now();
-      keeper.completing(held.lease);
-      const stored = await completeWithResult(queue.db, boss, held, workerId, captured as AttackResult);
+      this.#keeper.completing(held.lease);
+      const { queue, boss } = this.#connections;
+      const stored = await completeWithResult(queue.db, boss, held, this.#workerId, result);
       timing.completeMs = performance.now() - started;
       if (!stored) {
-        log(`${workerId}: ${label} not stored: its lease was lost (another worker runs it)\n`);
+        this.#log(`${this.#workerId}: ${label} not stored: its lease was lost (another worker runs it)\n`);
         return 'lost';
       }
-      log(`${workerId}: ${label} ${(record as AttemptRecord).outcome}\n`);
+      this.#log(`${this.#workerId}: ${label} ${record.outcome}\n`);
       return 'done';
     } catch (error) {
       // A chain's round found its lease gone (LeaseLost) the same way the keeper would have.
-      const result = await stopped(attemptAbort.signal.aborted ? attemptAbort.signal.reason : error);
+      const result = await this.#stopped(
+        held,
+        label,
+        attemptAbort.signal.aborted ? attemptAbort.signal.reason : error,
+      );
       if (result !== undefined) return result;
       // Stopped, or the memory failed: the job goes back for another try (pg-boss counts retries).
-      return giveBack((error as Error).message, `${label} handed back`);
+      return this.#giveBack(held, (error as Error).message, `${label} handed back`);
     } finally {
-      stop.signal.removeEventListener('abort', onStop);
+      stop.removeEventListener('abort', onStop);
     }
-  };
-
-  log(
-    `${workerId}: taking attempts from ${memory.location.target} (concurrency ${concurrency}${
-      wakeup.listening() ? ', woken by NOTIFY' : `, polling every ${pollMs} ms`
-    })\n`,
-  );
-  keeper.start();
-  // A worker starting after a crash need not wait a sweep interval for what it (or another) left.
-  void keeper.sweep();
-  try {
-    // A slot that fails stops the others (their attempts are handed back), and every slot settles before
-    // the run directories and campaign files go: none is still in an attempt.
-    const settled = await Promise.allSettled(
-      Array.from({ length: concurrency }, () =>
-        slot().catch((error: unknown) => {
-          stop.abort(error);
-          throw error;
-        }),
-      ),
-    );
-    const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
-  } finally {
-    options.signal?.removeEventListener('abort', onAbort);
-    keeper.stop();
-    await wakeup.close();
-    await boss.stop({ graceful: false, wait: true }).catch(() => {});
-    await memory.close();
-    await queue.close();
-    for (const runDirectory of runDirectories) runDirectory.dispose();
-    for (const directory of directories) await directory.remove().catch(() => {});
   }
-  return summary;
+
+  /**
+   * Runs the attempt as a local run does, storing its record; an adaptive attack's chain is one job
+   * (SPEC §15): its rounds run here in order, each stored as it ends; its last round is stored with the
+   * job's completion. A retried job resumes after the rounds a lost worker stored. The last record, and
+   * the attack result the recorder made of it.
+   */
+  async #execute(
+    held: HeldAttempt,
+    context: RunContext,
+    attack: Attack,
+    signal: AbortSignal,
+  ): Promise<{ record: AttemptRecord; result: AttackResult }> {
+    const { job } = held;
+    const { memory, queue } = this.#connections;
+    let captured: AttackResult | undefined;
+    const recorder = new MemoryAttemptRecorder(
+      withAttackResultSaver(memory, async (result) => {
+        captured = result;
+      }),
+    );
+    const attemptContext = {
+      campaign: context.campaign,
+      target: context.target,
+      recorder,
+      run: context.run,
+      attack,
+      attempt: job.attempt,
+      expectation: attackExpectation(attack),
+      runDirectory: context.runDirectory,
+      redactor: context.redactor,
+      signal,
+    };
+    let record: AttemptRecord | undefined;
+    if (attack.attacker === undefined) {
+      record = await runAttempt(attemptContext);
+      await recorder.recordAttempt(record, context.run);
+    } else {
+      const chain = chainIdOf(job.runId, attack.id, job.attempt);
+      const stored = (await memory.listAttempts(job.runId)).filter((entry) => entry.chain === chain);
+      await runChain({
+        context: attemptContext,
+        attacker: context.attackers(attack.attacker),
+        resume: stored,
+        onRound: async (round, last) => {
+          await recorder.recordAttempt(round, context.run);
+          if (last) {
+            record = round;
+            return;
+          }
+          const kept = await storeRoundResult(queue.db, held, captured as AttackResult);
+          if (!kept) throw new LeaseLost('another worker took this attempt over');
+        },
+      });
+      if (record === undefined) throw new Error('the chain ended without a last round: a bug');
+    }
+    return { record, result: captured as AttackResult };
+  }
 }
 
 /**

@@ -113,6 +113,20 @@ interface Judged {
   metadata: Score['metadata'];
 }
 
+function judgedAs(
+  judgement: Pick<Judged, 'status' | 'value' | 'rationale'>,
+  observationIds: string[],
+  metadata: Score['metadata'],
+): Judged {
+  return {
+    status: judgement.status,
+    value: judgement.value,
+    rationale: judgement.rationale,
+    observationIds,
+    metadata,
+  };
+}
+
 /** The observation of the locator, judged against the surface's baseline and final manifests. */
 function judgeContentWrittenEvidence(
   condition: ContentWritten,
@@ -139,20 +153,14 @@ function judgeContentWrittenEvidence(
     { baseline: evidence.changes?.baseline ?? null, final: evidence.changes?.final ?? null },
     bounds,
   );
-  return {
-    status: judgement.status,
-    value: judgement.value,
-    rationale: judgement.rationale,
-    observationIds: [observation.id],
-    metadata: {
-      acquisition: observation.acquisition,
-      provenUris: judgement.provenUris,
-      unknownUris: judgement.unknownUris,
-      baitUris: judgement.baitUris,
-      notExecutableUris: judgement.notExecutableUris,
-      judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
-    },
-  };
+  return judgedAs(judgement, [observation.id], {
+    acquisition: observation.acquisition,
+    provenUris: judgement.provenUris,
+    unknownUris: judgement.unknownUris,
+    baitUris: judgement.baitUris,
+    notExecutableUris: judgement.notExecutableUris,
+    judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
+  });
 }
 
 /** The attempt's network evidence (SPEC §14). */
@@ -163,18 +171,12 @@ function judgeRequestSentEvidence(
 ): Judged {
   const network = evidence.network ?? null;
   const judgement = judgeRequestSent(network, condition, { regexTimeoutMs: bounds.regexTimeoutMs });
-  return {
-    status: judgement.status,
-    value: judgement.value,
-    rationale: judgement.rationale,
-    observationIds: [],
-    metadata: {
-      networkMode: network?.mode ?? null,
-      provenRequests: judgement.provenRequests,
-      unknownRequests: judgement.unknownRequests,
-      judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
-    },
-  };
+  return judgedAs(judgement, [], {
+    networkMode: network?.mode ?? null,
+    provenRequests: judgement.provenRequests,
+    unknownRequests: judgement.unknownRequests,
+    judgementGaps: judgement.judgementGaps.map((gap) => ({ ...gap })),
+  });
 }
 
 /** The surface's change set. */
@@ -186,17 +188,11 @@ function judgeFileChangeEvidence(condition: FileChangeCondition, evidence: Attem
       : condition.conditionType === 'file_deleted'
         ? judgeFileDeleted(changeSet, condition)
         : judgeFileModified(changeSet, condition);
-  return {
-    status: judgement.status,
-    value: judgement.value,
-    rationale: judgement.rationale,
-    observationIds: [],
-    metadata: {
-      provenUris: judgement.provenUris,
-      unknownUris: judgement.unknownUris,
-      changeSetComplete: changeSet?.coverage.complete ?? false,
-    },
-  };
+  return judgedAs(judgement, [], {
+    provenUris: judgement.provenUris,
+    unknownUris: judgement.unknownUris,
+    changeSetComplete: changeSet?.coverage.complete ?? false,
+  });
 }
 
 const CRITERIA: Readonly<Record<Condition['conditionType'], string>> = {
