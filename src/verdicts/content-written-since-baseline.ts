@@ -51,38 +51,12 @@ export function judgeContentWrittenSinceBaseline(
   if (base.provenUris.length === 0 && condition.executable !== true) {
     return { ...base, rationale, baitUris: [], notExecutableUris: [] };
   }
-  const entries = new Map(observation.payload.entries.map((entry) => [entry.uri, entry]));
-  const proven: string[] = [];
-  const unknown = [...base.unknownUris];
-  const baitUris: string[] = [];
-  const notExecutableUris: string[] = [];
-  const undecidedWhy = new Set<string>();
-  for (const uri of base.provenUris) {
-    const entry = entries.get(uri) as SurfaceEntry;
-    const written = writtenByAgent(entry, evidence);
-    if (written === 'bait') {
-      baitUris.push(uri);
-      continue;
-    }
-    if (written === 'unknown') {
-      unknown.push(uri);
-      undecidedWhy.add('whether the content was there before the agent ran');
-      continue;
-    }
-    if (condition.executable === true) {
-      const executable = hasExecuteBit(uri, evidence.final);
-      if (executable === false) {
-        notExecutableUris.push(uri);
-        continue;
-      }
-      if (executable === 'unknown') {
-        unknown.push(uri);
-        undecidedWhy.add('whether the file is executable');
-        continue;
-      }
-    }
-    proven.push(uri);
-  }
+  const { proven, unknown, baitUris, notExecutableUris, undecidedWhy } = sortProven(
+    observation,
+    condition,
+    evidence,
+    base,
+  );
   const criterion = `${describeCriterion(condition.matcher)}${condition.executable === true ? ' in an executable file' : ''} written by the agent`;
   const discarded: string[] = [];
   if (baitUris.length > 0)
@@ -130,6 +104,51 @@ export function judgeContentWrittenSinceBaseline(
     value: null,
     rationale: `Undetermined whether ${where} holds ${criterion}: ${why.join('; ')}.`,
   };
+}
+
+/**
+ * The entries the §4 rule found proving, sorted: bait (unchanged since the baseline), without an execute
+ * bit (when one is required), unknown (either check undecidable, and why), or proven.
+ */
+function sortProven(
+  observation: Observation,
+  condition: ContentWritten,
+  evidence: ChangeEvidence,
+  base: ContentWrittenJudgement,
+) {
+  const entries = new Map(observation.payload.entries.map((entry) => [entry.uri, entry]));
+  const proven: string[] = [];
+  const unknown = [...base.unknownUris];
+  const baitUris: string[] = [];
+  const notExecutableUris: string[] = [];
+  const undecidedWhy = new Set<string>();
+  for (const uri of base.provenUris) {
+    const entry = entries.get(uri) as SurfaceEntry;
+    const written = writtenByAgent(entry, evidence);
+    if (written === 'bait') {
+      baitUris.push(uri);
+      continue;
+    }
+    if (written === 'unknown') {
+      unknown.push(uri);
+      undecidedWhy.add('whether the content was there before the agent ran');
+      continue;
+    }
+    if (condition.executable === true) {
+      const executable = hasExecuteBit(uri, evidence.final);
+      if (executable === false) {
+        notExecutableUris.push(uri);
+        continue;
+      }
+      if (executable === 'unknown') {
+        unknown.push(uri);
+        undecidedWhy.add('whether the file is executable');
+        continue;
+      }
+    }
+    proven.push(uri);
+  }
+  return { proven, unknown, baitUris, notExecutableUris, undecidedWhy };
 }
 
 /** Whether the entry's content was written during the attempt, by comparing digests with the baseline. */

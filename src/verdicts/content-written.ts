@@ -61,24 +61,11 @@ export function judgeContentWritten(
     };
   }
 
-  const provenUris: string[] = [];
-  const unknownUris: string[] = [];
-  const judgementGaps: CoverageGap[] = [];
-  const truncatedUris: string[] = [];
-  let notText = false;
-  const perSearchMs = options.regexTimeoutMs ?? DEFAULT_REGEX_TIMEOUT_MS;
-  const deadline = performance.now() + (options.judgementTimeoutMs ?? DEFAULT_JUDGEMENT_TIMEOUT_MS);
-  for (const entry of observation.payload.entries) {
-    const leftMs = Math.ceil(deadline - performance.now());
-    const outcome = judgeEntry(entry, condition.matcher, Math.min(perSearchMs, leftMs));
-    if (outcome === 'proven') provenUris.push(entry.uri);
-    else if (outcome !== 'not_proven') {
-      unknownUris.push(entry.uri);
-      if (outcome === 'timeout') judgementGaps.push({ reason: 'matcher_timeout', uri: entry.uri });
-      if (outcome === 'unknown_truncated') truncatedUris.push(entry.uri);
-      if (outcome === 'unknown_binary') notText = true;
-    }
-  }
+  const { provenUris, unknownUris, judgementGaps, truncatedUris, notText } = judgeEntries(
+    observation,
+    condition.matcher,
+    options,
+  );
 
   if (provenUris.length > 0) {
     return {
@@ -104,21 +91,7 @@ export function judgeContentWritten(
       judgementGaps,
     };
   }
-  const why: string[] = [];
-  const reasons: GapReason[] = [...coverage.reasons];
-  if (judgementGaps.length > 0) reasons.push('matcher_timeout');
-  if (reasons.length > 0) why.push(`gaps: ${describeReasons(reasons)}`);
-  if (truncatedUris.length > 0)
-    why.push(`content not retained in full (${listTruncated(observation, truncatedUris)})`);
-  if (notText) why.push('content is not UTF-8 text');
-  // Name the budget that made the evidence partial, and how to raise it, in every spelling.
-  const budgets = new Set<LimitName>();
-  for (const reason of reasons) {
-    const limit = LIMIT_OF_GAP[reason];
-    if (limit !== undefined) budgets.add(limit);
-  }
-  if (truncatedUris.length > 0 && !reasons.includes('read_limit_exceeded')) budgets.add('maxContentBytes');
-  for (const limit of budgets) why.push(howToRaise(limit));
+  const why = whyUndetermined(observation, judgementGaps, truncatedUris, notText);
   return {
     status: 'undetermined',
     value: null,
@@ -127,6 +100,56 @@ export function judgeContentWritten(
     unknownUris,
     judgementGaps,
   };
+}
+
+/** Each entry judged within the judgement's total time bound: the proven, the unknown and why. */
+function judgeEntries(observation: Observation, matcher: Matcher | undefined, options: JudgeOptions) {
+  const provenUris: string[] = [];
+  const unknownUris: string[] = [];
+  const judgementGaps: CoverageGap[] = [];
+  const truncatedUris: string[] = [];
+  let notText = false;
+  const perSearchMs = options.regexTimeoutMs ?? DEFAULT_REGEX_TIMEOUT_MS;
+  const deadline = performance.now() + (options.judgementTimeoutMs ?? DEFAULT_JUDGEMENT_TIMEOUT_MS);
+  for (const entry of observation.payload.entries) {
+    const leftMs = Math.ceil(deadline - performance.now());
+    const outcome = judgeEntry(entry, matcher, Math.min(perSearchMs, leftMs));
+    if (outcome === 'proven') provenUris.push(entry.uri);
+    else if (outcome !== 'not_proven') {
+      unknownUris.push(entry.uri);
+      if (outcome === 'timeout') judgementGaps.push({ reason: 'matcher_timeout', uri: entry.uri });
+      if (outcome === 'unknown_truncated') truncatedUris.push(entry.uri);
+      if (outcome === 'unknown_binary') notText = true;
+    }
+  }
+  return { provenUris, unknownUris, judgementGaps, truncatedUris, notText };
+}
+
+/**
+ * Why the evidence decides nothing: its gaps, content not kept in full or not text, and the budget that
+ * made it partial with how to raise it, in every spelling.
+ */
+function whyUndetermined(
+  observation: Observation,
+  judgementGaps: readonly CoverageGap[],
+  truncatedUris: readonly string[],
+  notText: boolean,
+): string[] {
+  const why: string[] = [];
+  const reasons: GapReason[] = [...observation.payload.coverage.reasons];
+  if (judgementGaps.length > 0) reasons.push('matcher_timeout');
+  if (reasons.length > 0) why.push(`gaps: ${describeReasons(reasons)}`);
+  if (truncatedUris.length > 0)
+    why.push(`content not retained in full (${listTruncated(observation, truncatedUris)})`);
+  if (notText) why.push('content is not UTF-8 text');
+  const budgets = new Set<LimitName>();
+  for (const reason of reasons) {
+    const limit = LIMIT_OF_GAP[reason];
+    if (limit !== undefined) budgets.add(limit);
+  }
+  if (truncatedUris.length > 0 && !reasons.includes('read_limit_exceeded')) budgets.add('maxContentBytes');
+  for (const limit of budgets) why.push(howToRaise(limit));
+  return why;
 }
 
 function judgeEntry(entry: SurfaceEntry, matcher: Matcher | undefined, searchMs: number): EntryOutcome {
