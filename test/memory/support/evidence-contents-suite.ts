@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
@@ -16,6 +16,7 @@ import { parseRecord } from '../../../src/models/record.js';
 import { judgeContentWritten } from '../../../src/verdicts/content-written.js';
 import type { TestBackend, TestDatabase } from './backends.js';
 import { observation, score, TEST_SOURCE } from './fixtures.js';
+import { freshMemoryForEachTest, withFreshMemory } from './fresh-memory.js';
 
 /**
  * Evidence content stored once per distinct content, as bytes (memory schema 4): what a red team's
@@ -39,18 +40,13 @@ export function evidenceContentsSuite(backend: TestBackend): void {
     }
     let database: TestDatabase;
     let memory: Memory;
-    beforeEach(async () => {
-      database = await backend.fresh();
-      memory = await openMemory(database.target);
-    });
-    afterEach(async () => {
-      await memory.close();
-      await database.cleanup();
+    freshMemoryForEachTest(backend, (fresh) => {
+      ({ database, memory } = fresh);
     });
 
-    async function storeObservations(records: readonly Observation[]): Promise<void> {
+    async function storeObservations(records: readonly Observation[], into = memory): Promise<void> {
       for (const [i, record] of records.entries()) {
-        await memory.saveScore(score(`s-${i}`, { observationIds: [record.id] }), [record]);
+        await into.saveScore(score(`s-${i}`, { observationIds: [record.id] }), [record]);
       }
     }
 
@@ -193,23 +189,19 @@ export function evidenceContentsSuite(backend: TestBackend): void {
       const observations = exported.filter((record) => record.recordType === 'observation');
       assert.equal(observations.length, 5);
       for (const record of observations) assert.equal(record.record.payload.entries[0]?.content, README);
-      const copy = await backend.fresh();
-      const target = await openMemory(copy.target);
-      try {
+      await withFreshMemory(backend, async ({ database: copy, memory: target }) => {
         await target.importRecords(exported);
         assert.equal(await count(copy, 'select count(*) from evidence_contents'), 1);
         const again: ArchiveRecord[] = [];
         for await (const record of target.exportRecords()) again.push(record);
         assert.equal(JSON.stringify(again), JSON.stringify(exported));
-      } finally {
-        await target.close();
-        await copy.cleanup();
-      }
+      });
     });
 
     it('opens a memory of schema 3 with texts inline, reads them as they were, and stores new ones apart', async () => {
-      await memory.close();
+      // A database written at schema 3 by hand, then opened: not a fresh memory, so not withFreshMemory.
       const old = await backend.fresh();
+      let reopened: Memory | undefined;
       try {
         const db =
           backend.name === 'sqlite'
@@ -235,21 +227,20 @@ export function evidenceContentsSuite(backend: TestBackend): void {
         } finally {
           await db.destroy();
         }
-        memory = await openMemory(old.target);
-        assert.deepEqual(await memory.getObservation('o-old'), observation('o-old', README));
-        await storeObservations([observation('o-new', README)]);
+        reopened = await openMemory(old.target);
+        assert.deepEqual(await reopened.getObservation('o-old'), observation('o-old', README));
+        await storeObservations([observation('o-new', README)], reopened);
         assert.equal(await count(old, 'select count(*) from evidence_contents'), 1);
-        assert.deepEqual(await memory.getObservation('o-new'), observation('o-new', README));
+        assert.deepEqual(await reopened.getObservation('o-new'), observation('o-new', README));
         const exported: ArchiveRecord[] = [];
-        for await (const record of memory.exportRecords()) exported.push(record);
+        for await (const record of reopened.exportRecords()) exported.push(record);
         assert.deepEqual(
           exported.filter((record) => record.recordType === 'observation').map((record) => record.record),
           [observation('o-new', README), observation('o-old', README)].sort((a, b) => (a.id < b.id ? -1 : 1)),
         );
       } finally {
-        await memory.close();
+        await reopened?.close();
         await old.cleanup();
-        memory = await openMemory(database.target);
       }
     });
   });

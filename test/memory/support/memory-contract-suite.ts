@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   ImmutableRecordError,
   InvalidRecordError,
   InvalidReferenceError,
   NotFoundError,
 } from '../../../src/errors.js';
+import type { ArchiveRecord } from '../../../src/memory/archive.js';
 import type { Memory } from '../../../src/memory/memory.js';
 import { openMemory } from '../../../src/memory/open-memory.js';
 import type { MessagePiece } from '../../../src/models/conversation.js';
 import type { TestBackend, TestDatabase } from './backends.js';
 import { attackResult, observation, score } from './fixtures.js';
+import { freshMemoryForEachTest, withFreshMemory } from './fresh-memory.js';
 
 /** The one contract every Memory backend keeps (SPEC §7), run once per backend. */
 
@@ -23,13 +25,8 @@ export function memoryContractSuite(backend: TestBackend): void {
     }
     let database: TestDatabase;
     let memory: Memory;
-    beforeEach(async () => {
-      database = await backend.fresh();
-      memory = await openMemory(database.target);
-    });
-    afterEach(async () => {
-      await memory.close();
-      await database.cleanup();
+    freshMemoryForEachTest(backend, (fresh) => {
+      ({ database, memory } = fresh);
     });
 
     /** A conversation of a user prompt (turn 0, two pieces) and an assistant reply (turn 1). */
@@ -447,7 +444,7 @@ export function memoryContractSuite(backend: TestBackend): void {
           [observation('o1')],
         );
         await memory.saveAttackResult(attackResult('r1', 'c1', { outcome: 'success', scoreId: 's1' }));
-        const exported = [];
+        const exported: ArchiveRecord[] = [];
         for await (const record of memory.exportRecords()) exported.push(record);
         assert.deepEqual(
           exported.map((record) => record.recordType),
@@ -462,9 +459,7 @@ export function memoryContractSuite(backend: TestBackend): void {
           ],
         );
 
-        const copy = await backend.fresh();
-        const target = await openMemory(copy.target);
-        try {
+        await withFreshMemory(backend, async ({ memory: target }) => {
           assert.deepEqual(await target.importRecords(exported), {
             conversation: 1,
             message_piece: 3,
@@ -478,10 +473,7 @@ export function memoryContractSuite(backend: TestBackend): void {
           for await (const record of target.exportRecords()) again.push(record);
           assert.equal(JSON.stringify(again), JSON.stringify(exported));
           assert.deepEqual(await target.messagePiecesForObservation('o1'), [reply[0]?.id]);
-        } finally {
-          await target.close();
-          await copy.cleanup();
-        }
+        });
       });
 
       it('refuses to import a stored observation with different message links', async () => {
@@ -512,21 +504,16 @@ export function memoryContractSuite(backend: TestBackend): void {
 
       it('imports all records or none', async () => {
         await memory.createConversation({ id: 'c1' });
-        const records = [];
+        const records: ArchiveRecord[] = [];
         for await (const record of memory.exportRecords()) records.push(record);
         const bad = score('s1', { observationIds: ['missing'] });
-        const copy = await backend.fresh();
-        const target = await openMemory(copy.target);
-        try {
+        await withFreshMemory(backend, async ({ memory: target }) => {
           await assert.rejects(
             target.importRecords([...records, { recordType: 'score', record: bad }]),
             InvalidReferenceError,
           );
           await assert.rejects(target.getConversation('c1'), NotFoundError);
-        } finally {
-          await target.close();
-          await copy.cleanup();
-        }
+        });
       });
     });
   });

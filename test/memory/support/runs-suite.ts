@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
@@ -15,6 +15,7 @@ import type { TranscriptEvent } from '../../../src/models/transcript.js';
 import { countAttempts } from '../../../src/render/run-summary.js';
 import type { TestBackend, TestDatabase } from './backends.js';
 import { attackResult, score } from './fixtures.js';
+import { freshMemoryForEachTest, withFreshMemory } from './fresh-memory.js';
 
 const EXPECTATION = {
   schemaVersion: 1 as const,
@@ -59,13 +60,8 @@ export function campaignRunsSuite(backend: TestBackend): void {
     }
     let database: TestDatabase;
     let memory: Memory;
-    beforeEach(async () => {
-      database = await backend.fresh();
-      memory = await openMemory(database.target);
-    });
-    afterEach(async () => {
-      await memory.close();
-      await database.cleanup();
+    freshMemoryForEachTest(backend, (fresh) => {
+      ({ database, memory } = fresh);
     });
 
     async function storeAttempt(
@@ -173,9 +169,7 @@ export function campaignRunsSuite(backend: TestBackend): void {
         exported.map((record) => record.recordType),
         ['conversation', 'run', 'attack_result'],
       );
-      const copy = await backend.fresh();
-      const target = await openMemory(copy.target);
-      try {
+      await withFreshMemory(backend, async ({ memory: target }) => {
         assert.deepEqual(await target.importRecords(exported), {
           conversation: 1,
           message_piece: 0,
@@ -185,10 +179,7 @@ export function campaignRunsSuite(backend: TestBackend): void {
           attack_result: 1,
         });
         assert.deepEqual(await target.listAttempts('run-1'), await memory.listAttempts('run-1'));
-      } finally {
-        await target.close();
-        await copy.cleanup();
-      }
+      });
     });
 
     it('imports an attack result exported before runs had a table, moving its run out of metadata', async () => {

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { InvalidReferenceError, MemoryRequiredError, NotFoundError } from '../../../src/errors.js';
 import type { Memory } from '../../../src/memory/memory.js';
-import { openMemory } from '../../../src/memory/open-memory.js';
 import { contentWritten } from '../../../src/models/condition.js';
 import { expectation } from '../../../src/models/expectation.js';
 import { contains, equals } from '../../../src/models/matcher.js';
@@ -13,6 +12,7 @@ import { LocalFileSurfaceSource } from '../../../src/sources/local-file-source.j
 import { countingSource } from '../../support/counting-source.js';
 import { makeWorkspace } from '../../support/workspace.js';
 import type { TestBackend, TestDatabase } from './backends.js';
+import { freshMemoryForEachTest } from './fresh-memory.js';
 
 /** The message half of FileWriteScorer (SPEC §6) against a real memory, once per backend. */
 
@@ -28,13 +28,8 @@ export function scorerWithMemorySuite(backend: TestBackend): void {
     }
     let database: TestDatabase;
     let memory: Memory;
-    beforeEach(async () => {
-      database = await backend.fresh();
-      memory = await openMemory(database.target);
-    });
-    afterEach(async () => {
-      await memory.close();
-      await database.cleanup();
+    freshMemoryForEachTest(backend, (fresh) => {
+      ({ database, memory } = fresh);
     });
 
     /** A prompt (turn 0) and the agent's reply (turn 1); returns the reply's piece ids. */
