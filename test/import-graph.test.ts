@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import ts from 'typescript';
 import { sourceFiles } from './support/source-files.js';
+import ts from './support/typescript.js';
 
 /**
  * The import graph of src/ (every `import`, `export … from` and `import()`, type-only ones included, read

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import ts from 'typescript';
+import type { Node } from 'typescript';
 import { sourceFiles } from './support/source-files.js';
+import ts from './support/typescript.js';
 
 /**
  * A failure a user can cause (a bad option, campaign, file or machine) is a typed `WitnessError` with a
@@ -13,7 +14,7 @@ import { sourceFiles } from './support/source-files.js';
  * TypeScript syntax tree, a `throw` inside a string (the viewer's browser script) is not counted.
  */
 
-function commentsBefore(text: string, node: ts.Node): string {
+function commentsBefore(text: string, node: Node): string {
   return (ts.getLeadingCommentRanges(text, node.getFullStart()) ?? [])
     .map((range) => text.slice(range.pos, range.end))
     .join('\n');
@@ -23,7 +24,7 @@ function commentsBefore(text: string, node: ts.Node): string {
 function unmarkedPlainThrows(file: string, text = readFileSync(file, 'utf8')): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
-  const visit = (node: ts.Node): void => {
+  const visit = (node: Node): void => {
     if (
       ts.isThrowStatement(node) &&
       ts.isNewExpression(node.expression) &&
