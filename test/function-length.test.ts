@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import ts from 'typescript';
+import type { Node, SignatureDeclaration, SourceFile } from 'typescript';
 import { sourceFiles } from './support/source-files.js';
+import ts from './support/typescript.js';
 
 /**
  * No function in src/ has a body longer than 80 lines (from its opening brace to its closing one, nested
@@ -37,9 +38,9 @@ const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** The name a reader would look for: the enclosing functions' names, then this one's. */
-function nameOf(node: ts.SignatureDeclaration, source: ts.SourceFile): string {
-  const own = (fn: ts.Node): string => {
-    const declared = (fn as ts.SignatureDeclaration).name;
+function nameOf(node: SignatureDeclaration, source: SourceFile): string {
+  const own = (fn: Node): string => {
+    const declared = (fn as SignatureDeclaration).name;
     if (declared !== undefined) return declared.getText(source);
     const parent = fn.parent;
     if (
@@ -65,9 +66,9 @@ export function longFunctions(file: string, text: string, max = MAX_BODY_LINES):
   // A file no longer than the limit cannot hold a longer function: it is not parsed.
   if (text.split('\n').length <= max) return found;
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-  const visit = (node: ts.Node): void => {
+  const visit = (node: Node): void => {
     if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
-      const body = node.body as ts.Node;
+      const body = node.body as Node;
       const first = source.getLineAndCharacterOfPosition(body.getStart(source)).line;
       const last = source.getLineAndCharacterOfPosition(body.end).line;
       const lines = last - first + 1;
