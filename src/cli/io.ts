@@ -2,6 +2,11 @@
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * Resolves once `out` has room again (its reader has taken what was written), so a command that writes
+   * a lot (`witness export`) holds at most a buffer's worth; absent where `out` never fills (tests).
+   */
+  drain?(): Promise<void>;
   /** Aborted on SIGINT, so an interrupted command stops its I/O and closes what it opened. */
   signal: AbortSignal;
   /** The environment (WITNESS_DB; campaigns name API-key variables; command agents inherit it). */

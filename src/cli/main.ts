@@ -60,6 +60,7 @@ async function main(): Promise<number> {
       if (!stdoutClosed) process.stdout.write(text);
     },
     err: (text) => process.stderr.write(text),
+    drain: () => stdoutDrained(controller.signal),
     signal: controller.signal,
     errIsTTY: process.stderr.isTTY === true,
     env: process.env,
@@ -125,3 +126,22 @@ function endsAtOnce(): boolean {
 const status = await main();
 if (endsAtOnce()) process.exit(status);
 process.exitCode = status;
+
+/** Resolves when stdout has room again, or at once when it has room, is closed, or the command is aborted. */
+function stdoutDrained(signal: AbortSignal): Promise<void> {
+  const stdout = process.stdout;
+  if (!stdout.writableNeedDrain || stdout.destroyed || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      stdout.off('drain', done);
+      stdout.off('close', done);
+      stdout.off('error', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    stdout.once('drain', done);
+    stdout.once('close', done);
+    stdout.once('error', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

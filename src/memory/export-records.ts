@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { AttackResultSchema } from '../models/attack-result.js';
 import { CampaignRunSchema } from '../models/campaign-run.js';
 import { ConversationSchema, MessagePieceSchema } from '../models/conversation.js';
@@ -9,13 +9,17 @@ import { loadObservations } from './evidence-contents.js';
 import { linksByObservation, parseStored } from './store-records.js';
 import type { Tables } from './tables.js';
 
-/** Rows per query while exporting. */
+/** Rows per query while exporting: what an export holds at a time. */
 const EXPORT_PAGE_ROWS = 200;
 
 /**
  * Every record of the memory, in an order that imports cleanly (conversations, message pieces,
- * observations with their message links, scores, campaign runs, attack results), each group sorted, from one read
- * snapshot (internal; `Memory.exportRecords` is the public form).
+ * observations with their message links, scores, campaign runs, attack results), from one read snapshot
+ * (internal; `Memory.exportRecords` is the public form). Each group is read a page at a time in the order
+ * of an indexed key, each page starting after the last key of the one before (never at an offset, which
+ * costs a scan of every row before it), so an export holds one page and its cost grows with the memory:
+ * conversations and observations by id (no index orders them by time), message pieces by their place in
+ * their conversation, scores, runs and attack results by time, then id.
  */
 export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<ArchiveRecord> {
   // One snapshot for the whole export, so records written meanwhile never appear half-linked.
@@ -26,20 +30,15 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
     .execute();
   let finished = false;
   try {
-    for await (const json of recordsByCreation(trx, 'conversations')) {
-      yield { recordType: 'conversation', record: parseStored(ConversationSchema, json, 'conversation') };
+    for await (const rows of keysetPages(trx, 'conversations', ['id'])) {
+      for (const row of rows) {
+        yield {
+          recordType: 'conversation',
+          record: parseStored(ConversationSchema, row.record_json, 'conversation'),
+        };
+      }
     }
-    for await (const rows of pages((offset) =>
-      trx
-        .selectFrom('message_pieces')
-        .select('record_json')
-        .orderBy('conversation_id')
-        .orderBy('turn')
-        .orderBy('sequence')
-        .limit(EXPORT_PAGE_ROWS)
-        .offset(offset)
-        .execute(),
-    )) {
+    for await (const rows of keysetPages(trx, 'message_pieces', ['conversation_id', 'turn', 'sequence'])) {
       for (const row of rows) {
         yield {
           recordType: 'message_piece',
@@ -47,22 +46,14 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
         };
       }
     }
-    for await (const rows of pages((offset) =>
-      trx
-        .selectFrom('observations')
-        .select(['id', 'record_json'])
-        .orderBy('observed_at')
-        .orderBy('id')
-        .limit(EXPORT_PAGE_ROWS)
-        .offset(offset)
-        .execute(),
-    )) {
+    for await (const rows of keysetPages(trx, 'observations', ['id'])) {
+      const observations = rows.map((row) => ({ id: String(row.id), record_json: row.record_json }));
       const links = await linksByObservation(
         trx,
-        rows.map((row) => row.id),
+        observations.map((row) => row.id),
       );
-      const records = await loadObservations(trx, rows);
-      for (const [i, row] of rows.entries()) {
+      const records = await loadObservations(trx, observations);
+      for (const [i, row] of observations.entries()) {
         yield {
           recordType: 'observation',
           record: records[i] as Observation,
@@ -70,25 +61,23 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
         };
       }
     }
-    for await (const json of recordsByCreation(trx, 'scores')) {
-      yield { recordType: 'score', record: parseStored(ScoreSchema, json, 'score') };
+    for await (const rows of keysetPages(trx, 'scores', ['created_at', 'id'])) {
+      for (const row of rows) {
+        yield { recordType: 'score', record: parseStored(ScoreSchema, row.record_json, 'score') };
+      }
     }
-    for await (const rows of pages((offset) =>
-      trx
-        .selectFrom('runs')
-        .select('record_json')
-        .orderBy('started_at')
-        .orderBy('id')
-        .limit(EXPORT_PAGE_ROWS)
-        .offset(offset)
-        .execute(),
-    )) {
+    for await (const rows of keysetPages(trx, 'runs', ['started_at', 'id'])) {
       for (const row of rows) {
         yield { recordType: 'run', record: parseStored(CampaignRunSchema, row.record_json, 'campaign run') };
       }
     }
-    for await (const json of recordsByCreation(trx, 'attack_results')) {
-      yield { recordType: 'attack_result', record: parseStored(AttackResultSchema, json, 'attack result') };
+    for await (const rows of keysetPages(trx, 'attack_results', ['created_at', 'id'])) {
+      for (const row of rows) {
+        yield {
+          recordType: 'attack_result',
+          record: parseStored(AttackResultSchema, row.record_json, 'attack result'),
+        };
+      }
     }
     finished = true;
   } finally {
@@ -97,29 +86,39 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
   }
 }
 
-/** The stored JSON of a table whose rows are ordered by creation time, then id, page by page. */
-async function* recordsByCreation(
-  trx: Kysely<Tables>,
-  table: 'conversations' | 'scores' | 'attack_results',
-): AsyncGenerator<string> {
-  for await (const rows of pages((offset) =>
-    trx
-      .selectFrom(table)
-      .select('record_json')
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(EXPORT_PAGE_ROWS)
-      .offset(offset)
-      .execute(),
-  )) {
-    for (const row of rows) yield row.record_json;
-  }
-}
+type ExportedTable =
+  | 'conversations'
+  | 'message_pieces'
+  | 'observations'
+  | 'scores'
+  | 'runs'
+  | 'attack_results';
 
-async function* pages<T>(fetch: (offset: number) => Promise<T[]>): AsyncGenerator<T[]> {
-  for (let offset = 0; ; offset += EXPORT_PAGE_ROWS) {
-    const rows = await fetch(offset);
+type KeyedRow = { record_json: string } & Record<string, unknown>;
+
+/**
+ * The rows of `table` a page at a time, ordered by `keys` (an indexed, unique combination), each page
+ * after the last row of the one before: `(k1, k2) > (v1, v2)`, a row-value comparison both SQLite and
+ * PostgreSQL answer from the index.
+ */
+async function* keysetPages(
+  trx: Kysely<Tables>,
+  table: ExportedTable,
+  keys: readonly string[],
+): AsyncGenerator<KeyedRow[]> {
+  let after: unknown[] | undefined;
+  for (;;) {
+    const keyList = sql.join(keys.map((key) => sql.ref(key)));
+    const start = after === undefined ? sql`` : sql`where (${keyList}) > (${sql.join(after)})`;
+    const order = sql.join(keys.map((key) => sql`${sql.ref(key)} asc`));
+    const result =
+      await sql<KeyedRow>`select ${keyList}, record_json from ${sql.table(table)} ${start} order by ${order} limit ${EXPORT_PAGE_ROWS}`.execute(
+        trx,
+      );
+    const rows = result.rows;
     if (rows.length > 0) yield rows;
     if (rows.length < EXPORT_PAGE_ROWS) return;
+    const last = rows[rows.length - 1] as KeyedRow;
+    after = keys.map((key) => last[key]);
   }
 }

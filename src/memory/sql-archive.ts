@@ -1,10 +1,13 @@
+import type { Transaction } from 'kysely';
+import { InvalidRecordError } from '../errors.js';
 import { AttackResultSchema } from '../models/attack-result.js';
 import { CampaignRunSchema } from '../models/campaign-run.js';
 import { ConversationSchema, MessagePieceSchema } from '../models/conversation.js';
 import { ObservationSchema } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
-import { ScoreSchema } from '../models/score.js';
+import { type Score, ScoreSchema } from '../models/score.js';
 import { type ArchiveRecord, emptyImportSummary, type ImportSummary } from './archive.js';
+import { loadObservations } from './evidence-contents.js';
 import { exportRecords } from './export-records.js';
 import { upgradeLegacyAttackResult } from './legacy-attack-results.js';
 import type { SqlContext } from './sql-context.js';
@@ -17,8 +20,14 @@ import {
   storeRun,
   storeScore,
 } from './store-records.js';
+import type { Tables } from './tables.js';
+import { scoreContradiction } from './verify-imported-scores.js';
 
-/** Export and import of every record (internal): see `archive.ts` for the format. */
+/**
+ * Export and import of every record (internal): see `archive.ts` for the format. An import runs in one
+ * transaction (all records or none) and takes its records one at a time as they are read, so it holds
+ * one record, whatever the archive's size.
+ */
 export class SqlArchive {
   readonly #sql: SqlContext;
 
@@ -50,9 +59,12 @@ export class SqlArchive {
             if (!inserted) await assertSameLinks(trx, observation.id, record.messagePieceIds);
             break;
           }
-          case 'score':
-            await storeScore(trx, parseRecord(ScoreSchema, record.record, 'score'));
+          case 'score': {
+            const score = parseRecord(ScoreSchema, record.record, 'score');
+            await assertScoreHolds(trx, score);
+            await storeScore(trx, score);
             break;
+          }
           case 'run':
             await storeRun(trx, parseRecord(CampaignRunSchema, record.record, 'campaign run'));
             break;
@@ -70,5 +82,24 @@ export class SqlArchive {
       }
     });
     return summary;
+  }
+}
+
+/** A score resting on one observation must not contradict it (see `verify-imported-scores.ts`). */
+async function assertScoreHolds(trx: Transaction<Tables>, score: Score): Promise<void> {
+  const [observationId, ...more] = score.observationIds;
+  if (observationId === undefined || more.length > 0) return;
+  const rows = await trx
+    .selectFrom('observations')
+    .select(['id', 'record_json'])
+    .where('id', '=', observationId)
+    .execute();
+  const [observation] = await loadObservations(trx, rows);
+  if (observation === undefined) return;
+  const problem = scoreContradiction(score, observation);
+  if (problem !== undefined) {
+    throw new InvalidRecordError(
+      `score ${JSON.stringify(score.id)} contradicts its evidence: ${problem}; nothing was imported`,
+    );
   }
 }

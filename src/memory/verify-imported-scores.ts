@@ -1,8 +1,6 @@
-import { InvalidRecordError } from '../errors.js';
 import type { Observation } from '../models/observation.js';
 import type { Score } from '../models/score.js';
 import { judgeContentWritten } from '../verdicts/content-written.js';
-import type { ArchiveRecord } from './archive.js';
 
 /**
  * Imported scores are judged again against the observations they rest on, and a contradiction is refused
@@ -10,36 +8,21 @@ import type { ArchiveRecord } from './archive.js';
  * score says "complete TRUE, the agent wrote the hook" while its own observation proves the file absent,
  * so that `scores list` and every report built on the memory show a forged verdict.
  *
- * A score is checked when it rests on exactly one observation of this archive and holds `content_written`
- * conditions; scores decided without reading (no observation) carry no evidence to contradict. A
+ * A score is checked when it rests on exactly one observation and holds only `content_written`
+ * conditions; scores decided without reading (no observation) carry no evidence to contradict. The
+ * importer reads the observation back from the memory (where the archive's own observation was stored
+ * before the score), so an import holds no observation in memory for the scores that follow. A
  * re-judgement that is undetermined only because a regex ran out of time is not a contradiction (time
- * bounds differ between machines). Observations are kept until the end of the archive, for the scores
- * that follow them.
+ * bounds differ between machines).
+ *
+ * Returns why the score contradicts its observation, or undefined when it does not.
  */
-export async function* verifyImportedScores(
-  records: AsyncIterable<ArchiveRecord>,
-  name = 'export',
-): AsyncGenerator<ArchiveRecord> {
-  const observations = new Map<string, Observation>();
-  for await (const entry of records) {
-    if (entry.recordType === 'observation') observations.set(entry.record.id, entry.record);
-    if (entry.recordType === 'score') {
-      const problem = contradiction(entry.record, observations);
-      if (problem !== undefined) {
-        throw new InvalidRecordError(
-          `${name}: score ${JSON.stringify(entry.record.id)} contradicts its evidence: ${problem}; nothing was imported`,
-        );
-      }
-    }
-    yield entry;
-  }
+export function scoreContradiction(score: Score, observation: Observation): string | undefined {
+  return contradiction(score, observation);
 }
 
-function contradiction(score: Score, observations: ReadonlyMap<string, Observation>): string | undefined {
-  const [observationId, ...more] = score.observationIds;
-  if (observationId === undefined || more.length > 0) return undefined;
-  const observation = observations.get(observationId);
-  if (observation === undefined) return undefined;
+function contradiction(score: Score, observation: Observation): string | undefined {
+  const observationId = observation.id;
   const conditions = score.scoredExpectation.conditions.filter(
     (condition) => condition.conditionType === 'content_written',
   );

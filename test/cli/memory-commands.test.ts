@@ -299,7 +299,7 @@ describe('witness export and import', { timeout: 180_000 }, () => {
     const exported = await exportOf(source.target);
     assert.equal(
       exported.split('\n')[0],
-      '{"recordType":"header","format":"witness-memory","schemaVersion":1}',
+      '{"recordType":"header","format":"witness-memory","schemaVersion":2}',
     );
     const file = path.join(makeWorkspace(), 'memory.jsonl');
     writeFileSync(file, exported);

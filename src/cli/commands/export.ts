@@ -1,9 +1,16 @@
 import type { Command } from 'commander';
-import { archiveHeaderLine, formatArchiveLine } from '../../memory/archive.js';
+import { archiveLines } from '../../memory/archive.js';
 import type { CliIo } from '../io.js';
 import { dbOption, READ_ONLY, resolveDb, withMemory } from '../memory-option.js';
 
-/** `witness export`: every record of the memory as JSON Lines on stdout (for `witness import`). */
+/** Lines written before waiting for stdout to take them (a pipe or file holds far more than this). */
+const LINES_PER_DRAIN = 64;
+
+/**
+ * `witness export`: every record of the memory as JSON Lines on stdout (for `witness import`), written as
+ * it is read: the memory is read a page at a time and each line waits for stdout to have room, so an
+ * export of any size holds a page of records, however slowly its reader takes them.
+ */
 export function registerExport(program: Command, io: CliIo): void {
   program
     .command('export')
@@ -13,14 +20,15 @@ export function registerExport(program: Command, io: CliIo): void {
       await withMemory(
         resolveDb(options, io.env),
         async (memory) => {
-          io.out(`${archiveHeaderLine()}\n`);
-          let count = 0;
-          for await (const record of memory.exportRecords()) {
+          let lines = 0;
+          for await (const line of archiveLines(memory.exportRecords())) {
             io.signal.throwIfAborted();
-            io.out(`${formatArchiveLine(record)}\n`);
-            count++;
+            io.out(`${line}\n`);
+            lines++;
+            if (lines % LINES_PER_DRAIN === 0 && io.drain !== undefined) await io.drain();
           }
-          io.err(`exported ${count} records from ${memory.location.target}\n`);
+          // Header and closing line are not records.
+          io.err(`exported ${lines - 2} records from ${memory.location.target}\n`);
         },
         READ_ONLY,
       );

@@ -1,8 +1,8 @@
 import { createReadStream, existsSync, rmSync } from 'node:fs';
 import { access } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { type ImportSummary, parseArchiveLines } from '../../memory/archive.js';
-import { verifyImportedScores } from '../../memory/verify-imported-scores.js';
+import { InvalidRecordError, WitnessError } from '../../errors.js';
+import { type ArchivePosition, type ImportSummary, parseArchiveLines } from '../../memory/archive.js';
 import { boundedLines } from '../bounded-lines.js';
 import { type CliIo, printJson } from '../io.js';
 import { dbOption, resolveDb, withMemory } from '../memory-option.js';
@@ -12,7 +12,10 @@ import { UsageError } from '../usage-error.js';
 /** The longest line (one record) an import reads by default: 256 MiB. */
 export const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
 
-/** `witness import FILE`: stores the records of a `witness export` file, all of them or none. */
+/**
+ * `witness import FILE`: stores the records of a `witness export` file, all of them or none, reading the
+ * file a line at a time (one transaction; memory use is bounded by the longest line, not the file).
+ */
 export function registerImport(program: Command, io: CliIo): void {
   program
     .command('import')
@@ -41,10 +44,13 @@ export function registerImport(program: Command, io: CliIo): void {
       try {
         await withMemory(db, async (memory) => {
           const stream = createReadStream(file);
+          const position: ArchivePosition = { line: 0 };
           let summary: ImportSummary;
           try {
             const lines = boundedLines(stream, maxLineBytes, file);
-            summary = await memory.importRecords(verifyImportedScores(parseArchiveLines(lines, file), file));
+            summary = await memory.importRecords(parseArchiveLines(lines, file, position));
+          } catch (error) {
+            throw atLine(error, file, position);
           } finally {
             stream.destroy();
           }
@@ -60,6 +66,18 @@ export function registerImport(program: Command, io: CliIo): void {
         throw error;
       }
     });
+}
+
+/**
+ * A refusal found while storing a record (a different record under its id, a reference to nothing, a
+ * score its observation contradicts) names the line it came from; the parse's own errors already do.
+ */
+function atLine(error: unknown, file: string, position: ArchivePosition): unknown {
+  if (!(error instanceof WitnessError) || position.line === 0 || error.message.startsWith(file)) return error;
+  const message = /nothing was imported/.test(error.message)
+    ? error.message
+    : `${error.message}; nothing was imported`;
+  return new InvalidRecordError(`${file} line ${position.line}: ${message}`);
 }
 
 function isSqliteFile(db: string): boolean {

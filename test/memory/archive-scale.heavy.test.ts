@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { demoCampaign } from '../../src/attacks/demo-campaign.js';
+import { MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
+import { runCampaign } from '../../src/attacks/run-campaign.js';
+import { type ArchiveRecord, archiveLines, emptyImportSummary } from '../../src/memory/archive.js';
+import { openMemory } from '../../src/memory/open-memory.js';
+import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
+import { postgresBackend } from './support/backends.js';
+
+/**
+ * `witness export` and `witness import` of a memory of thousands of attempts, each in a child process
+ * whose JavaScript heap is smaller than the archive: both must stream (a page of records, a line at a
+ * time), and a round trip must be lossless. The export's reader is paused at first, so an export that
+ * did not wait for its reader would queue the whole archive in its heap.
+ */
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+/** The children's heap (MiB): under the archive's size (about 30 MiB), and its parsed records' (twice that). */
+const HEAP_MIB = 32;
+/** Copies of the demo run (8 attempts each): 2,000 attempts, about 16,000 records. */
+const COPIES = 250;
+
+interface Child {
+  status: number | null;
+  stderr: string;
+}
+
+/** Runs the CLI with a small heap; stdout goes to `out` (read only after `pauseMs`) when given. */
+async function cli(args: string[], out?: string, pauseMs = 0): Promise<Child> {
+  const child = spawn(process.execPath, [`--max-old-space-size=${HEAP_MIB}`, CLI, ...args], {
+    stdio: ['ignore', out === undefined ? 'ignore' : 'pipe', 'pipe'],
+    env: { ...process.env, WITNESS_DB: undefined },
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    stderr += text;
+  });
+  if (out !== undefined && child.stdout !== null) {
+    const stdout = child.stdout;
+    stdout.pause();
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    stdout.pipe(createWriteStream(out));
+  }
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stderr };
+}
+
+/**
+ * A large archive: the demo run's records stored `copies` times, every id (and run id) suffixed with the
+ * copy's number, so each copy is a run of its own with its own conversations, observations and scores.
+ */
+async function writeLargeArchive(demo: string[], file: string, copies: number): Promise<void> {
+  const body = demo.slice(1, -1).map((line) => JSON.parse(line) as ArchiveRecord);
+  const ids = new Set<string>();
+  for (const entry of body) {
+    const record = entry.record as { id?: string; runId?: string };
+    if (record.id !== undefined) ids.add(record.id);
+    if (record.runId !== undefined) ids.add(record.runId);
+  }
+  const pattern = new RegExp(`"(${[...ids].map((id) => id.replace(/[^\w-]/g, '\\$&')).join('|')})"`, 'g');
+  const out = createWriteStream(file);
+  const write = async (line: string) => {
+    if (!out.write(`${line}\n`)) await once(out, 'drain');
+  };
+  await write(demo[0] as string);
+  const counts = emptyImportSummary();
+  for (const type of Object.keys(counts) as (keyof typeof counts)[]) {
+    for (let copy = 0; copy < copies; copy++) {
+      for (const entry of body) {
+        if (entry.recordType !== type) continue;
+        counts[type]++;
+        await write(JSON.stringify(entry).replace(pattern, (_, id: string) => `"${id}-c${copy}"`));
+      }
+    }
+  }
+  out.end(`${JSON.stringify({ recordType: 'end', records: counts })}\n`);
+  await once(out, 'finish');
+}
+
+async function sortedBody(file: string): Promise<{ body: string[]; end: string }> {
+  const lines: string[] = [];
+  for await (const line of createInterface({ input: createReadStream(file) })) lines.push(line);
+  return { body: lines.slice(1, -1).sort(), end: lines.at(-1) as string };
+}
+
+describe('witness export and import of thousands of attempts, in a small heap', {
+  timeout: 1_800_000,
+}, () => {
+  let dir: string;
+  let large: string;
+  let exported: string;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'witness-archive-scale-'));
+    const demoDb = path.join(dir, 'demo.db');
+    const memory = await openMemory(demoDb);
+    const demo: string[] = [];
+    try {
+      await runCampaign({
+        campaign: demoCampaign('vulnerable'),
+        target: new MockAgentTarget({ mode: 'vulnerable' }),
+        workspaceParent: dir,
+        recorder: new MemoryAttemptRecorder(memory),
+      });
+      for await (const line of archiveLines(memory.exportRecords())) demo.push(line);
+    } finally {
+      await memory.close();
+    }
+    large = path.join(dir, 'large.jsonl');
+    await writeLargeArchive(demo, large, COPIES);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('imports into SQLite and exports back every record, losslessly', async () => {
+    assert.ok(statSync(large).size > HEAP_MIB * 1024 * 1024 * 0.8, `${statSync(large).size} bytes`);
+    const db = path.join(dir, 'a.db');
+    const imported = await cli(['import', large, '--db', db]);
+    assert.equal(imported.status, 0, imported.stderr);
+    assert.match(imported.stderr, /^$/);
+    exported = path.join(dir, 'a.jsonl');
+    const result = await cli(['export', '--db', db], exported, 3_000);
+    assert.equal(result.status, 0, result.stderr);
+    const original = await sortedBody(large);
+    const back = await sortedBody(exported);
+    assert.equal(back.end, original.end);
+    assert.equal(back.body.length, original.body.length);
+    assert.ok(back.body.length > 15_000, `${back.body.length} records`);
+    assert.deepEqual(back.body, original.body);
+    assert.ok(
+      (JSON.parse(back.end) as { records: { attack_result: number } }).records.attack_result >= 2_000,
+    );
+  });
+
+  it('imports into PostgreSQL and exports the same bytes as SQLite', {
+    skip: postgresBackend.skip,
+  }, async () => {
+    assert.ok(exported !== undefined, 'runs after the SQLite round trip');
+    const database = await postgresBackend.fresh();
+    try {
+      const imported = await cli(['import', large, '--db', database.target]);
+      assert.equal(imported.status, 0, imported.stderr);
+      const out = path.join(dir, 'pg.jsonl');
+      const result = await cli(['export', '--db', database.target], out, 3_000);
+      assert.equal(result.status, 0, result.stderr);
+      assert.ok(readFileSync(out).equals(readFileSync(exported)), 'PostgreSQL exports what SQLite does');
+    } finally {
+      await database.cleanup();
+    }
+  });
+});
