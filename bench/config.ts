@@ -37,6 +37,8 @@ export interface BenchConfig {
   networkRequests?: number;
   /** Row 12 (report and viewer at scale): attempts stored per run, smallest first. Default 2,000 and 20,000. */
   reportAttempts?: number[];
+  /** Row 14 (export and import): attempts in the archive, smallest first. Default 1,000 and 10,000. */
+  archiveAttempts?: number[];
 }
 
 export const FULL_CONFIG: BenchConfig = {
@@ -73,4 +75,5 @@ export const QUICK_CONFIG: BenchConfig = {
   networkAttempts: 10,
   networkRequests: 1_000,
   reportAttempts: [400, 4_000],
+  archiveAttempts: [200, 1_000],
 };

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { BenchConfig } from './config.js';
+import { benchArchive } from './rows/archive.js';
 import { benchCampaignScale } from './rows/campaign-scale.js';
 import { benchChangeEvidence } from './rows/change-evidence.js';
 import { benchExactLatency } from './rows/exact-latency.js';
@@ -20,7 +21,7 @@ import type { BenchContext, BenchRow } from './table.js';
 /**
  * The rows by number: acquisition (1–6: the whole-tree glob, a prefix glob, hashing, exact latency and
  * start-up, replay, memory bounds), the sandbox (7), campaign scale (8), change evidence (9), the queue (10),
- * network: proxy (11), the report and the viewer over a large stored run (12).
+ * network: proxy (11), the report and the viewer over a large stored run (12), export and import (14).
  * docs/benchmarks.md describes each.
  */
 export const BENCHMARKS = {
@@ -36,6 +37,7 @@ export const BENCHMARKS = {
   10: benchQueue,
   11: benchNetwork,
   12: benchReportScale,
+  14: benchArchive,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;

@@ -3,11 +3,15 @@
  * and its archive format. Loads the database drivers.
  */
 
-export type { ArchiveRecord, ArchiveRecordType, ImportSummary } from '../memory/archive.js';
+export type { ArchivePosition, ArchiveRecord, ArchiveRecordType, ImportSummary } from '../memory/archive.js';
 export {
+  ARCHIVE_SCHEMA_VERSION,
+  ArchiveEndSchema,
   ArchiveHeaderSchema,
   ArchiveRecordSchema,
+  archiveEndLine,
   archiveHeaderLine,
+  archiveLines,
   formatArchiveLine,
   parseArchiveLines,
 } from '../memory/archive.js';

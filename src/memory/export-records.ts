@@ -97,22 +97,26 @@ type ExportedTable =
 type KeyedRow = { record_json: string } & Record<string, unknown>;
 
 /**
- * The rows of `table` a page at a time, ordered by `keys` (an indexed, unique combination), each page
- * after the last row of the one before: `(k1, k2) > (v1, v2)`, a row-value comparison both SQLite and
+ * The rows of `table` (its keys and `columns`) a page at a time, ordered by `keys` (an indexed, unique
+ * combination), each page after the last row of the one before: `(k1, k2) > (v1, v2)`, a row-value comparison both SQLite and
  * PostgreSQL answer from the index.
  */
 async function* keysetPages(
   trx: Kysely<Tables>,
   table: ExportedTable,
   keys: readonly string[],
+  columns: readonly string[] = ['record_json'],
 ): AsyncGenerator<KeyedRow[]> {
   let after: unknown[] | undefined;
   for (;;) {
     const keyList = sql.join(keys.map((key) => sql.ref(key)));
     const start = after === undefined ? sql`` : sql`where (${keyList}) > (${sql.join(after)})`;
     const order = sql.join(keys.map((key) => sql`${sql.ref(key)} asc`));
+    const selected = sql.join(
+      [...keys, ...columns.filter((column) => !keys.includes(column))].map((column) => sql.ref(column)),
+    );
     const result =
-      await sql<KeyedRow>`select ${keyList}, record_json from ${sql.table(table)} ${start} order by ${order} limit ${EXPORT_PAGE_ROWS}`.execute(
+      await sql<KeyedRow>`select ${selected} from ${sql.table(table)} ${start} order by ${order} limit ${EXPORT_PAGE_ROWS}`.execute(
         trx,
       );
     const rows = result.rows;

@@ -7,12 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { demoCampaign } from '../../src/attacks/demo-campaign.js';
-import { MemoryAttemptRecorder } from '../../src/attacks/memory-recorder.js';
-import { runCampaign } from '../../src/attacks/run-campaign.js';
-import { type ArchiveRecord, archiveLines, emptyImportSummary } from '../../src/memory/archive.js';
-import { openMemory } from '../../src/memory/open-memory.js';
-import { MockAgentTarget } from '../../src/targets/mock-agent-target.js';
+import { demoArchive, writeCopiedArchive } from '../support/copied-archive.js';
 import { postgresBackend } from './support/backends.js';
 
 /**
@@ -25,7 +20,7 @@ import { postgresBackend } from './support/backends.js';
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 /** The children's heap (MiB): under the archive's size (about 30 MiB), and its parsed records' (twice that). */
 const HEAP_MIB = 32;
-/** Copies of the demo run (8 attempts each): 2,000 attempts, about 16,000 records. */
+/** Copies of the demo run (DEMO_ATTEMPTS = 8 attempts each): 2,000 attempts, about 16,000 records. */
 const COPIES = 250;
 
 interface Child {
@@ -53,38 +48,6 @@ async function cli(args: string[], out?: string, pauseMs = 0): Promise<Child> {
   return { status, stderr };
 }
 
-/**
- * A large archive: the demo run's records stored `copies` times, every id (and run id) suffixed with the
- * copy's number, so each copy is a run of its own with its own conversations, observations and scores.
- */
-async function writeLargeArchive(demo: string[], file: string, copies: number): Promise<void> {
-  const body = demo.slice(1, -1).map((line) => JSON.parse(line) as ArchiveRecord);
-  const ids = new Set<string>();
-  for (const entry of body) {
-    const record = entry.record as { id?: string; runId?: string };
-    if (record.id !== undefined) ids.add(record.id);
-    if (record.runId !== undefined) ids.add(record.runId);
-  }
-  const pattern = new RegExp(`"(${[...ids].map((id) => id.replace(/[^\w-]/g, '\\$&')).join('|')})"`, 'g');
-  const out = createWriteStream(file);
-  const write = async (line: string) => {
-    if (!out.write(`${line}\n`)) await once(out, 'drain');
-  };
-  await write(demo[0] as string);
-  const counts = emptyImportSummary();
-  for (const type of Object.keys(counts) as (keyof typeof counts)[]) {
-    for (let copy = 0; copy < copies; copy++) {
-      for (const entry of body) {
-        if (entry.recordType !== type) continue;
-        counts[type]++;
-        await write(JSON.stringify(entry).replace(pattern, (_, id: string) => `"${id}-c${copy}"`));
-      }
-    }
-  }
-  out.end(`${JSON.stringify({ recordType: 'end', records: counts })}\n`);
-  await once(out, 'finish');
-}
-
 async function sortedBody(file: string): Promise<{ body: string[]; end: string }> {
   const lines: string[] = [];
   for await (const line of createInterface({ input: createReadStream(file) })) lines.push(line);
@@ -100,22 +63,9 @@ describe('witness export and import of thousands of attempts, in a small heap', 
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'witness-archive-scale-'));
-    const demoDb = path.join(dir, 'demo.db');
-    const memory = await openMemory(demoDb);
-    const demo: string[] = [];
-    try {
-      await runCampaign({
-        campaign: demoCampaign('vulnerable'),
-        target: new MockAgentTarget({ mode: 'vulnerable' }),
-        workspaceParent: dir,
-        recorder: new MemoryAttemptRecorder(memory),
-      });
-      for await (const line of archiveLines(memory.exportRecords())) demo.push(line);
-    } finally {
-      await memory.close();
-    }
+    const demo = await demoArchive(path.join(dir, 'demo.db'), dir);
     large = path.join(dir, 'large.jsonl');
-    await writeLargeArchive(demo, large, COPIES);
+    await writeCopiedArchive(demo, large, COPIES);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
