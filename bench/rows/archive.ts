@@ -95,7 +95,7 @@ export async function benchArchive(config: BenchConfig, context: BenchContext): 
       },
     ];
   }
-  const rate = (m: Measured, ms: number) => formatRate((m.records / ms) * 1000, 'records/s');
+  const rate = (m: Measured, ms: number) => formatRate((m.records / ms) * 1000, 'records');
   const series = results
     .map(
       (m) =>

@@ -7,8 +7,11 @@ export interface PageOptions {
   /** The page's heading line (already HTML). */
   heading: SafeHtml;
   body: SafeHtml;
-  /** Where the page polls for changes, and the token it was rendered at (absent: the page is static). */
-  live?: { url: string; token: string } | undefined;
+  /**
+   * Where the page polls for changes, and the token it was rendered at (absent: the page is static);
+   * `rows`: where a run's page fetches only what changed (else the page is fetched again whole).
+   */
+  live?: { url: string; token: string; rows?: string | undefined } | undefined;
   location: string;
   /** How often a live page polls its change token. */
   pollMs?: number | undefined;
@@ -25,7 +28,7 @@ export function renderPage(options: PageOptions): string {
 <link rel="stylesheet" href="/app.css">
 <script src="/app.js" defer></script>
 </head>
-<body${live === undefined ? '' : html` data-live="${live.url}" data-token="${live.token}" data-poll-ms="${options.pollMs ?? 2_000}"`}>
+<body${live === undefined ? '' : html` data-live="${live.url}" data-token="${live.token}" data-poll-ms="${options.pollMs ?? 2_000}"${live.rows === undefined ? '' : html` data-rows="${live.rows}"`}`}>
 <nav class="top"><a href="/" class="brand">Witness</a> <a href="/">Runs</a> <a href="/compare">Compare</a><span class="where">${options.location}</span><span class="live-state" id="live-state"></span></nav>
 <main>
 <h1>${options.heading}</h1>

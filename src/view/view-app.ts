@@ -8,7 +8,7 @@ import { parseAttemptQuery } from './attempt-filter.js';
 import { renderPage } from './page.js';
 import { renderAttemptBody } from './pages/attempt-page.js';
 import { renderCompareForm, renderComparison } from './pages/compare-page.js';
-import { renderRunBody } from './pages/run-page.js';
+import { renderRunBody, renderRunParts } from './pages/run-page.js';
 import { renderRunsBody } from './pages/runs-page.js';
 import type { AttemptPageView, ViewReadModel } from './read-model.js';
 import { CHANGED_ATTEMPTS_LISTED } from './run-comparison.js';
@@ -114,7 +114,7 @@ export function createViewApp(options: ViewAppOptions): Hono {
     title: string,
     heading: SafeHtml,
     body: SafeHtml,
-    live?: { url: string; token: string },
+    live?: { url: string; token: string; rows?: string },
   ): string => renderPage({ title, heading, body, live, location: readModel.location, pollMs }) as string;
 
   app.get('/app.js', (c) => c.body(APP_JS, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }));
@@ -134,15 +134,16 @@ export function createViewApp(options: ViewAppOptions): Hono {
     const runId = c.req.param('runId');
     const [summary, token] = await Promise.all([readModel.getRun(runId), readModel.changeToken(runId)]);
     if (summary === undefined) return notFound(c, `no stored run has the id ${runId}`);
-    const { body, problem } = await runPage(summary, c.req.query());
+    const { attempts, query, problem } = await runPage(summary, c.req.query());
+    const body = renderRunBody(summary, attempts, query, problem);
     return c.html(
       page(
         `${summary.run.campaign} ${summary.run.runId}`,
         html`${text(summary.run.campaign, { maxChars: 120 })} <small>run <code>${summary.run.runId}</code></small>`,
         body,
-        { url: `/live/runs/${urlPart(runId)}`, token },
+        { url: `/live/runs/${urlPart(runId)}`, token, rows: `/live/runs/${urlPart(runId)}/rows` },
       ),
-      problem ? 400 : 200,
+      problem === undefined ? 200 : 400,
     );
   });
 
@@ -189,6 +190,32 @@ export function createViewApp(options: ViewAppOptions): Hono {
     );
   });
 
+  /**
+   * What changed on a run's page, for its live updates: the same query string as the page, plus `have`,
+   * the digests of the rows the browser shows (`data-v`, dot-separated). Answers JSON: the run's change
+   * token, the part above the attempts (summary, counts, filters) and the page links, and the page's rows
+   * in order, each either the digest of a row the browser already has or, for a row new or changed, its
+   * markup. So an update of a page of 100 attempts in which one attempt was added sends that one row.
+   */
+  app.get('/live/runs/:runId/rows', async (c) => {
+    const runId = c.req.param('runId');
+    const { have = '', ...params } = c.req.query();
+    const held = new Set(have.split('.').filter((digest) => /^[0-9a-f]{16}$/.test(digest)));
+    const token = await readModel.changeToken(runId);
+    const summary = await readModel.getRun(runId);
+    if (summary === undefined) return c.json({ error: `no stored run has the id ${runId}` }, 404);
+    const { attempts, query, problem } = await runPage(summary, params);
+    const parts = renderRunParts(summary, attempts, query, problem);
+    return c.json({
+      token,
+      head: parts.head.value,
+      pages: parts.pages.value,
+      rows: parts.rows.map((row) =>
+        held.has(row.version) ? row.version : { v: row.version, html: row.html.value },
+      ),
+    });
+  });
+
   /** A run's page for a query string (a query that is not valid shows the first page of every attempt, saying why). */
   async function runPage(summary: RunSummary, params: Record<string, string>) {
     const parsed = parseAttemptQuery(params);
@@ -204,7 +231,7 @@ export function createViewApp(options: ViewAppOptions): Hono {
       problem = `${error.message}; showing the first page`;
       attempts = await readModel.pageAttempts(summary.run, query);
     }
-    return { body: renderRunBody(summary, attempts, query, problem), problem: problem !== undefined };
+    return { attempts, query, problem };
   }
 
   app.get('/live', async (c) => c.text(await readModel.changeToken()));

@@ -26,6 +26,7 @@ const TINY_CONFIG: BenchConfig = {
   networkAttempts: 2,
   networkRequests: 200,
   reportAttempts: [16, 64],
+  archiveAttempts: [8, 32],
 };
 
 describe('npm run bench (on tiny trees)', () => {
@@ -77,6 +78,10 @@ describe('npm run bench (on tiny trees)', () => {
         '12a',
         '12b',
         '12c',
+        '14a',
+        '14b',
+        '14c',
+        '14d',
       ],
     );
   });
@@ -112,6 +117,17 @@ describe('npm run bench (on tiny trees)', () => {
         id,
       );
       assert.match(row.baseline, /^16 attempts /);
+    }
+  });
+
+  it('prints the export/import rows as ratios to a smaller archive of the same suite', () => {
+    for (const id of ['14a', '14b', '14c', '14d']) {
+      const row = rows.find((r) => r.id === id);
+      assert.ok(
+        row?.ratio !== null && row?.ratio !== undefined && Number.isFinite(row.ratio) && row.ratio > 0,
+        id,
+      );
+      assert.match(row.baseline, /^8 attempts /);
     }
   });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -22,6 +22,8 @@ const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const HEAP_MIB = 32;
 /** Copies of the demo run (DEMO_ATTEMPTS = 8 attempts each): 2,000 attempts, about 16,000 records. */
 const COPIES = 250;
+/** On PostgreSQL: 400 attempts, about 3,000 records. */
+const PG_COPIES = 50;
 
 interface Child {
   status: number | null;
@@ -59,11 +61,11 @@ describe('witness export and import of thousands of attempts, in a small heap', 
 }, () => {
   let dir: string;
   let large: string;
-  let exported: string;
+  let demo: string[];
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'witness-archive-scale-'));
-    const demo = await demoArchive(path.join(dir, 'demo.db'), dir);
+    demo = await demoArchive(path.join(dir, 'demo.db'), dir);
     large = path.join(dir, 'large.jsonl');
     await writeCopiedArchive(demo, large, COPIES);
   });
@@ -75,7 +77,7 @@ describe('witness export and import of thousands of attempts, in a small heap', 
     const imported = await cli(['import', large, '--db', db]);
     assert.equal(imported.status, 0, imported.stderr);
     assert.match(imported.stderr, /^$/);
-    exported = path.join(dir, 'a.jsonl');
+    const exported = path.join(dir, 'a.jsonl');
     const result = await cli(['export', '--db', db], exported, 3_000);
     assert.equal(result.status, 0, result.stderr);
     const original = await sortedBody(large);
@@ -89,18 +91,24 @@ describe('witness export and import of thousands of attempts, in a small heap', 
     );
   });
 
-  it('imports into PostgreSQL and exports the same bytes as SQLite', {
+  it('imports into PostgreSQL and exports back every record, losslessly', {
     skip: postgresBackend.skip,
   }, async () => {
-    assert.ok(exported !== undefined, 'runs after the SQLite round trip');
+    // Fewer attempts than on SQLite: each record costs PostgreSQL several round trips in the one
+    // transaction, and the point here is the same streaming on the other backend, not its throughput.
+    const smaller = path.join(dir, 'smaller.jsonl');
+    await writeCopiedArchive(demo, smaller, PG_COPIES);
     const database = await postgresBackend.fresh();
     try {
-      const imported = await cli(['import', large, '--db', database.target]);
+      const imported = await cli(['import', smaller, '--db', database.target]);
       assert.equal(imported.status, 0, imported.stderr);
       const out = path.join(dir, 'pg.jsonl');
       const result = await cli(['export', '--db', database.target], out, 3_000);
       assert.equal(result.status, 0, result.stderr);
-      assert.ok(readFileSync(out).equals(readFileSync(exported)), 'PostgreSQL exports what SQLite does');
+      const original = await sortedBody(smaller);
+      const back = await sortedBody(out);
+      assert.equal(back.end, original.end);
+      assert.deepEqual(back.body, original.body);
     } finally {
       await database.cleanup();
     }

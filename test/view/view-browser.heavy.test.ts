@@ -312,7 +312,8 @@ describe('witness view in Chromium', {
   });
 
   it('shows a run in progress appear and update while the page stays open', async () => {
-    const { page } = await watchedPage();
+    const watched = await watchedPage();
+    const { page } = watched;
     const writer = await openMemory(db);
     const target = new GatedTarget();
     const campaign = CampaignSchema.parse({
@@ -335,10 +336,34 @@ describe('witness view in Chromium', {
 
       await liveRow.getByRole('link', { name: 'live-demo' }).click();
       await page.waitForURL(/\/runs\/[^/]+$/);
+      const runUrl = page.url();
       assert.equal(await page.locator('#shown-count').innerText(), '1 of 1 attempts shown');
+      const firstRow = await page.locator('#attempt-table tbody tr').first().getAttribute('data-v');
       await page.evaluate('window.__sameDocument = true');
+      // Every live update of the run's page from here on: what it asked for and what it got.
+      const updates: Array<{ url: string; rows: Array<string | { v: string; html: string }> }> = [];
+      page.on('response', (response) => {
+        if (!response.url().includes('/rows?')) return;
+        void response.json().then((body: { rows: Array<string | { v: string; html: string }> }) => {
+          updates.push({ url: response.url(), rows: body.rows });
+        });
+      });
+      const pageLoads = watched.requests.filter((url) => url === runUrl).length;
       await target.release();
       await page.locator('#shown-count', { hasText: '2 of 2 attempts shown' }).waitFor();
+      // Only the new attempt's row came over the wire; the row the page had was named by its digest and kept.
+      const update = updates.find((entry) => entry.rows.length === 2);
+      assert.ok(update !== undefined, JSON.stringify(updates));
+      assert.ok(update.url.includes(`have=${firstRow}`), update.url);
+      assert.equal(update.rows.filter((row) => typeof row === 'string').length, 1);
+      assert.equal(update.rows.filter((row) => typeof row !== 'string').length, 1);
+      assert.equal(await page.locator(`#attempt-table tbody tr[data-v="${firstRow}"]`).count(), 1);
+      assert.equal(await page.locator('#attempt-table tbody tr').count(), 2);
+      assert.equal(
+        watched.requests.filter((url) => url === runUrl).length,
+        pageLoads,
+        'the run page itself was not fetched again',
+      );
       await target.release();
       await target.release();
       await running;

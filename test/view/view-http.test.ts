@@ -230,6 +230,57 @@ describe('witness view over HTTP', () => {
     assert.ok(attempt.body.includes('/out/&#60;img src=x onerror=window.__pwned=3&#62;.html'));
   });
 
+  it('sends a live run page only the rows it does not have, with the counts above them', async () => {
+    const run = await send(viewer.port, { path: `/runs/${runIds.vulnerable}?sort=attack` });
+    const versions = [
+      ...run.body.matchAll(
+        /<tr class="[^"]*" data-attack="[^"]*" data-outcome="[^"]*" data-v="([0-9a-f]{16})">/g,
+      ),
+    ].map((match) => match[1] as string);
+    assert.ok(versions.length >= 4, `${versions.length} rows`);
+    assert.match(run.body, /data-rows="\/live\/runs\/[^"]+\/rows"/);
+    const changes = async (have: string[]) => {
+      const reply = await send(viewer.port, {
+        path: `/live/runs/${runIds.vulnerable}/rows?sort=attack&have=${have.join('.')}`,
+      });
+      assert.equal(reply.status, 200);
+      assert.match(String(reply.headers['content-security-policy']), /default-src 'none'/);
+      return JSON.parse(reply.body) as {
+        token: string;
+        head: string;
+        pages: string;
+        rows: Array<string | { v: string; html: string }>;
+      };
+    };
+    // The browser has every row: only digests come back, in the page's order.
+    const same = await changes(versions);
+    assert.deepEqual(same.rows, versions);
+    assert.match(same.head, /^<div id="run-head">[\s\S]*<p class="count" id="shown-count">/);
+    assert.match(same.pages, /^<p class="pages" id="pages">/);
+    assert.equal(same.token, (await send(viewer.port, { path: `/live/runs/${runIds.vulnerable}` })).body);
+    // Missing two rows (new to it, or changed since it drew them): only those two are sent whole.
+    const missing = [versions[1], versions.at(-1)] as string[];
+    const partial = await changes(versions.filter((version) => !missing.includes(version)));
+    const sent = partial.rows.filter((row) => typeof row !== 'string') as Array<{ v: string; html: string }>;
+    assert.deepEqual(
+      sent.map((row) => row.v),
+      missing,
+    );
+    for (const row of sent) {
+      assert.ok(run.body.includes(row.html), 'the same markup as the page');
+      assert.match(row.html, new RegExp(`^<tr [^>]*data-v="${row.v}">`));
+    }
+    assert.deepEqual(
+      partial.rows.map((row) => (typeof row === 'string' ? row : row.v)),
+      versions,
+    );
+    // Digests that are not digests are ignored, not trusted: the rows are sent whole.
+    const forged = await changes(['<script>', 'x'.repeat(16)]);
+    assert.equal(forged.rows.filter((row) => typeof row === 'string').length, 0);
+    const missingRun = await send(viewer.port, { path: '/live/runs/no-such-run/rows' });
+    assert.equal(missingRun.status, 404);
+  });
+
   it('never writes the database: size, times and directory unchanged, no -wal or -shm created', async () => {
     const before = await fileState(db, dir);
     assert.deepEqual(before.names, ['witness.db']);
@@ -240,6 +291,7 @@ describe('witness view over HTTP', () => {
       `/compare?a=${runIds.vulnerable}&b=${runIds.vulnerable}`,
       '/live',
       `/live/runs/${runIds.vulnerable}`,
+      `/live/runs/${runIds.vulnerable}/rows?outcome=success`,
     ];
     for (const path of paths) assert.equal((await send(viewer.port, { path })).status, 200, path);
     assert.deepEqual(await fileState(db, dir), before);

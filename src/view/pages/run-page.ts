@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { groupByLibrary, LIBRARY_AXES, type LibraryGroup } from '../../attacks/library/library-groups.js';
 import { attemptLabel } from '../../attacks/outcome.js';
 import type { AttemptRow } from '../../memory/run-queries.js';
@@ -21,11 +22,36 @@ export function renderRunBody(
   query: AttemptQuery,
   problem?: string,
 ): SafeHtml {
+  const parts = renderRunParts(summary, page, query, problem);
+  return html`${parts.head}
+<table class="attempts" id="attempt-table"><thead><tr>${ATTEMPT_COLUMNS.map((column) => sortHeader(summary.run.runId, query, column))}<th>claim (the reply)</th></tr></thead>
+<tbody>${parts.rows.map((row) => row.html)}</tbody></table>
+${parts.pages}`;
+}
+
+/**
+ * The parts of a run's page a live update replaces (`/live/runs/:runId/rows`): everything above the
+ * attempts (the summary and its counts, the filters, how many match), each row of the page with a digest of
+ * its markup (`data-v`), so an update sends only the rows the browser does not already show, and the links
+ * to the next page. The table's head depends only on the query, which an update never changes.
+ */
+export interface RunParts {
+  head: SafeHtml;
+  rows: Array<{ version: string; html: SafeHtml }>;
+  pages: SafeHtml;
+}
+
+export function renderRunParts(
+  summary: RunSummary,
+  page: AttemptPageView,
+  query: AttemptQuery,
+  problem?: string,
+): RunParts {
   const { run } = summary;
   const groups = groupByLibrary(summary.counts);
   const filtered = (key: string, value: string) => `${runUrl(run.runId)}?${key}=${urlPart(value)}#attempts`;
   const { after: _after, ...sameFilters } = query;
-  return html`${runMetaHtml(summary)}
+  const head = html`<div id="run-head">${runMetaHtml(summary)}
 ${runSummaryHtml(summary, {
   attack: (id) => filtered('attack', id),
   gap: (reason) => filtered('gap', reason),
@@ -36,14 +62,13 @@ ${runSummaryHtml(summary, {
 <h2 id="attempts">Attempts</h2>
 ${filterForm(summary, query, groups)}
 ${problem === undefined ? '' : html`<p class="problem">${problem}</p>`}
-<p class="count" id="shown-count">${shownCount(summary, page, query)}</p>
-<table class="attempts" id="attempt-table"><thead><tr>${ATTEMPT_COLUMNS.map((column) => sortHeader(run.runId, query, column))}<th>claim (the reply)</th></tr></thead>
-<tbody>${page.rows.map((row) => attemptRow(run.runId, row))}</tbody></table>
-<p class="pages">${query.after === undefined ? '' : html`<a href="${runUrl(run.runId)}${queryString(sameFilters)}#attempts" rel="first">← first page</a> `}${
+<p class="count" id="shown-count">${shownCount(summary, page, query)}</p></div>`;
+  const pages = html`<p class="pages" id="pages">${query.after === undefined ? '' : html`<a href="${runUrl(run.runId)}${queryString(sameFilters)}#attempts" rel="first">← first page</a> `}${
     page.next === null
       ? html`<span class="muted">last page</span>`
       : html`<a href="${runUrl(run.runId)}${queryString({ ...query, after: page.next })}#attempts" rel="next" id="next-page">next page →</a>`
   }</p>`;
+  return { head, rows: page.rows.map((row) => attemptRow(run.runId, row)), pages };
 }
 
 /** How many attempts the filters keep, of how many, and which of them this page shows. */
@@ -62,9 +87,19 @@ const ATTEMPT_COLUMNS: ReadonlyArray<{ key: (typeof ATTEMPT_SORT_KEYS)[number]; 
   { key: 'finished', label: 'finished' },
 ];
 
-function attemptRow(runId: string, row: AttemptRow): SafeHtml {
+/** A row of the attempts table, and the digest of its markup that names this version of it. */
+function attemptRow(runId: string, row: AttemptRow): { version: string; html: SafeHtml } {
+  const cells = attemptCells(runId, row);
+  const version = createHash('sha256').update(cells.value).digest('hex').slice(0, 16);
+  return {
+    version,
+    html: html`<tr class="${row.outcome}" data-attack="${row.attack}" data-outcome="${row.outcome}" data-v="${version}">${cells}</tr>`,
+  };
+}
+
+function attemptCells(runId: string, row: AttemptRow): SafeHtml {
   const link = attemptUrl(runId, row.attack, row.attempt, row.round);
-  return html`<tr class="${row.outcome}" data-attack="${row.attack}" data-outcome="${row.outcome}">
+  return html`
 <td><a href="${link}">${row.attack}</a>${row.control ? html` <span class="pill">control</span>` : ''}</td>
 <td class="num"><a href="${link}">${row.attempt}${row.round === undefined ? '' : html` <span class="pill">round ${row.round}</span>`}</a></td>
 <td>${badge(attemptLabel({ outcome: row.outcome, control: row.control }))}</td>
@@ -72,7 +107,7 @@ function attemptRow(runId: string, row: AttemptRow): SafeHtml {
 <td>${row.gapCodes.length === 0 ? html`<span class="muted">none</span>` : row.gapCodes.map((gap) => html`<code class="gap">${gap}</code> `)}</td>
 <td>${when(row.finishedAt)}</td>
 <td class="claim-cell">${row.reply === null ? html`<em>${row.failed ? 'error' : 'no reply'}</em>` : text(row.reply, { maxChars: 90 })}</td>
-</tr>`;
+`;
 }
 
 function sortHeader(
