@@ -352,7 +352,12 @@ describe('witness view in Chromium', {
       await target.release();
       await page.locator('#shown-count', { hasText: '2 of 2 attempts shown' }).waitFor();
       // Only the new attempt's row came over the wire; the row the page had was named by its digest and kept.
-      const update = updates.find((entry) => entry.rows.length === 2);
+      // The response's body is read after the page used it: wait (bounded) for it to be recorded.
+      let update = updates.find((entry) => entry.rows.length === 2);
+      for (let waited = 0; update === undefined && waited < 20_000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        update = updates.find((entry) => entry.rows.length === 2);
+      }
       assert.ok(update !== undefined, JSON.stringify(updates));
       assert.ok(update.url.includes(`have=${firstRow}`), update.url);
       assert.equal(update.rows.filter((row) => typeof row === 'string').length, 1);
@@ -372,6 +377,14 @@ describe('witness view in Chromium', {
       assert.equal(await page.evaluate('window.__sameDocument'), true);
       assert.match(await page.locator('#live-state').innerText(), /^live · updated /);
     } finally {
+      // An assertion that failed mid-run leaves attempts waiting at the gate: let them all go.
+      const settled = running.then(
+        () => true,
+        () => true,
+      );
+      for (let i = 0; i < 4 && !(await Promise.race([settled, Promise.resolve(false)])); i++) {
+        await Promise.race([target.release(), new Promise((resolve) => setTimeout(resolve, 2_000))]);
+      }
       await running.catch(() => undefined);
       await writer.close();
       await page.close();
