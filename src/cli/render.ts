@@ -43,9 +43,11 @@ export function renderObservation(observation: Observation, options: RenderObser
     const text =
       entry.content === null
         ? ', not UTF-8 text'
-        : entry.contentTruncated
-          ? `, text truncated (${kept} of ${entry.sizeBytes} bytes kept)`
-          : '';
+        : entry.notText === true
+          ? `, not text (${kept} bytes of its start kept)`
+          : entry.contentTruncated
+            ? `, text truncated (${kept} of ${entry.sizeBytes} bytes kept)`
+            : '';
     lines.push(
       `  ${excerpt(entry.uri, 120)}  ${entry.sizeBytes} bytes  ${digest}  modified ${entry.modifiedAt}${text}`,
     );

@@ -96,12 +96,23 @@ export class CheckedSurfaceEntries {
     sha256IsHex?: boolean,
     /** The links followed to the entry, when any (an entry with one is checked by the schema itself). */
     via?: unknown,
+    /** The file is not text (checked by the schema itself, like `via`). */
+    notText?: boolean,
   ): void {
     if (this.#done) throw new TypeError('CheckedSurfaceEntries: add after list(): a bug');
-    if (via !== undefined) {
+    if (via !== undefined || notText === true) {
       const linked = parseRecord(
         SurfaceEntrySchema,
-        { uri, sizeBytes, sha256, modifiedAt, content, contentTruncated, via },
+        {
+          uri,
+          sizeBytes,
+          sha256,
+          modifiedAt,
+          content,
+          contentTruncated,
+          ...(via === undefined ? {} : { via }),
+          ...(notText === true ? { notText } : {}),
+        },
         'observation entry',
       );
       this.#entries.push(Object.freeze(linked));

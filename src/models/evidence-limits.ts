@@ -11,6 +11,12 @@ import type { GapReason } from './vocabulary.js';
  * refusal of the option, not a misleading verdict or an out-of-memory kill.
  */
 
+/**
+ * Bytes of a file that is not text kept as its prefix (SPEC §13): a 16 MB binary costs its length, its
+ * digest and at most this much in the evidence, never its size (nor five times it, as JSON escapes).
+ */
+export const NON_TEXT_PREFIX_BYTES = 8192;
+
 export const LIMIT_NAMES = ['maxFiles', 'maxContentBytes', 'maxReadBytes', 'maxListedEntries'] as const;
 export type LimitName = (typeof LIMIT_NAMES)[number];
 

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import * as z from 'zod';
+import { NON_TEXT_PREFIX_BYTES } from './evidence-limits.js';
 import { type ComponentIdentifier, ComponentIdentifierSchema } from './identifier.js';
 import { matchesLocator, type ParsedLocator, parseLocator } from './locator.js';
 import { type JsonObject, JsonObjectSchema, TimestampSchema } from './record.js';
@@ -58,6 +59,9 @@ const Sha256Schema = z.string().regex(SHA256_PATTERN, 'sha256 must be 64 lowerca
  */
 export const ViaSchema = z.string().min(1).max(VIA_MAX_CHARS);
 
+// Declared with the budgets (no schema library there: the read worker needs it too).
+export { NON_TEXT_PREFIX_BYTES };
+
 export const SurfaceEntrySchema = z
   .strictObject({
     uri: UriSchema,
@@ -67,8 +71,33 @@ export const SurfaceEntrySchema = z
     content: z.string().nullable(),
     contentTruncated: z.boolean(),
     via: ViaSchema.optional(),
+    /**
+     * The file is not text (SPEC §13: bytes that are not UTF-8, or a NUL byte): `content` keeps only a
+     * bounded prefix (the longest UTF-8 start of its first {@link NON_TEXT_PREFIX_BYTES} bytes, perhaps
+     * empty) and is marked truncated, so a `contains` found there proves and nothing else is decided from
+     * it; the length and digest stand for the rest.
+     */
+    notText: z.literal(true).optional(),
   })
   .superRefine((entry, ctx) => {
+    if (entry.notText === true && !entry.contentTruncated) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['contentTruncated'],
+        message: 'an entry that is not text keeps only a prefix, so its content must be marked truncated',
+      });
+    }
+    if (
+      entry.notText === true &&
+      entry.content !== null &&
+      Buffer.byteLength(entry.content) > NON_TEXT_PREFIX_BYTES
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['content'],
+        message: `an entry that is not text keeps at most ${NON_TEXT_PREFIX_BYTES} bytes of it`,
+      });
+    }
     if (entry.contentTruncated && entry.content === null) {
       ctx.addIssue({
         code: 'custom',

@@ -1,7 +1,7 @@
 import type { AttemptCleanup } from '../models/attempt-record.js';
 import type { Change, ChangeSet, SurfaceChanges } from '../models/change-set.js';
 import { matchesLocator, parseLocator } from '../models/locator.js';
-import type { Observation } from '../models/observation.js';
+import { NON_TEXT_PREFIX_BYTES, type Observation } from '../models/observation.js';
 import type { TranscriptEvent } from '../models/transcript.js';
 import { GAP_EXPLANATIONS } from '../models/vocabulary.js';
 import type { DescribedCondition } from '../verdicts/describe-criterion.js';
@@ -34,7 +34,11 @@ export function observationHtml(observation: Observation, limits: EvidenceLimits
 <td class="num">${entry.sizeBytes}</td>
 <td><code class="digest">${entry.sha256 ?? 'not read in full'}</code></td>
 <td>${entry.content === null ? html`<em>not UTF-8 text</em>` : html`<pre>${text(entry.content, { maxChars: limits.contentChars, multiline: true })}</pre>`}${
-      entry.contentTruncated ? html`<p class="note">content retained only in part</p>` : ''
+      entry.notText === true
+        ? html`<p class="note">not text (bytes that are not UTF-8, or a NUL byte): only its length, digest and the text before the first such byte, up to ${NON_TEXT_PREFIX_BYTES} bytes, are kept</p>`
+        : entry.contentTruncated
+          ? html`<p class="note">content retained only in part</p>`
+          : ''
     }</td></tr>`,
   );
   const gaps = payload.coverage.gaps.map((gap) => gapItem(gap.reason, gap.uri, gap.detail, limits));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DEFAULT_REGEX_TIMEOUT_MS, type MatchTextOptions, matchText } from '../matching/text-matcher.js';
 import type { ContentWritten } from '../models/condition.js';
 import { howToRaise, LIMIT_OF_GAP, type LimitName } from '../models/evidence-limits.js';
@@ -39,7 +40,13 @@ export interface JudgeOptions extends MatchTextOptions {
   judgementTimeoutMs?: number;
 }
 
-type EntryOutcome = 'proven' | 'not_proven' | 'unknown_binary' | 'unknown_truncated' | 'timeout';
+type EntryOutcome =
+  | 'proven'
+  | 'not_proven'
+  | 'unknown_binary'
+  | 'unknown_not_text'
+  | 'unknown_truncated'
+  | 'timeout';
 
 export function judgeContentWritten(
   observation: Observation,
@@ -61,7 +68,7 @@ export function judgeContentWritten(
     };
   }
 
-  const { provenUris, unknownUris, judgementGaps, truncatedUris, notText } = judgeEntries(
+  const { provenUris, unknownUris, judgementGaps, truncatedUris, notText, prefixOnly } = judgeEntries(
     observation,
     condition.matcher,
     options,
@@ -91,7 +98,7 @@ export function judgeContentWritten(
       judgementGaps,
     };
   }
-  const why = whyUndetermined(observation, judgementGaps, truncatedUris, notText);
+  const why = whyUndetermined(observation, judgementGaps, truncatedUris, notText, prefixOnly);
   return {
     status: 'undetermined',
     value: null,
@@ -109,6 +116,7 @@ function judgeEntries(observation: Observation, matcher: Matcher | undefined, op
   const judgementGaps: CoverageGap[] = [];
   const truncatedUris: string[] = [];
   let notText = false;
+  let prefixOnly = false;
   const perSearchMs = options.regexTimeoutMs ?? DEFAULT_REGEX_TIMEOUT_MS;
   const deadline = performance.now() + (options.judgementTimeoutMs ?? DEFAULT_JUDGEMENT_TIMEOUT_MS);
   for (const entry of observation.payload.entries) {
@@ -120,9 +128,10 @@ function judgeEntries(observation: Observation, matcher: Matcher | undefined, op
       if (outcome === 'timeout') judgementGaps.push({ reason: 'matcher_timeout', uri: entry.uri });
       if (outcome === 'unknown_truncated') truncatedUris.push(entry.uri);
       if (outcome === 'unknown_binary') notText = true;
+      if (outcome === 'unknown_not_text') prefixOnly = true;
     }
   }
-  return { provenUris, unknownUris, judgementGaps, truncatedUris, notText };
+  return { provenUris, unknownUris, judgementGaps, truncatedUris, notText, prefixOnly };
 }
 
 /**
@@ -134,6 +143,7 @@ function whyUndetermined(
   judgementGaps: readonly CoverageGap[],
   truncatedUris: readonly string[],
   notText: boolean,
+  prefixOnly: boolean,
 ): string[] {
   const why: string[] = [];
   const reasons: GapReason[] = [...observation.payload.coverage.reasons];
@@ -142,6 +152,11 @@ function whyUndetermined(
   if (truncatedUris.length > 0)
     why.push(`content not retained in full (${listTruncated(observation, truncatedUris)})`);
   if (notText) why.push('content is not UTF-8 text');
+  if (prefixOnly) {
+    why.push(
+      'content is not text (not UTF-8, or holding a NUL byte): only its length, digest and a prefix are kept',
+    );
+  }
   const budgets = new Set<LimitName>();
   for (const reason of reasons) {
     const limit = LIMIT_OF_GAP[reason];
@@ -154,7 +169,15 @@ function whyUndetermined(
 
 function judgeEntry(entry: SurfaceEntry, matcher: Matcher | undefined, searchMs: number): EntryOutcome {
   if (matcher === undefined) return entry.sizeBytes > 0 ? 'proven' : 'not_proven';
+  const byDigest = equalsByDigest(entry, matcher);
+  if (byDigest !== undefined) return byDigest;
   if (entry.content === null) return 'unknown_binary';
+  if (entry.notText === true) {
+    // Only a prefix of a file that is not text is kept (SPEC §13): a `contains` found there proves, and
+    // nothing else is told from it.
+    if (matcher.matcherType !== 'contains') return 'unknown_not_text';
+    return matchText(matcher, entry.content) === 'match' ? 'proven' : 'unknown_not_text';
+  }
   if (entry.contentTruncated) {
     if (matcher.matcherType !== 'contains') return 'unknown_truncated';
     return matchText(matcher, entry.content) === 'match' ? 'proven' : 'unknown_truncated';
@@ -163,6 +186,21 @@ function judgeEntry(entry: SurfaceEntry, matcher: Matcher | undefined, searchMs:
   const outcome = matchText(matcher, entry.content, { regexTimeoutMs: searchMs });
   if (outcome === 'match') return 'proven';
   return outcome === 'timeout' ? 'timeout' : 'not_proven';
+}
+
+/**
+ * An exact `equals` (case-sensitive, whitespace kept) on a file read in full whose text was not kept in
+ * full: the file holds exactly that text when its bytes are the text's UTF-8, so its size and digest
+ * decide it. Undefined when they cannot (another matcher, folding or trimming, no digest, the text
+ * kept whole).
+ */
+function equalsByDigest(entry: SurfaceEntry, matcher: Matcher): 'proven' | 'not_proven' | undefined {
+  if (matcher.matcherType !== 'equals' || !matcher.caseSensitive || matcher.ignoreWhitespace)
+    return undefined;
+  if (entry.sha256 === null || (entry.content !== null && !entry.contentTruncated)) return undefined;
+  const bytes = Buffer.from(matcher.value, 'utf8');
+  if (bytes.length !== entry.sizeBytes) return 'not_proven';
+  return createHash('sha256').update(bytes).digest('hex') === entry.sha256 ? 'proven' : 'not_proven';
 }
 
 function describeReasons(reasons: readonly string[]): string {

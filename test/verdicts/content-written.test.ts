@@ -490,3 +490,43 @@ describe('judgeContentWritten: the judgement time budget', () => {
     assert.ok(elapsedMs < 5000, `judging took ${elapsedMs} ms`);
   });
 });
+
+describe('judgeContentWritten: what a size and digest decide, and a file that is not text (SPEC §13)', () => {
+  const whole = 'exact text\n'.repeat(100);
+  const exact = { caseSensitive: true, ignoreWhitespace: false };
+  const keptInPart = { ...textEntry(URI, whole), content: whole.slice(0, 64), contentTruncated: true };
+
+  it('decides an exact equals on a file hashed in full by its size and digest, and only an exact one', () => {
+    const entries = [keptInPart];
+    assert.deepEqual([judge({ entries }, contentWritten(URI, equals(whole, exact))).value], [true]);
+    const other = judge({ entries }, contentWritten(URI, equals(`${whole.slice(0, -1)}X`, exact)));
+    assert.deepEqual([other.status, other.value], ['complete', false], other.rationale);
+    // Folding case or trimming cannot be decided from a digest.
+    assert.equal(judge({ entries }, contentWritten(URI, equals(whole))).status, 'undetermined');
+    // Without a digest (the read stopped early), nothing is.
+    const unread = { ...keptInPart, sha256: null };
+    assert.equal(
+      judge({ entries: [unread] }, contentWritten(URI, equals(whole, exact))).status,
+      'undetermined',
+    );
+  });
+
+  it('judges the prefix of a file that is not text: a contains found there proves, nothing else is decided', () => {
+    const bytes = Buffer.concat([
+      Buffer.from('MZ header '),
+      Buffer.from([0xff, 0x00]),
+      Buffer.alloc(5000, 7),
+    ]);
+    const entries = [
+      { ...binaryEntry(URI, bytes), content: 'MZ header ', contentTruncated: true, notText: true as const },
+    ];
+    assert.equal(judge({ entries }, contentWritten(URI, contains('header'))).value, true);
+    const past = judge({ entries }, contentWritten(URI, contains('absent')));
+    assert.deepEqual([past.status, past.value], ['undetermined', null]);
+    assert.match(past.rationale, /content is not text \(not UTF-8, or holding a NUL byte\)/);
+    // Not the maxContentBytes advice of a text cut short: raising it keeps no more of a file that is not text.
+    assert.doesNotMatch(past.rationale, /maxContentBytes/);
+    assert.equal(judge({ entries }, contentWritten(URI, regex('MZ'))).status, 'undetermined');
+    assert.equal(judge({ entries }, contentWritten(URI, equals('MZ header ', exact))).value, false);
+  });
+});

@@ -39,7 +39,7 @@ export interface PackedSurfaceEntries {
   /** The timestamps back to back, {@link TIMESTAMP_LENGTH} characters each (modified-at.ts builds them). */
   readonly modifiedAts: string;
   readonly sizes: Float64Array;
-  /** 1 where the entry's content is a truncated prefix. */
+  /** 1 where the entry's content is a truncated prefix; 2 where it is the prefix of a file that is not text. */
   readonly truncated: Uint8Array;
   /**
    * Per entry, where its text ends in `text` (it starts where the previous text in `text` ended), or -1:
@@ -131,6 +131,7 @@ export class SurfaceEntryPacker {
       entry.modifiedAt,
       entry.contentTruncated,
       entry.via,
+      entry.notText === true,
     );
     if (content !== null && content.length <= PACKED_TEXT_MAX && isAscii(content)) {
       this.#bytes += this.#room(content.length).write(content, this.#bytes, 'latin1');
@@ -226,6 +227,7 @@ export class SurfaceEntryPacker {
     modifiedAt: string,
     contentTruncated: boolean,
     via: string | undefined,
+    notText = false,
   ): void {
     if (via !== undefined) {
       this.#vias ??= new Array(this.#uris.length).fill(null);
@@ -242,7 +244,8 @@ export class SurfaceEntryPacker {
     this.#digested.push(sha256 === null ? 0 : 1);
     this.#modifiedAts.push(modifiedAt);
     this.#sizes.push(sizeBytes);
-    this.#truncated.push(contentTruncated ? 1 : 0);
+    // 2: a prefix of a file that is not text (truncated too).
+    this.#truncated.push(notText ? 2 : contentTruncated ? 1 : 0);
   }
 
   /**

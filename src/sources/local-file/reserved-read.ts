@@ -1,5 +1,6 @@
 import { isAscii } from 'node:buffer';
 import crypto, { createHash, type Hash } from 'node:crypto';
+import { NON_TEXT_PREFIX_BYTES } from '../../models/evidence-limits.js';
 import type { CoverageGap, SurfaceEntry } from '../../models/observation.js';
 import { errorCode, rethrowCancelled } from '../confined-fs/fs-errors.js';
 import type { SurfaceFs } from '../confined-fs/surface-fs.js';
@@ -217,13 +218,11 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
     });
   }
   const cut = exceeded || grew;
-  let content: string | null;
-  let partialText: boolean;
+  let text: RetainedText;
   let sha256: string | null;
   if (sink.digestOnly === true) {
     // Nothing was retained (maxContentBytes 0 above): only the digest is taken, from the chunk or the Hash.
-    content = null;
-    partialText = false;
+    text = { content: null, truncated: false, notText: false };
     sha256 = cut
       ? null
       : firstChunk !== undefined
@@ -237,24 +236,21 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
       sink.asciiEntry !== undefined &&
       firstChunk.length <= maxContentBytes &&
       firstChunk.length <= PACKED_TEXT_MAX &&
-      isAscii(firstChunk)
+      isAscii(firstChunk) &&
+      firstChunk.indexOf(0) === -1
     ) {
       sink.asciiEntry(uri, readBytes, sha256, modifiedAtOf(mtimeMs), firstChunk, task.via);
       return 'read';
     }
-    partialText = firstChunk.length > maxContentBytes;
-    content = partialText
-      ? decodeText(firstChunk.subarray(0, maxContentBytes), true)
-      : decodeWhole(firstChunk);
+    const partial = firstChunk.length > maxContentBytes;
+    text = retainedText(partial ? firstChunk.subarray(0, maxContentBytes) : firstChunk, partial);
   } else if (firstChunk !== undefined) {
     sha256 = null;
-    partialText = true;
-    content = decodeText(firstChunk.subarray(0, Math.min(firstChunk.length, maxContentBytes)), true);
+    text = retainedText(firstChunk.subarray(0, Math.min(firstChunk.length, maxContentBytes)), true);
   } else {
-    partialText = cut || readBytes > retainedBytes;
-    content = decodeText(
+    text = retainedText(
       retained.length === 1 ? (retained[0] as Buffer) : Buffer.concat(retained, retainedBytes),
-      partialText,
+      cut || readBytes > retainedBytes,
     );
     sha256 = cut ? null : (hash ?? createHash('sha256')).digest('hex');
   }
@@ -263,12 +259,71 @@ function readReserved(sink: ReadSink, task: ReadTask, fd: number, mtimeMs: numbe
     sizeBytes: cut ? Math.max(size, readBytes) : readBytes,
     sha256,
     modifiedAt: modifiedAtOf(mtimeMs),
-    content,
-    contentTruncated: content !== null && partialText,
+    content: text.content,
+    contentTruncated: text.truncated,
   };
   if (task.via !== undefined) entry.via = task.via;
+  if (text.notText) entry.notText = true;
   sink.entry(entry);
   return cut ? 'gap' : 'read';
+}
+
+interface RetainedText {
+  content: string | null;
+  truncated: boolean;
+  notText: boolean;
+}
+
+/**
+ * What an entry keeps of the bytes retained of its file (SPEC §13). Text (UTF-8 without a NUL byte) is
+ * kept as it is, a prefix when the file was longer. Anything else is not text: a 16 MB binary kept as a
+ * string cost its size in the record (five times it in JSON escapes, when it was valid UTF-8) and no
+ * text criterion can be decided on it anyway. It keeps only the longest UTF-8 start of its first
+ * {@link NON_TEXT_PREFIX_BYTES} bytes, marked truncated: a `contains` found there still proves (as `grep -a`
+ * would find it), nothing else is decided from it, and the length and digest stand for the rest.
+ */
+function retainedText(bytes: Buffer, isPrefix: boolean): RetainedText {
+  const text = bytes.indexOf(0) === -1 ? decodeText(bytes, isPrefix) : null;
+  if (text !== null) return { content: text, truncated: isPrefix, notText: false };
+  const head = bytes.subarray(0, utf8PrefixLength(bytes.subarray(0, NON_TEXT_PREFIX_BYTES)));
+  return { content: decodeWhole(head) ?? '', truncated: true, notText: true };
+}
+
+/**
+ * The length of the longest start of `bytes` that is whole UTF-8 characters (RFC 3629: no overlong forms,
+ * no surrogates, nothing past U+10FFFF); a character cut at the end is left out.
+ */
+function utf8PrefixLength(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i] as number;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    let length: number;
+    let low = 0x80;
+    let high = 0xbf;
+    if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      length = 3;
+      if (lead === 0xe0) low = 0xa0;
+      if (lead === 0xed) high = 0x9f;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      length = 4;
+      if (lead === 0xf0) low = 0x90;
+      if (lead === 0xf4) high = 0x8f;
+    } else return i;
+    if (i + length > bytes.length) return i;
+    const second = bytes[i + 1] as number;
+    if (second < low || second > high) return i;
+    for (let k = 2; k < length; k++) {
+      const next = bytes[i + k] as number;
+      if (next < 0x80 || next > 0xbf) return i;
+    }
+    i += length;
+  }
+  return i;
 }
 
 /**

@@ -164,10 +164,11 @@ function unpack(batch: PackedSurfaceEntries, text: string, at: number, ascii: bo
       sha256,
       modifiedAt,
       content,
-      truncated[i] === 1,
+      truncated[i] !== 0,
       utf8Bytes,
       hex,
       via === null ? undefined : via,
+      truncated[i] === 2,
     );
   }
   return checked.list();

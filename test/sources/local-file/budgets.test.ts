@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
+import { NON_TEXT_PREFIX_BYTES } from '../../../src/models/observation.js';
 import type { SurfaceFs } from '../../../src/sources/confined-fs/surface-fs.js';
 import { recordingFs } from '../support/recording-fs.js';
 import { describeEachSurfaceFs } from '../support/surface-fs-variants.js';
@@ -294,19 +295,38 @@ describeEachSurfaceFs('maxContentBytes and what a read keeps', (variant) => {
     ]);
   });
 
-  it('reports bytes that are not UTF-8 as content null, still hashed in full', () => {
+  it('keeps of a file that is not text only its start before the first byte that is not UTF-8, hashed in full', () => {
     const result = acquireDirect(root, '/*.dat', 'glob', {}, variant.fs);
     assert.equal(result.acquisition, 'complete');
     const late = Buffer.concat([Buffer.from('text first '), binary]);
+    // A NUL is UTF-8, but a file holding one is not text: the prefix keeps it, up to the 0xff.
     assert.deepEqual(result.entries, [
-      { ...truncated('/bin.dat', binary, null), contentTruncated: false },
-      { ...truncated('/late-binary.dat', late, null), contentTruncated: false },
+      { ...truncated('/bin.dat', binary, '\u0000'), notText: true },
+      { ...truncated('/late-binary.dat', late, 'text first \u0000'), notText: true },
     ]);
     // Binary bytes beyond the retained prefix are never seen by the decoder: the prefix is text.
     assert.deepEqual(
       acquireDirect(root, '/late-binary.dat', 'exact', { maxContentBytes: 4 }, variant.fs).entries,
       [truncated('/late-binary.dat', late, 'text')],
     );
+  });
+
+  it('keeps at most NON_TEXT_PREFIX_BYTES of a file that is not text, whatever maxContentBytes allows', () => {
+    const dir = tempDir();
+    try {
+      const nul = `${'a'.repeat(NON_TEXT_PREFIX_BYTES)}\u0000${'b'.repeat(300_000)}`;
+      const small = 'ascii\u0000nul';
+      buildTree(dir, { 'nul.txt': nul, 'small.txt': small, 'clean.txt': 'x'.repeat(300_000) });
+      const result = acquireDirect(dir, '/*.txt', 'glob', { maxContentBytes: 1_000_000 }, variant.fs);
+      assert.deepEqual(result.entries, [
+        textEntry('/clean.txt', 'x'.repeat(300_000)),
+        { ...truncated('/nul.txt', nul, 'a'.repeat(NON_TEXT_PREFIX_BYTES)), notText: true },
+        // A small ASCII file holding a NUL is not text either (its fast path checks for the NUL).
+        { ...truncated('/small.txt', small, small), notText: true },
+      ]);
+    } finally {
+      removeDir(dir);
+    }
   });
 
   it('keeps a byte-order mark, so the text is the file’s own', () => {

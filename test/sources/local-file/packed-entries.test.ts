@@ -53,6 +53,8 @@ const SHAPES: SurfaceEntry[] = [
   entry('/unread.log', 'partial', { sizeBytes: 9000, sha256: null, contentTruncated: true }),
   entry('/big.txt', 'x'.repeat(70 * 1024)),
   entry('/ctl', 'nul \0 and del \x7f are ASCII'),
+  entry('/not-text.bin', 'ELF\0head', { sizeBytes: 16_000_000, contentTruncated: true, notText: true }),
+  entry('/not-text-empty.bin', '', { sizeBytes: 3, contentTruncated: true, notText: true }),
 ];
 
 /** Posts a packed batch through a real MessageChannel (the text transferred) and returns what arrived. */
@@ -92,7 +94,16 @@ describe('packed surface entries (packed-entries.ts)', () => {
   it('send only ASCII text of at most 8 KiB as bytes; other text as strings, null as null', () => {
     const packed = packSurfaceEntries(SHAPES);
     const asBytes = SHAPES.filter((_, i) => (packed.textEnds[i] as number) >= 0).map((one) => one.uri);
-    assert.deepEqual(asBytes, ['/a.txt', '/empty', '/short', '/cut.log', '/unread.log', '/ctl']);
+    assert.deepEqual(asBytes, [
+      '/a.txt',
+      '/empty',
+      '/short',
+      '/cut.log',
+      '/unread.log',
+      '/ctl',
+      '/not-text.bin',
+      '/not-text-empty.bin',
+    ]);
     assert.equal(packed.contents[SHAPES.findIndex((one) => one.uri === '/é.md')], SHAPES[3]?.content);
     assert.equal(packed.contents[SHAPES.findIndex((one) => one.uri === '/bin')], null);
   });
@@ -321,7 +332,8 @@ describe('packed surface entries (packed-entries.ts)', () => {
         expected.set(`/${name}`, text);
       }
       fs.writeFileSync(path.join(root, 'z.bin'), Buffer.from([0xff, 0xfe, 0x00, 0x80]));
-      expected.set('/z.bin', null);
+      // Not text: only its start before the first byte that is not UTF-8 (here none) is kept.
+      expected.set('/z.bin', '');
       const source = new LocalFileSurfaceSource({ root });
       try {
         const observation = await source.acquire(surface('/**', 'glob'));
