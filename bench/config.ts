@@ -39,6 +39,11 @@ export interface BenchConfig {
   reportAttempts?: number[];
   /** Row 14 (export and import): attempts in the archive, smallest first. Default 1,000 and 10,000. */
   archiveAttempts?: number[];
+  /**
+   * Row 13 (evidence content in the memory): observations of one shared file of `contentKiB`, and the size
+   * of one file of control characters. Default 2,000 × 40 KiB, 16 MiB.
+   */
+  evidenceStore?: { observations: number; contentKiB: number; controlMiB: number };
 }
 
 export const FULL_CONFIG: BenchConfig = {
@@ -76,4 +81,5 @@ export const QUICK_CONFIG: BenchConfig = {
   networkRequests: 1_000,
   reportAttempts: [400, 4_000],
   archiveAttempts: [200, 1_000],
+  evidenceStore: { observations: 500, contentKiB: 40, controlMiB: 4 },
 };

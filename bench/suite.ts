@@ -6,6 +6,7 @@ import type { BenchConfig } from './config.js';
 import { benchArchive } from './rows/archive.js';
 import { benchCampaignScale } from './rows/campaign-scale.js';
 import { benchChangeEvidence } from './rows/change-evidence.js';
+import { benchEvidenceStore } from './rows/evidence-store.js';
 import { benchExactLatency } from './rows/exact-latency.js';
 import { benchGlobAll } from './rows/glob-all.js';
 import { benchHashing } from './rows/hashing.js';
@@ -21,7 +22,7 @@ import type { BenchContext, BenchRow } from './table.js';
 /**
  * The rows by number: acquisition (1–6: the whole-tree glob, a prefix glob, hashing, exact latency and
  * start-up, replay, memory bounds), the sandbox (7), campaign scale (8), change evidence (9), the queue (10),
- * network: proxy (11), the report and the viewer over a large stored run (12), export and import (14).
+ * network: proxy (11), the report and the viewer over a large stored run (12), evidence content in the memory (13), export and import (14).
  * docs/benchmarks.md describes each.
  */
 export const BENCHMARKS = {
@@ -37,6 +38,7 @@ export const BENCHMARKS = {
   10: benchQueue,
   11: benchNetwork,
   12: benchReportScale,
+  13: benchEvidenceStore,
   14: benchArchive,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 

@@ -26,6 +26,7 @@ const TINY_CONFIG: BenchConfig = {
   networkAttempts: 2,
   networkRequests: 200,
   reportAttempts: [16, 64],
+  evidenceStore: { observations: 40, contentKiB: 40, controlMiB: 1 },
   archiveAttempts: [8, 32],
 };
 
@@ -78,6 +79,9 @@ describe('npm run bench (on tiny trees)', () => {
         '12a',
         '12b',
         '12c',
+        '13a',
+        '13b',
+        '13c',
         '14a',
         '14b',
         '14c',
