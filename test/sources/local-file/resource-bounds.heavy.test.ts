@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { Observation } from '../../../src/models/observation.js';
+import { NON_TEXT_PREFIX_BYTES, type Observation } from '../../../src/models/observation.js';
 import { runNode, writeChildScript } from '../support/child-process.js';
 import { removeDir, tempDir } from '../support/trees.js';
 
@@ -154,8 +154,10 @@ describe('resource bounds under attack', () => {
     const [entry] = measured.observation.payload.entries;
     assert.equal(entry?.sizeBytes, 10 * 1024 ** 3);
     assert.equal(entry?.sha256, null);
-    // NUL bytes are valid UTF-8: the retained text is the first maxContentBytes of them.
-    assert.equal(entry?.content?.length, 1_000_000);
+    // NUL bytes are not text (SPEC §13): the entry keeps a bounded prefix of them, whatever
+    // maxContentBytes allows, and says it is not text.
+    assert.equal(entry?.content?.length, NON_TEXT_PREFIX_BYTES);
+    assert.equal(entry?.notText, true);
     assert.equal(entry?.contentTruncated, true);
     assert.equal(stats(measured.observation).bytesRead, 16_000_000);
     assert.deepEqual(measured.observation.payload.coverage.reasons, ['read_limit_exceeded']);
