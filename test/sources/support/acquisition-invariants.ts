@@ -25,7 +25,10 @@ export function assertResultInvariants(
   for (const entry of result.entries) {
     assert.ok(!entry.content?.includes(SECRET), 'outside content read');
     if (entry.content !== null) assert.ok(Buffer.byteLength(entry.content) <= limits.maxContentBytes);
-    if (entry.sha256 !== null)
+    // Evidence that is not text keeps only a prefix and is always marked truncated (SPEC §13: nothing but
+    // a `contains` in that prefix is decided from it), even when the prefix happens to be the whole file.
+    if (entry.notText === true) assert.equal(entry.contentTruncated, true, 'not text: truncated');
+    else if (entry.sha256 !== null)
       assert.equal(
         entry.contentTruncated,
         Buffer.byteLength(entry.content ?? '') < entry.sizeBytes && entry.content !== null,
