@@ -29,7 +29,6 @@ const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
   ['src/sources/confined-fs/remove-tree.ts removeTreeAt', OTHER_LANE],
   ['src/sources/local-file-source.ts LocalFileSurfaceSource/acquireManifest', OTHER_LANE],
   ['src/sources/local-file/acquire-sync.ts acquireGuarded', OTHER_LANE],
-  ['src/sources/local-file/acquisition-pool.ts AcquisitionPool/#spawn', OTHER_LANE],
   ['src/sources/local-file/read-lanes.ts sharedLanes', OTHER_LANE],
   ['src/sources/local-file/reserved-read.ts readReserved', OTHER_LANE],
   ['src/sources/local-file/second-reader.ts serveSecondReader', OTHER_LANE],

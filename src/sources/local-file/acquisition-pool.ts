@@ -341,76 +341,82 @@ class AcquisitionPool {
       running: undefined,
       idleTimer: undefined,
     };
-    worker.on('message', (reply: AcquireReply) => {
-      if ('probed' in reply) {
-        slot.warming = false;
-        if (slot.running === undefined && this.#slots.has(slot)) this.#park(slot);
-        return;
-      }
-      const running = slot.running;
-      if (running === undefined || running.id !== reply.id) return;
-      const { queued } = running;
-      if ('entries' in reply) {
-        if (!queued.settled) queued.callbacks.onEntries(reply.entries);
-        return;
-      }
-      if ('wantsHelper' in reply) {
-        if (!queued.helperStarted && queued.link !== undefined) {
-          queued.wantsHelper = true;
-          this.#dispatch();
-        }
-        return;
-      }
-      if ('helped' in reply) {
-        // The second reader has delivered its last entries (same port, in order) and closed its handles.
-        queued.helperRunning = false;
-        this.#finish(slot);
-        const held = queued.held;
-        queued.held = undefined;
-        if (held !== undefined) this.#settle(queued, held);
-        return;
-      }
-      queued.wantsHelper = false;
-      // No second reader ever took the link: the pool's end of it is closed here.
-      if (queued.link !== undefined && !queued.helperStarted) queued.link.port.close();
-      this.#finish(slot);
-      if ('outcome' in reply) {
-        const { outcome } = reply;
-        // A job settles only once its second reader (if one was started) has answered: then no entry of
-        // it arrives late, and no thread is still starting up for a job that is over.
-        this.#settle(queued, () => queued.callbacks.onDone(outcome, reply.implementation));
-      } else {
-        const error = Object.assign(new Error(reply.failure.message), { name: reply.failure.name });
-        this.#settle(queued, () => queued.callbacks.onFailure(error));
-      }
-    });
-    const lost = (error: Error) => {
-      if (!this.#slots.has(slot)) return;
-      this.#remove(slot);
-      const running = slot.running;
-      slot.running = undefined;
-      if (running?.role === 'helper') {
-        // The walker may be waiting for batches this thread took: it stops waiting and fails.
-        const { queued } = running;
-        if (queued.link !== undefined) {
-          const state = new Int32Array(queued.link.state);
-          Atomics.store(state, LINK.lost, 1);
-          Atomics.notify(state, LINK.completed);
-        }
-        queued.helperRunning = false;
-        const held = queued.held;
-        queued.held = undefined;
-        if (held !== undefined) this.#settle(queued, () => queued.callbacks.onFailure(error));
-      } else if (running !== undefined) {
-        running.queued.helperRunning = false;
-        this.#settle(running.queued, () => running.queued.callbacks.onFailure(error));
-      }
-      this.#dispatch();
-    };
+    worker.on('message', (reply: AcquireReply) => this.#onReply(slot, reply));
+    const lost = (error: Error) => this.#lost(slot, error);
     worker.on('error', lost);
     worker.on('exit', (code) => lost(new Error(`the acquisition worker exited (code ${code})`)));
     this.#slots.add(slot);
     return slot;
+  }
+
+  /** A thread's reply: warmed up, entries, a call for a second reader, its help done, or the job's end. */
+  #onReply(slot: Slot, reply: AcquireReply): void {
+    if ('probed' in reply) {
+      slot.warming = false;
+      if (slot.running === undefined && this.#slots.has(slot)) this.#park(slot);
+      return;
+    }
+    const running = slot.running;
+    if (running === undefined || running.id !== reply.id) return;
+    const { queued } = running;
+    if ('entries' in reply) {
+      if (!queued.settled) queued.callbacks.onEntries(reply.entries);
+      return;
+    }
+    if ('wantsHelper' in reply) {
+      if (!queued.helperStarted && queued.link !== undefined) {
+        queued.wantsHelper = true;
+        this.#dispatch();
+      }
+      return;
+    }
+    if ('helped' in reply) {
+      // The second reader has delivered its last entries (same port, in order) and closed its handles.
+      queued.helperRunning = false;
+      this.#finish(slot);
+      const held = queued.held;
+      queued.held = undefined;
+      if (held !== undefined) this.#settle(queued, held);
+      return;
+    }
+    queued.wantsHelper = false;
+    // No second reader ever took the link: the pool's end of it is closed here.
+    if (queued.link !== undefined && !queued.helperStarted) queued.link.port.close();
+    this.#finish(slot);
+    if ('outcome' in reply) {
+      const { outcome } = reply;
+      // A job settles only once its second reader (if one was started) has answered: then no entry of
+      // it arrives late, and no thread is still starting up for a job that is over.
+      this.#settle(queued, () => queued.callbacks.onDone(outcome, reply.implementation));
+    } else {
+      const error = Object.assign(new Error(reply.failure.message), { name: reply.failure.name });
+      this.#settle(queued, () => queued.callbacks.onFailure(error));
+    }
+  }
+
+  /** A thread that failed or exited: its job fails (a walker waiting on its helper stops waiting). */
+  #lost(slot: Slot, error: Error): void {
+    if (!this.#slots.has(slot)) return;
+    this.#remove(slot);
+    const running = slot.running;
+    slot.running = undefined;
+    if (running?.role === 'helper') {
+      // The walker may be waiting for batches this thread took: it stops waiting and fails.
+      const { queued } = running;
+      if (queued.link !== undefined) {
+        const state = new Int32Array(queued.link.state);
+        Atomics.store(state, LINK.lost, 1);
+        Atomics.notify(state, LINK.completed);
+      }
+      queued.helperRunning = false;
+      const held = queued.held;
+      queued.held = undefined;
+      if (held !== undefined) this.#settle(queued, () => queued.callbacks.onFailure(error));
+    } else if (running !== undefined) {
+      running.queued.helperRunning = false;
+      this.#settle(running.queued, () => running.queued.callbacks.onFailure(error));
+    }
+    this.#dispatch();
   }
 
   /** @internal The young generation (MiB) each running thread was started with, for tests. */
