@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { type DoctorCheck, nodeSupported, renderChecks } from '../../src/cli/commands/doctor.js';
+import { redirectionUnavailable } from '../../src/sandbox/namespace-redirection.js';
 import { detectSandbox } from '../../src/sandbox/sandbox-availability.js';
 import { openat2Unavailable } from '../../src/sources/confined-fs.js';
 import { runCli } from '../support/cli.js';
@@ -27,7 +28,7 @@ describe('witness doctor', () => {
     const checks = await doctor([]);
     assert.deepEqual(
       [...checks.keys()],
-      ['node', 'sandbox', 'network_namespaces', 'surface_fs', 'chromium', 'postgres'],
+      ['node', 'sandbox', 'network_namespaces', 'network_redirection', 'surface_fs', 'chromium', 'postgres'],
     );
     assert.equal(checks.get('node')?.status, 'ok');
     assert.match(checks.get('node')?.detail ?? '', new RegExp(process.version.replace(/\./g, '\\.')));
@@ -42,6 +43,13 @@ describe('witness doctor', () => {
       assert.ok(checks.get('sandbox')?.detail.includes(sandbox.reason));
       assert.equal(checks.get('network_namespaces')?.status, 'missing');
     }
+
+    const redirection = redirectionUnavailable();
+    assert.equal(checks.get('network_redirection')?.status, redirection === undefined ? 'ok' : 'fallback');
+    assert.equal(
+      checks.get('network_redirection')?.aptPackage,
+      redirection === undefined ? undefined : 'nftables',
+    );
 
     const openat2 = openat2Unavailable();
     assert.equal(checks.get('surface_fs')?.status, openat2 === undefined ? 'ok' : 'fallback');
@@ -62,7 +70,7 @@ describe('witness doctor', () => {
     assert.match(text, /missing {2}sandbox/);
     const apt = text.split('\n').filter((line) => line.includes('apt-get install'));
     assert.equal(apt.length, 1, text);
-    assert.match(apt[0] ?? '', /sudo apt-get install bubblewrap( chromium)?$/);
+    assert.match(apt[0] ?? '', /sudo apt-get install bubblewrap( nftables)?( chromium)?$/);
   });
 
   it('asks PostgreSQL only when given a postgres:// URL, and never prints its password', async () => {

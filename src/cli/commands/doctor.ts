@@ -18,7 +18,14 @@ export const DOCTOR_STATUSES = ['ok', 'fallback', 'missing', 'failed', 'not_aske
 export type DoctorStatus = (typeof DOCTOR_STATUSES)[number];
 
 export interface DoctorCheck {
-  id: 'node' | 'sandbox' | 'network_namespaces' | 'surface_fs' | 'chromium' | 'postgres';
+  id:
+    | 'node'
+    | 'sandbox'
+    | 'network_namespaces'
+    | 'network_redirection'
+    | 'surface_fs'
+    | 'chromium'
+    | 'postgres';
   /** ok: given; fallback: Witness works another way; missing/failed: a feature is out of reach here. */
   status: DoctorStatus;
   /** What was found, or why not. */
@@ -61,6 +68,7 @@ async function runChecks(db: string | undefined, searchPath: string | undefined)
     nodeCheck(),
     sandbox.check,
     await networkCheck(sandbox.bwrapPath),
+    await redirectionCheck(),
     await surfaceFsCheck(),
     chromiumCheck(),
     postgres,
@@ -142,6 +150,30 @@ async function networkCheck(bwrapPath: string | undefined): Promise<DoctorCheck>
         status: 'missing',
         detail: `a sandbox with its own network failed: ${failure}`,
         fix: 'allow network namespaces for unprivileged users, or keep campaigns on network: host',
+      };
+}
+
+/**
+ * `network: proxy` redirects a connection that ignores the proxy variables (Node 20's `fetch`, a raw
+ * socket) to Witness's proxy through nftables rules written in process by libnftables. Without the
+ * library such a connection is still blocked, but only its name lookup is recorded.
+ */
+async function redirectionCheck(): Promise<DoctorCheck> {
+  const { redirectionUnavailable } = await import('../../sandbox/namespace-redirection.js');
+  const unavailable = redirectionUnavailable();
+  return unavailable === undefined
+    ? {
+        id: 'network_redirection',
+        status: 'ok',
+        detail:
+          'libnftables: under network: proxy, a program that ignores the proxy is redirected to it and recorded',
+      }
+    : {
+        id: 'network_redirection',
+        status: 'fallback',
+        detail: unavailable,
+        fix: 'install nftables (libnftables1)',
+        aptPackage: 'nftables',
       };
 }
 
@@ -254,6 +286,7 @@ const LABELS: Readonly<Record<DoctorCheck['id'], string>> = {
   node: 'Node.js',
   sandbox: 'sandbox',
   network_namespaces: 'network namespaces',
+  network_redirection: 'network redirection',
   surface_fs: 'file-system seam',
   chromium: 'Chromium',
   postgres: 'PostgreSQL',
