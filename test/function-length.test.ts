@@ -19,9 +19,6 @@ const MAX_BODY_LINES = 80;
  */
 const OTHER_LANE = 'in files another change is rewriting now; split once it has landed';
 const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
-  ['src/network/attempt-network.ts openAttemptNetwork', OTHER_LANE],
-  ['src/network/egress-proxy.ts startEgressProxy', OTHER_LANE],
-  ['src/network/egress-proxy.ts startEgressProxy/handleConnect', OTHER_LANE],
   ['src/sandbox/contained-process.ts startInBwrap', OTHER_LANE],
   ['src/sandbox/sandbox-settings.ts launchInAttempt', OTHER_LANE],
   ['src/sources/confined-fs/openat2-surface-fs.ts openat2SurfaceFs', OTHER_LANE],

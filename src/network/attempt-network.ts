@@ -154,7 +154,7 @@ export function openAttemptNetwork(
     return { mode: settings.mode, evidence: () => structuredClone(evidence), close: () => Promise.resolve() };
   }
   const always: Destination[] = [];
-  const relays: Array<{ port: number; upstream: Destination }> = [];
+  const relays: Relay[] = [];
   const proxy = startEgressProxy({
     ...proxyOptions,
     allow: settings.allow,
@@ -169,109 +169,14 @@ export function openAttemptNetwork(
   const egress: AttemptEgress = {
     proxy,
     trustedCa: settings.intercept ? run.ca?.certificatePem : undefined,
-    relayEndpoint(url: string): string {
-      let parsed: URL;
-      try {
-        parsed = new URL(url);
-      } catch {
-        return url;
-      }
-      const https = parsed.protocol === 'https:';
-      const upstream = {
-        host: parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase(),
-        port: Number(parsed.port || (https ? 443 : 80)),
-      };
-      if (!always.some((entry) => entry.host === upstream.host && entry.port === upstream.port)) {
-        always.push(upstream);
-      }
-      if (https || parsed.protocol !== 'http:') return url;
-      let relay = relays.find(
-        (entry) => entry.upstream.host === upstream.host && entry.upstream.port === upstream.port,
-      );
-      if (relay === undefined) {
-        relay = { port: FIRST_RELAY_PORT + relays.length, upstream };
-        relays.push(relay);
-      }
-      parsed.hostname = '127.0.0.1';
-      parsed.port = String(relay.port);
-      return parsed.href.replace(/\/$/, url.endsWith('/') ? '/' : '');
-    },
-    listeners(): NamespaceListener[] {
-      return [
-        { port: EGRESS_PROXY_PORT, onConnection: (socket) => proxy.accept(socket) },
-        {
-          port: REDIRECT_PORT,
-          redirect: 'tcp' as const,
-          // Read at once, while the accepted socket is fresh: where the program meant to connect.
-          onConnection: (socket: Socket) => proxy.acceptRedirected(socket, originalDestination(socket)),
-          onDatagrams: (blocked: BlockedConnection[], uncounted: boolean) => {
-            datagrams = blocked;
-            uncountedDatagrams = uncounted;
-          },
-        },
-        ...(run.resolvConfPath === undefined
-          ? []
-          : [
-              {
-                protocol: 'udp' as const,
-                port: SANDBOX_RESOLVER_PORT,
-                redirect: 'dns' as const,
-                onDatagram: (message: Buffer) => resolver.answer(message),
-              },
-              {
-                port: SANDBOX_RESOLVER_PORT,
-                onConnection: (socket: Socket) => resolver.acceptStream(socket),
-              },
-            ]),
-        ...relays.map((relay) => ({
-          port: relay.port,
-          onConnection: (socket: Socket) => {
-            // The model endpoint: bytes relayed as they are, to the one upstream it was made for.
-            const upstream = netConnect({ host: relay.upstream.host, port: relay.upstream.port });
-            for (const end of [socket, upstream]) {
-              relaySockets.add(end);
-              end.once('close', () => relaySockets.delete(end));
-              end.on('error', () => undefined);
-            }
-            socket.once('close', () => upstream.destroy());
-            upstream.once('close', () => socket.destroy());
-            socket.pipe(upstream);
-            upstream.pipe(socket);
-          },
-        })),
-      ];
-    },
-    environment(): Record<string, string> {
-      const proxyUrl = `http://127.0.0.1:${EGRESS_PROXY_PORT}`;
-      const noProxy = 'localhost,127.0.0.1,::1';
-      const env: Record<string, string> = {
-        HTTP_PROXY: proxyUrl,
-        HTTPS_PROXY: proxyUrl,
-        ALL_PROXY: proxyUrl,
-        NO_PROXY: noProxy,
-        http_proxy: proxyUrl,
-        https_proxy: proxyUrl,
-        all_proxy: proxyUrl,
-        no_proxy: noProxy,
-        NODE_USE_ENV_PROXY: '1',
-      };
-      if (settings.intercept && run.caBundlePath !== undefined) {
-        for (const name of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE']) {
-          env[name] = SANDBOX_CA_BUNDLE;
-        }
-      }
-      return env;
-    },
-    readOnlyFiles() {
-      return [
-        ...(settings.intercept && run.caBundlePath !== undefined
-          ? [{ source: run.caBundlePath, path: SANDBOX_CA_BUNDLE }]
-          : []),
-        ...(run.resolvConfPath === undefined
-          ? []
-          : [{ source: run.resolvConfPath, path: '/etc/resolv.conf' }]),
-      ];
-    },
+    relayEndpoint: (url: string): string => relayEndpoint(url, always, relays),
+    listeners: (): NamespaceListener[] =>
+      namespaceListeners(run, proxy, resolver, relays, relaySockets, (blocked, uncounted) => {
+        datagrams = blocked;
+        uncountedDatagrams = uncounted;
+      }),
+    environment: (): Record<string, string> => proxyEnvironment(run),
+    readOnlyFiles: () => sandboxReadOnlyFiles(run),
   };
   return {
     mode: 'proxy',
@@ -295,4 +200,128 @@ export function openAttemptNetwork(
       await proxy.close();
     },
   };
+}
+
+/** A model endpoint relayed from a port on the sandbox's loopback to its one upstream. */
+interface Relay {
+  port: number;
+  upstream: Destination;
+}
+
+/**
+ * {@link AttemptEgress.relayEndpoint}: the endpoint's origin joins the always-allowed destinations; a
+ * plain-HTTP endpoint gets a relay port (one per upstream) and its URL is rewritten to it.
+ */
+function relayEndpoint(url: string, always: Destination[], relays: Relay[]): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  const https = parsed.protocol === 'https:';
+  const upstream = {
+    host: parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase(),
+    port: Number(parsed.port || (https ? 443 : 80)),
+  };
+  if (!always.some((entry) => entry.host === upstream.host && entry.port === upstream.port)) {
+    always.push(upstream);
+  }
+  if (https || parsed.protocol !== 'http:') return url;
+  let relay = relays.find(
+    (entry) => entry.upstream.host === upstream.host && entry.upstream.port === upstream.port,
+  );
+  if (relay === undefined) {
+    relay = { port: FIRST_RELAY_PORT + relays.length, upstream };
+    relays.push(relay);
+  }
+  parsed.hostname = '127.0.0.1';
+  parsed.port = String(relay.port);
+  return parsed.href.replace(/\/$/, url.endsWith('/') ? '/' : '');
+}
+
+/** {@link AttemptEgress.listeners}: the proxy, the redirect listener, the resolver (with a resolv.conf), the relays. */
+function namespaceListeners(
+  run: RunNetwork,
+  proxy: EgressProxy,
+  resolver: SandboxResolver,
+  relays: readonly Relay[],
+  relaySockets: Set<Socket>,
+  onDatagrams: (blocked: BlockedConnection[], uncounted: boolean) => void,
+): NamespaceListener[] {
+  return [
+    { port: EGRESS_PROXY_PORT, onConnection: (socket) => proxy.accept(socket) },
+    {
+      port: REDIRECT_PORT,
+      redirect: 'tcp' as const,
+      // Read at once, while the accepted socket is fresh: where the program meant to connect.
+      onConnection: (socket: Socket) => proxy.acceptRedirected(socket, originalDestination(socket)),
+      onDatagrams,
+    },
+    ...(run.resolvConfPath === undefined
+      ? []
+      : [
+          {
+            protocol: 'udp' as const,
+            port: SANDBOX_RESOLVER_PORT,
+            redirect: 'dns' as const,
+            onDatagram: (message: Buffer) => resolver.answer(message),
+          },
+          {
+            port: SANDBOX_RESOLVER_PORT,
+            onConnection: (socket: Socket) => resolver.acceptStream(socket),
+          },
+        ]),
+    ...relays.map((relay) => ({
+      port: relay.port,
+      onConnection: (socket: Socket) => relayConnection(socket, relay.upstream, relaySockets),
+    })),
+  ];
+}
+
+/** The model endpoint: bytes relayed as they are, to the one upstream the relay was made for. */
+function relayConnection(socket: Socket, to: Destination, relaySockets: Set<Socket>): void {
+  const upstream = netConnect({ host: to.host, port: to.port });
+  for (const end of [socket, upstream]) {
+    relaySockets.add(end);
+    end.once('close', () => relaySockets.delete(end));
+    end.on('error', () => undefined);
+  }
+  socket.once('close', () => upstream.destroy());
+  upstream.once('close', () => socket.destroy());
+  socket.pipe(upstream);
+  upstream.pipe(socket);
+}
+
+/** {@link AttemptEgress.environment}: the proxy variables, and the CA bundle's under `intercept: true`. */
+function proxyEnvironment(run: RunNetwork): Record<string, string> {
+  const proxyUrl = `http://127.0.0.1:${EGRESS_PROXY_PORT}`;
+  const noProxy = 'localhost,127.0.0.1,::1';
+  const env: Record<string, string> = {
+    HTTP_PROXY: proxyUrl,
+    HTTPS_PROXY: proxyUrl,
+    ALL_PROXY: proxyUrl,
+    NO_PROXY: noProxy,
+    http_proxy: proxyUrl,
+    https_proxy: proxyUrl,
+    all_proxy: proxyUrl,
+    no_proxy: noProxy,
+    NODE_USE_ENV_PROXY: '1',
+  };
+  if (run.settings.intercept && run.caBundlePath !== undefined) {
+    for (const name of ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE']) {
+      env[name] = SANDBOX_CA_BUNDLE;
+    }
+  }
+  return env;
+}
+
+/** {@link AttemptEgress.readOnlyFiles}: the CA bundle under `intercept: true`, the resolver's resolv.conf. */
+function sandboxReadOnlyFiles(run: RunNetwork): Array<{ source: string; path: string }> {
+  return [
+    ...(run.settings.intercept && run.caBundlePath !== undefined
+      ? [{ source: run.caBundlePath, path: SANDBOX_CA_BUNDLE }]
+      : []),
+    ...(run.resolvConfPath === undefined ? [] : [{ source: run.resolvConfPath, path: '/etc/resolv.conf' }]),
+  ];
 }

@@ -104,42 +104,113 @@ const HOP_HEADERS = new Set([
 ]);
 
 export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy {
-  const policy = new DestinationPolicy(options.allow ?? [], options.alwaysAllow ?? []);
-  const log = new RequestLog({
-    maxRequests: options.maxRequests ?? 1_000,
-    maxHeaders: options.maxHeaders ?? 200,
-    maxBodyBytes: options.maxBodyBytes ?? 65_536,
-    maxStoredBodyBytes: options.maxStoredBodyBytes ?? 4 * 1024 * 1024,
-  });
-  const maxReadBytes = options.maxReadBytes ?? 16 * 1024 * 1024;
-  const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
-  const lookup = options.lookup ?? (dnsLookup as unknown as LookupFunction);
-  const sockets = new Set<Duplex>();
-  /** The destination of each intercepted tunnel's decrypted socket. */
-  const tunnels = new WeakMap<object, Destination>();
-  let closed = false;
+  return new EgressProxyServer(options);
+}
 
-  const track = (socket: Duplex) => {
-    if (closed) {
+/**
+ * The proxy's state and its steps: three HTTP servers that never listen (proxy requests and CONNECT, the
+ * requests inside intercepted tunnels, redirected HTTP), fed the connections it accepts, and the request log
+ * they all record into.
+ */
+class EgressProxyServer implements EgressProxy {
+  readonly #options: EgressProxyOptions;
+  readonly #policy: DestinationPolicy;
+  readonly #log: RequestLog;
+  readonly #maxReadBytes: number;
+  readonly #idleTimeoutMs: number;
+  readonly #lookup: LookupFunction;
+  readonly #sockets = new Set<Duplex>();
+  /** The destination of each intercepted tunnel's decrypted socket. */
+  readonly #tunnels = new WeakMap<object, Destination>();
+  /** The destination each redirected HTTP connection was sent to. */
+  readonly #redirects = new WeakMap<object, OriginalDestination>();
+  /** Redirected connections whose TLS Witness terminated (`intercept: true`): their requests are https. */
+  readonly #redirectedTls = new WeakSet<object>();
+  readonly #plain: Server;
+  readonly #inner: Server;
+  readonly #redirected: Server;
+  #closed = false;
+
+  constructor(options: EgressProxyOptions) {
+    this.#options = options;
+    this.#policy = new DestinationPolicy(options.allow ?? [], options.alwaysAllow ?? []);
+    this.#log = new RequestLog({
+      maxRequests: options.maxRequests ?? 1_000,
+      maxHeaders: options.maxHeaders ?? 200,
+      maxBodyBytes: options.maxBodyBytes ?? 65_536,
+      maxStoredBodyBytes: options.maxStoredBodyBytes ?? 4 * 1024 * 1024,
+    });
+    this.#maxReadBytes = options.maxReadBytes ?? 16 * 1024 * 1024;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
+    this.#lookup = options.lookup ?? (dnsLookup as unknown as LookupFunction);
+
+    // Node checks the headers and request bounds every `connectionsCheckingInterval` (30 s by default).
+    const serverOptions = {
+      maxHeaderSize: 16_384,
+      connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs ?? 1_000),
+    };
+    this.#plain = createServer(serverOptions, (req, res) => {
+      void this.#handleRequest(req, res, undefined);
+    });
+    this.#configure(this.#plain);
+    this.#plain.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.#handleConnect(req, socket, head);
+    });
+    this.#inner = createServer(serverOptions, (req, res) => {
+      void this.#handleRequest(req, res, this.#tunnels.get(req.socket));
+    });
+    this.#configure(this.#inner);
+    this.#redirected = createServer(serverOptions, (req, res) => {
+      void this.#handleRequest(req, res, undefined, this.#redirects.get(req.socket) ?? UNKNOWN_DESTINATION);
+    });
+    this.#configure(this.#redirected);
+    // These servers never listen (connections come from `accept`), but Node arms its headers and request
+    // bounds only for a server that did: its 'listening' handler starts the periodic check (unref'd).
+    this.#plain.emit('listening');
+    this.#inner.emit('listening');
+    this.#redirected.emit('listening');
+  }
+
+  accept(socket: Duplex): void {
+    if (!this.#track(socket)) return;
+    this.#plain.emit('connection', socket);
+  }
+
+  evidence(): NetworkEvidence {
+    return this.#log.evidence();
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#plain.close();
+    this.#inner.close();
+    this.#redirected.close();
+    for (const socket of this.#sockets) socket.destroy();
+    this.#sockets.clear();
+    return Promise.resolve();
+  }
+
+  #track(socket: Duplex): boolean {
+    if (this.#closed) {
       socket.destroy();
       return false;
     }
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
     socket.on('error', () => undefined);
     return true;
-  };
+  }
 
-  const configure = (server: Server) => {
-    server.headersTimeout = options.headersTimeoutMs ?? 10_000;
-    server.requestTimeout = options.requestTimeoutMs ?? 30_000;
+  #configure(server: Server): void {
+    server.headersTimeout = this.#options.headersTimeoutMs ?? 10_000;
+    server.requestTimeout = this.#options.requestTimeoutMs ?? 30_000;
     server.keepAliveTimeout = 5_000;
-    server.timeout = idleTimeoutMs;
+    server.timeout = this.#idleTimeoutMs;
     server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
       // A request Node's parser refused (a header flood, a malformed line) or a client too slow to send
       // its headers: what it held is unknown, so a matching request could hide in it.
       if (error.code !== 'ECONNRESET') {
-        log.addGap({
+        this.#log.addGap({
           reason: 'record_limit_exceeded',
           detail: `a request could not be read: ${error.code ?? error.message}`,
         });
@@ -150,39 +221,10 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
         socket.destroy();
       }
     });
-  };
+  }
 
-  // Node checks the headers and request bounds every `connectionsCheckingInterval` (30 s by default).
-  const serverOptions = {
-    maxHeaderSize: 16_384,
-    connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs ?? 1_000),
-  };
-  const plain = createServer(serverOptions, (req, res) => {
-    void handleRequest(req, res, undefined);
-  });
-  configure(plain);
-  plain.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    handleConnect(req, socket, head);
-  });
-  const inner = createServer(serverOptions, (req, res) => {
-    void handleRequest(req, res, tunnels.get(req.socket));
-  });
-  configure(inner);
-  /** The destination each redirected HTTP connection was sent to. */
-  const redirects = new WeakMap<object, OriginalDestination>();
-  /** Redirected connections whose TLS Witness terminated (`intercept: true`): their requests are https. */
-  const redirectedTls = new WeakSet<object>();
-  const redirected = createServer(serverOptions, (req, res) => {
-    void handleRequest(req, res, undefined, redirects.get(req.socket) ?? UNKNOWN_DESTINATION);
-  });
-  configure(redirected);
-  // These servers never listen (connections come from `accept`), but Node arms its headers and request
-  // bounds only for a server that did: its 'listening' handler starts the periodic check (unref'd).
-  plain.emit('listening');
-  inner.emit('listening');
-  redirected.emit('listening');
-
-  async function handleRequest(
+  /** A request (proxied, inside a tunnel, or redirected): recorded, its body read, then forwarded or refused. */
+  async #handleRequest(
     req: IncomingMessage,
     res: ServerResponse,
     tunnel: Destination | undefined,
@@ -190,35 +232,9 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
   ): Promise<void> {
     const at = new Date().toISOString();
     const method = (req.method ?? 'GET').toUpperCase();
-    let destination: Destination | undefined;
-    let target = req.url ?? '/';
-    let direct = false;
-    if (tunnel !== undefined) {
-      destination = tunnel;
-    } else if (redirectedFrom !== undefined) {
-      // The name the program gave (its Host header) where it gave one; the address it connected to else.
-      const url = parseUrl(target);
-      if (url !== undefined) target = `${url.pathname}${url.search}`;
-      const hostHeader = typeof req.headers.host === 'string' ? req.headers.host : '';
-      destination = parseAuthority(hostHeader, redirectedFrom.port) ?? {
-        host: redirectedFrom.address,
-        port: redirectedFrom.port,
-      };
-    } else {
-      const url = parseUrl(target);
-      if (url !== undefined && url.protocol === 'http:') {
-        destination = { host: canonicalHost(url.hostname), port: Number(url.port || 80) };
-        target = `${url.pathname}${url.search}`;
-      }
-    }
-    if (destination === undefined) {
-      // Not a proxy request (origin-form, or another scheme): addressed to the proxy itself.
-      direct = true;
-      const hostHeader = typeof req.headers.host === 'string' ? req.headers.host : '';
-      destination = parseAuthority(hostHeader, 80) ?? { host: 'proxy.invalid', port: 0 };
-    }
-    const decrypted = tunnel !== undefined || redirectedTls.has(req.socket);
-    const entry = log.add(
+    const { destination, target, direct } = requestDestination(req, tunnel, redirectedFrom);
+    const decrypted = tunnel !== undefined || this.#redirectedTls.has(req.socket);
+    const entry = this.#log.add(
       {
         at,
         method: method.slice(0, 64),
@@ -247,12 +263,12 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
         ? redirectedRefusal(redirectedFrom)
         : direct
           ? 'not a proxy request (an absolute-form http:// URL was expected)'
-          : policy.refusal(destination);
-    const body = await readBody(req, entry, refusal === undefined);
+          : this.#policy.refusal(destination);
+    const body = await this.#readBody(req, entry, refusal === undefined);
     if (!body.complete) {
       entry.disposition = 'refused';
       entry.status = 413;
-      entry.note = `the body exceeded maxReadBytes (${maxReadBytes}); the connection was closed`;
+      entry.note = `the body exceeded maxReadBytes (${this.#maxReadBytes}); the connection was closed`;
       answer(res, 413, 'request body too large', true);
       return;
     }
@@ -262,16 +278,17 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       answer(res, 403, `Witness egress proxy: ${destination.host}:${destination.port} refused (${refusal})`);
       return;
     }
-    forward(req, res, entry, destination, tunnel !== undefined, body.bytes);
+    this.#forward(req, res, entry, destination, tunnel !== undefined, body.bytes);
   }
 
   /** Reads the body: every byte recorded; kept in full for forwarding only when it will be forwarded. */
-  function readBody(
+  #readBody(
     req: IncomingMessage,
     entry: NetworkRequest,
     keep: boolean,
   ): Promise<{ complete: boolean; bytes: Buffer }> {
-    const recorder = log.bodyOf(entry);
+    const recorder = this.#log.bodyOf(entry);
+    const maxReadBytes = this.#maxReadBytes;
     const chunks: Buffer[] = [];
     return new Promise((resolve) => {
       let done = false;
@@ -298,7 +315,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     });
   }
 
-  function forward(
+  #forward(
     req: IncomingMessage,
     res: ServerResponse,
     entry: NetworkRequest,
@@ -313,19 +330,20 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     headers.host = hostHeader(destination, tls ? 443 : 80);
     if (body.length > 0 || !['GET', 'HEAD'].includes(entry.method)) headers['content-length'] = body.length;
     const send = tls ? httpsRequest : httpRequest;
+    const upstreamTls = this.#options.upstreamTls;
     const upstream = send({
       host: destination.host,
       port: destination.port,
       method: entry.method,
       path: entry.target || '/',
       headers,
-      lookup: guardedLookup(destination),
-      timeout: idleTimeoutMs,
+      lookup: this.#guardedLookup(destination),
+      timeout: this.#idleTimeoutMs,
       ...(tls
         ? {
             servername: isIP(destination.host) === 0 ? destination.host : undefined,
-            rejectUnauthorized: options.upstreamTls?.rejectUnauthorized ?? true,
-            ...(options.upstreamTls?.ca === undefined ? {} : { ca: options.upstreamTls.ca }),
+            rejectUnauthorized: upstreamTls?.rejectUnauthorized ?? true,
+            ...(upstreamTls?.ca === undefined ? {} : { ca: upstreamTls.ca }),
           }
         : {}),
     });
@@ -357,15 +375,16 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     upstream.end(body);
   }
 
-  function handleConnect(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (!track(socket)) return;
+  /** A CONNECT: recorded, then intercepted (with a CA), refused, or tunnelled to its destination. */
+  #handleConnect(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (!this.#track(socket)) return;
     const destination = parseAuthority(req.url ?? '', 443);
     if (destination === undefined) {
-      log.addGap({ reason: 'record_limit_exceeded', detail: 'a CONNECT named no valid host and port' });
+      this.#log.addGap({ reason: 'record_limit_exceeded', detail: 'a CONNECT named no valid host and port' });
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
       return;
     }
-    const entry = log.add(
+    const entry = this.#log.add(
       {
         at: new Date().toISOString(),
         method: 'CONNECT',
@@ -388,12 +407,12 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\n\r\n');
       return;
     }
-    const refusal = policy.refusal(destination);
-    if (options.ca !== undefined) {
+    const refusal = this.#policy.refusal(destination);
+    if (this.#options.ca !== undefined) {
       // Intercepted: the requests inside are recorded, then forwarded or refused one by one.
       entry.disposition = refusal === undefined ? 'forwarded' : 'refused';
       if (refusal !== undefined) entry.note = `${refusal}; the requests inside were read and refused`;
-      intercept(socket, head, destination, entry, options.ca);
+      this.#intercept(socket, head, destination, entry, this.#options.ca);
       return;
     }
     if (refusal !== undefined) {
@@ -402,14 +421,19 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
+    this.#tunnel(socket, head, destination, entry);
+  }
+
+  /** An allowed CONNECT without interception: bytes piped both ways and counted. */
+  #tunnel(socket: Duplex, head: Buffer, destination: Destination, entry: NetworkRequest): void {
     const tunnel = entry.tunnel as { bytesFromAgent: number; bytesToAgent: number };
     const upstream = netConnect({
       host: destination.host,
       port: destination.port,
-      lookup: guardedLookup(destination),
+      lookup: this.#guardedLookup(destination),
     });
-    track(upstream);
-    upstream.setTimeout(idleTimeoutMs, () => upstream.destroy());
+    this.#track(upstream);
+    upstream.setTimeout(this.#idleTimeoutMs, () => upstream.destroy());
     upstream.once('connect', () => {
       entry.disposition = 'forwarded';
       entry.status = 200;
@@ -443,7 +467,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     upstream.once('close', () => socket.destroy());
   }
 
-  function intercept(
+  #intercept(
     socket: Duplex,
     head: Buffer,
     destination: Destination,
@@ -454,7 +478,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     try {
       credentials = ca.credentialsFor(destination.host);
     } catch (error) {
-      log.addGap({
+      this.#log.addGap({
         reason: 'tls_intercept_failed',
         uri: `https://${hostHeader(destination, 443)}`,
         detail: (error as Error).message,
@@ -469,8 +493,8 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       key: credentials.key,
       cert: credentials.cert,
     });
-    track(secure);
-    secure.setTimeout?.(idleTimeoutMs, () => secure.destroy());
+    this.#track(secure);
+    secure.setTimeout?.(this.#idleTimeoutMs, () => secure.destroy());
     secure.once('secure', () => {
       entry.intercepted = true;
       entry.status = 200;
@@ -483,15 +507,15 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     secure.once('close', () => {
       // A client that refused the run's CA (or gave up) sent nothing readable through the tunnel.
       if (!entry.intercepted) {
-        log.addGap({
+        this.#log.addGap({
           reason: 'tls_intercept_failed',
           uri: `https://${hostHeader(destination, 443)}`,
           detail: failure,
         });
       }
     });
-    tunnels.set(secure, destination);
-    inner.emit('connection', secure);
+    this.#tunnels.set(secure, destination);
+    this.#inner.emit('connection', secure);
   }
 
   /**
@@ -500,22 +524,13 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
    * protocol whose server speaks first) is recorded as an empty `tcp` connection when it gives up or the
    * wait ends.
    */
-  function acceptRedirected(socket: Socket, original: OriginalDestination | undefined): void {
-    if (!track(socket)) return;
+  acceptRedirected(socket: Socket, original: OriginalDestination | undefined): void {
+    if (!this.#track(socket)) return;
     const from = original ?? UNKNOWN_DESTINATION;
     let buffered = Buffer.alloc(0);
     let decided = false;
-    const sniffMs = Math.min(options.headersTimeoutMs ?? 10_000, 5_000);
-    const timer = setTimeout(() => decide(true), sniffMs);
-    const onData = (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      decide(false);
-    };
-    const onEnd = () => decide(true);
-    socket.on('data', onData);
-    socket.once('end', onEnd);
-    socket.once('close', onEnd);
-    function decide(final: boolean): void {
+    const sniffMs = Math.min(this.#options.headersTimeoutMs ?? 10_000, 5_000);
+    const decide = (final: boolean): void => {
       if (decided) return;
       if (!final && buffered.length < MAX_CLIENT_HELLO_BYTES) {
         if (looksLikeTls(buffered) && readClientHello(buffered).kind === 'incomplete') return;
@@ -528,30 +543,45 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       socket.off('end', onEnd);
       socket.off('close', onEnd);
       socket.pause();
-      if (/^[A-Z][A-Z-]{0,15} \S/.test(buffered.toString('latin1', 0, 32))) {
-        // HTTP: Node's parser reads it; each request is recorded and refused like a proxy request.
-        // The server reads what arrives next straight from the socket's handle; the bytes already read
-        // are handed back to the stream and reach its parser when the stream flows again.
-        socket.unshift(buffered);
-        redirects.set(socket, from);
-        redirected.emit('connection', socket);
-        socket.resume();
-        return;
-      }
-      if (looksLikeTls(buffered)) {
-        if (options.ca !== undefined) interceptRedirectedTls(socket, from, buffered, options.ca);
-        else recordRedirectedTls(socket, from, buffered);
-        return;
-      }
-      recordRedirectedBytes(socket, from, buffered, final);
-    }
+      this.#recordRedirected(socket, from, buffered, final);
+    };
+    const timer = setTimeout(() => decide(true), sniffMs);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      decide(false);
+    };
+    const onEnd = () => decide(true);
+    socket.on('data', onData);
+    socket.once('end', onEnd);
+    socket.once('close', onEnd);
   }
 
-  function redirectedEntry(
+  /** A redirected connection whose first bytes are read: HTTP, TLS or raw bytes, each recorded its way. */
+  #recordRedirected(socket: Socket, from: OriginalDestination, buffered: Buffer, final: boolean): void {
+    if (/^[A-Z][A-Z-]{0,15} \S/.test(buffered.toString('latin1', 0, 32))) {
+      // HTTP: Node's parser reads it; each request is recorded and refused like a proxy request.
+      // The server reads what arrives next straight from the socket's handle; the bytes already read
+      // are handed back to the stream and reach its parser when the stream flows again.
+      socket.unshift(buffered);
+      this.#redirects.set(socket, from);
+      this.#redirected.emit('connection', socket);
+      socket.resume();
+      return;
+    }
+    if (looksLikeTls(buffered)) {
+      if (this.#options.ca !== undefined)
+        this.#interceptRedirectedTls(socket, from, buffered, this.#options.ca);
+      else this.#recordRedirectedTls(socket, from, buffered);
+      return;
+    }
+    this.#recordRedirectedBytes(socket, from, buffered, final);
+  }
+
+  #redirectedEntry(
     from: OriginalDestination,
     fields: Pick<NetworkRequest, 'method' | 'scheme' | 'host'> & Partial<NetworkRequest>,
   ): NetworkRequest | undefined {
-    return log.add(
+    return this.#log.add(
       {
         at: new Date().toISOString(),
         port: from.port,
@@ -577,7 +607,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
    * inside recorded with `redirectedFrom` and refused — never forwarded, like redirected HTTP. A client that
    * refuses the run's CA is recorded by its server name as before, with a `tls_intercept_failed` gap.
    */
-  function interceptRedirectedTls(
+  #interceptRedirectedTls(
     socket: Socket,
     from: OriginalDestination,
     hello: Buffer,
@@ -592,14 +622,14 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     try {
       credentials = ca.credentialsFor(host);
     } catch (error) {
-      log.addGap({ reason: 'tls_intercept_failed', uri, detail: (error as Error).message });
-      recordRedirectedTls(socket, from, hello);
+      this.#log.addGap({ reason: 'tls_intercept_failed', uri, detail: (error as Error).message });
+      this.#recordRedirectedTls(socket, from, hello);
       return;
     }
     socket.unshift(hello);
     const secure = new TLSSocket(socket, { isServer: true, key: credentials.key, cert: credentials.cert });
-    track(secure);
-    secure.setTimeout?.(idleTimeoutMs, () => secure.destroy());
+    this.#track(secure);
+    secure.setTimeout?.(this.#idleTimeoutMs, () => secure.destroy());
     let established = false;
     secure.once('secure', () => {
       established = true;
@@ -612,8 +642,8 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     secure.once('close', () => {
       if (established) return;
       // Nothing inside was readable: recorded by its server name, like an unintercepted one.
-      log.addGap({ reason: 'tls_intercept_failed', uri, detail: failure });
-      redirectedEntry(from, {
+      this.#log.addGap({ reason: 'tls_intercept_failed', uri, detail: failure });
+      this.#redirectedEntry(from, {
         method: 'TLS',
         scheme: 'https',
         host,
@@ -622,17 +652,17 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
         note: `${redirectedRefusal(from)}; its TLS could not be intercepted (${failure})`,
       });
     });
-    redirects.set(secure, from);
-    redirectedTls.add(secure);
-    redirected.emit('connection', secure);
+    this.#redirects.set(secure, from);
+    this.#redirectedTls.add(secure);
+    this.#redirected.emit('connection', secure);
   }
 
-  function recordRedirectedTls(socket: Duplex, from: OriginalDestination, hello: Buffer): void {
+  #recordRedirectedTls(socket: Duplex, from: OriginalDestination, hello: Buffer): void {
     const parsed = readClientHello(hello);
     const serverName = parsed.kind === 'client_hello' ? parsed.serverName : null;
     const host =
       serverName === null ? from.address : (parseAuthority(serverName, from.port)?.host ?? from.address);
-    redirectedEntry(from, {
+    this.#redirectedEntry(from, {
       method: 'TLS',
       scheme: 'https',
       host,
@@ -643,18 +673,14 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     socket.destroy();
   }
 
-  function recordRedirectedBytes(
-    socket: Socket,
-    from: OriginalDestination,
-    first: Buffer,
-    ended: boolean,
-  ): void {
-    const entry = redirectedEntry(from, { method: 'TCP', scheme: 'tcp', host: from.address });
+  #recordRedirectedBytes(socket: Socket, from: OriginalDestination, first: Buffer, ended: boolean): void {
+    const entry = this.#redirectedEntry(from, { method: 'TCP', scheme: 'tcp', host: from.address });
     if (entry === undefined) {
       socket.destroy();
       return;
     }
-    const recorder = log.bodyOf(entry);
+    const maxReadBytes = this.#maxReadBytes;
+    const recorder = this.#log.bodyOf(entry);
     if (first.length > maxReadBytes) {
       recorder.write(first.subarray(0, maxReadBytes));
       socket.destroy();
@@ -667,7 +693,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       return;
     }
     // Raw bytes: read to the client's end, an idle pause, the request bound or maxReadBytes.
-    const idleMs = Math.min(options.headersTimeoutMs ?? 10_000, 5_000);
+    const idleMs = Math.min(this.#options.headersTimeoutMs ?? 10_000, 5_000);
     let done = false;
     const finish = (complete: boolean) => {
       if (done) return;
@@ -676,7 +702,7 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       if (complete) recorder.finish();
       socket.destroy();
     };
-    const overall = setTimeout(() => finish(false), options.requestTimeoutMs ?? 30_000);
+    const overall = setTimeout(() => finish(false), this.#options.requestTimeoutMs ?? 30_000);
     socket.setTimeout(idleMs, () => finish(false));
     socket.on('data', (chunk: Buffer) => {
       if (recorder.bytes + chunk.length > maxReadBytes) {
@@ -691,7 +717,9 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
     socket.resume();
   }
 
-  function guardedLookup(destination: Destination): LookupFunction {
+  #guardedLookup(destination: Destination): LookupFunction {
+    const policy = this.#policy;
+    const lookup = this.#lookup;
     return ((hostname: string, lookupOptions: object, callback: (...args: unknown[]) => void) => {
       lookup(
         hostname,
@@ -718,23 +746,45 @@ export function startEgressProxy(options: EgressProxyOptions = {}): EgressProxy 
       );
     }) as LookupFunction;
   }
+}
 
+/**
+ * Where a request goes and the target sent there: a tunnel's destination; for a redirected connection the
+ * name the program gave (its Host header) or the address it connected to; the absolute-form URL of a proxy
+ * request; else the proxy itself (`direct`: not a proxy request).
+ */
+function requestDestination(
+  req: IncomingMessage,
+  tunnel: Destination | undefined,
+  redirectedFrom: OriginalDestination | undefined,
+): { destination: Destination; target: string; direct: boolean } {
+  let destination: Destination | undefined;
+  let target = req.url ?? '/';
+  if (tunnel !== undefined) {
+    destination = tunnel;
+  } else if (redirectedFrom !== undefined) {
+    // The name the program gave (its Host header) where it gave one; the address it connected to else.
+    const url = parseUrl(target);
+    if (url !== undefined) target = `${url.pathname}${url.search}`;
+    const hostHeader = typeof req.headers.host === 'string' ? req.headers.host : '';
+    destination = parseAuthority(hostHeader, redirectedFrom.port) ?? {
+      host: redirectedFrom.address,
+      port: redirectedFrom.port,
+    };
+  } else {
+    const url = parseUrl(target);
+    if (url !== undefined && url.protocol === 'http:') {
+      destination = { host: canonicalHost(url.hostname), port: Number(url.port || 80) };
+      target = `${url.pathname}${url.search}`;
+    }
+  }
+  if (destination !== undefined) return { destination, target, direct: false };
+  // Not a proxy request (origin-form, or another scheme): addressed to the proxy itself.
+  const hostHeader = typeof req.headers.host === 'string' ? req.headers.host : '';
   return {
-    accept(socket: Duplex): void {
-      if (!track(socket)) return;
-      plain.emit('connection', socket);
-    },
-    acceptRedirected,
-    evidence: () => log.evidence(),
-    close(): Promise<void> {
-      closed = true;
-      plain.close();
-      inner.close();
-      redirected.close();
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
-      return Promise.resolve();
-    },
+    destination: parseAuthority(hostHeader, 80) ?? { host: 'proxy.invalid', port: 0 },
+    target,
+    direct: true,
   };
 }
 
