@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { Node, SignatureDeclaration, SourceFile } from 'typescript';
+import { parsedSource } from './support/parsed-source.js';
 import { sourceFiles } from './support/source-files.js';
 import ts from './support/typescript.js';
 
@@ -61,7 +62,7 @@ export function longFunctions(file: string, text: string, max = MAX_BODY_LINES):
   const found = new Map<string, number>();
   // A file no longer than the limit cannot hold a longer function: it is not parsed.
   if (text.split('\n').length <= max) return found;
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const source = parsedSource(file, text);
   const visit = (node: Node): void => {
     if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
       const body = node.body as Node;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { Node } from 'typescript';
+import { parsedSource } from './support/parsed-source.js';
 import { sourceFiles } from './support/source-files.js';
 import ts from './support/typescript.js';
 
@@ -22,7 +23,7 @@ function commentsBefore(text: string, node: Node): string {
 
 /** `file:line` of each `throw new Error(…)` not marked as internal. */
 function unmarkedPlainThrows(file: string, text = readFileSync(file, 'utf8')): string[] {
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const source = parsedSource(file, text);
   const found: string[] = [];
   const visit = (node: Node): void => {
     if (

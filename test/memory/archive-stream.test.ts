@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { InvalidRecordError } from '../../src/errors.js';
 import { type ArchiveRecord, archiveLines, parseArchiveLines } from '../../src/memory/archive.js';
 import type { Memory } from '../../src/memory/memory.js';
@@ -42,11 +42,19 @@ async function populated(): Promise<Memory> {
 }
 
 describe('witness export archives, streamed', () => {
+  // One populated memory and its archive for the file (1,150 records written through the memory's API):
+  // every test below reads them and none changes them, so each need not write its own.
+  let source: Memory;
+  let exported: readonly string[];
+  before(async () => {
+    source = await populated();
+    exported = await lines(source);
+  });
+  after(() => source.close());
+
   it('exports every record once across page boundaries, and imports back to the same bytes', async () => {
-    const source = await populated();
     const copy = await openMemory(':memory:');
     try {
-      const exported = await lines(source);
       assert.equal(exported[0], '{"recordType":"header","format":"witness-memory","schemaVersion":2}');
       const end = JSON.parse(exported.at(-1) as string) as { records: Record<string, number> };
       assert.deepEqual(end, {
@@ -66,70 +74,56 @@ describe('witness export archives, streamed', () => {
       assert.equal(summary.conversation, 451);
       assert.equal(summary.message_piece, 700);
       assert.deepEqual(await lines(copy), exported);
+      assert.deepEqual(await lines(source), exported, 'a second export of the same memory is the same');
     } finally {
-      await source.close();
       await copy.close();
     }
   });
 
   it('reads a version 1 archive, which has no closing line', async () => {
-    const source = await populated();
-    try {
-      const exported = await lines(source);
-      const v1 = [
-        '{"recordType":"header","format":"witness-memory","schemaVersion":1}',
-        ...exported.slice(1, -1),
-      ];
-      assert.equal((await parse(v1)).length, 1151);
-      // A version 1 archive knows no closing line: one is a record of no known type.
-      await assert.rejects(parse([...v1, exported.at(-1) as string]), /line 1153 is not a valid record/);
-    } finally {
-      await source.close();
-    }
+    const v1 = [
+      '{"recordType":"header","format":"witness-memory","schemaVersion":1}',
+      ...exported.slice(1, -1),
+    ];
+    assert.equal((await parse(v1)).length, 1151);
+    // A version 1 archive knows no closing line: one is a record of no known type.
+    await assert.rejects(parse([...v1, exported.at(-1) as string]), /line 1153 is not a valid record/);
   });
 
   it('refuses an archive cut short, appended to or recounted, naming the line', async () => {
-    const source = await populated();
-    try {
-      const exported = await lines(source);
-      const refused = async (text: string[], pattern: RegExp) => {
-        await assert.rejects(parse(text), (error: unknown) => {
-          assert.ok(error instanceof InvalidRecordError, String(error));
-          assert.match(error.message, pattern);
-          return true;
-        });
-      };
-      // Cut at a line break: only the closing line tells.
-      await refused(exported.slice(0, 600), /a\.jsonl ends at line 600 without its closing line.*cut short/);
-      await refused(exported.slice(0, 1), /ends at line 1 without its closing line/);
-      // Cut inside a line.
-      const torn = [...exported.slice(0, 99), (exported[99] as string).slice(0, 40)];
-      await refused(torn, /a\.jsonl line 100 is not JSON/);
-      // A line removed, or one added, in the middle.
-      await refused(
-        [...exported.slice(0, 10), ...exported.slice(11)],
-        /line 1152 closes an archive whose records do not match its counts \(451 conversation records, 450 read\)/,
-      );
-      await refused(
-        [...exported.slice(0, -1), exported.at(-2) as string, exported.at(-1) as string],
-        /700 message_piece records, 701 read/,
-      );
-      await refused([...exported, exported[5] as string], /line 1154 follows the archive's closing line/);
-      await refused(
-        [...exported.slice(0, -1), '{"recordType":"end","records":{"conversation":-1}}'],
-        /line 1153 is not a valid closing line/,
-      );
-    } finally {
-      await source.close();
-    }
+    const refused = async (text: string[], pattern: RegExp) => {
+      await assert.rejects(parse(text), (error: unknown) => {
+        assert.ok(error instanceof InvalidRecordError, String(error));
+        assert.match(error.message, pattern);
+        return true;
+      });
+    };
+    // Cut at a line break: only the closing line tells.
+    await refused(exported.slice(0, 600), /a\.jsonl ends at line 600 without its closing line.*cut short/);
+    await refused(exported.slice(0, 1), /ends at line 1 without its closing line/);
+    // Cut inside a line.
+    const torn = [...exported.slice(0, 99), (exported[99] as string).slice(0, 40)];
+    await refused(torn, /a\.jsonl line 100 is not JSON/);
+    // A line removed, or one added, in the middle.
+    await refused(
+      [...exported.slice(0, 10), ...exported.slice(11)],
+      /line 1152 closes an archive whose records do not match its counts \(451 conversation records, 450 read\)/,
+    );
+    await refused(
+      [...exported.slice(0, -1), exported.at(-2) as string, exported.at(-1) as string],
+      /700 message_piece records, 701 read/,
+    );
+    await refused([...exported, exported[5] as string], /line 1154 follows the archive's closing line/);
+    await refused(
+      [...exported.slice(0, -1), '{"recordType":"end","records":{"conversation":-1}}'],
+      /line 1153 is not a valid closing line/,
+    );
   });
 
   it('imports nothing from an archive cut short, even into a memory that holds records', async () => {
-    const source = await populated();
     const target = await openMemory(':memory:');
     try {
       const kept = await target.createConversation({ labels: { kept: 'yes' } });
-      const exported = await lines(source);
       await assert.rejects(
         target.importRecords(parseArchiveLines(exported.slice(0, -1))),
         /without its closing line/,
@@ -138,39 +132,29 @@ describe('witness export archives, streamed', () => {
       assert.equal(after.length, 3, 'only the conversation that was there');
       assert.equal((await target.getConversation(kept.id)).labels.kept, 'yes');
     } finally {
-      await source.close();
       await target.close();
     }
   });
 
   it('witness import names the line of a record the memory refuses, and leaves no database behind', async () => {
-    const source = await populated();
-    try {
-      const exported = await lines(source);
-      // Drop the first conversation and its count: the archive is well formed, but its first message
-      // piece names a conversation that is not stored.
-      const firstPiece = exported.findIndex((line) => line.startsWith('{"recordType":"message_piece"'));
-      const orphanOf = (JSON.parse(exported[firstPiece] as string) as { record: { conversationId: string } })
-        .record.conversationId;
-      const dropped = exported.findIndex((line) => line.includes(`"id":${JSON.stringify(orphanOf)}`));
-      const forged = exported.filter((_, i) => i !== dropped);
-      forged[forged.length - 1] = (forged.at(-1) as string).replace(
-        '"conversation":451',
-        '"conversation":450',
-      );
-      const dir = makeWorkspace();
-      const file = path.join(dir, 'forged.jsonl');
-      writeFileSync(file, `${forged.join('\n')}\n`);
-      const db = path.join(dir, 'new.db');
-      const result = await runCli(['import', file, '--db', db]);
-      assert.equal(result.status, 2, result.stderr);
-      assert.match(
-        result.stderr,
-        new RegExp(`forged\\.jsonl line ${firstPiece}: .*conversation.*${orphanOf}.*nothing was imported`),
-      );
-      assert.equal(existsSync(db), false);
-    } finally {
-      await source.close();
-    }
+    // Drop the first conversation and its count: the archive is well formed, but its first message
+    // piece names a conversation that is not stored.
+    const firstPiece = exported.findIndex((line) => line.startsWith('{"recordType":"message_piece"'));
+    const orphanOf = (JSON.parse(exported[firstPiece] as string) as { record: { conversationId: string } })
+      .record.conversationId;
+    const dropped = exported.findIndex((line) => line.includes(`"id":${JSON.stringify(orphanOf)}`));
+    const forged = exported.filter((_, i) => i !== dropped);
+    forged[forged.length - 1] = (forged.at(-1) as string).replace('"conversation":451', '"conversation":450');
+    const dir = makeWorkspace();
+    const file = path.join(dir, 'forged.jsonl');
+    writeFileSync(file, `${forged.join('\n')}\n`);
+    const db = path.join(dir, 'new.db');
+    const result = await runCli(['import', file, '--db', db]);
+    assert.equal(result.status, 2, result.stderr);
+    assert.match(
+      result.stderr,
+      new RegExp(`forged\\.jsonl line ${firstPiece}: .*conversation.*${orphanOf}.*nothing was imported`),
+    );
+    assert.equal(existsSync(db), false);
   });
 });

@@ -5,11 +5,11 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { InvalidOptionError } from '../../src/errors.js';
-import { createCertificateAuthority } from '../../src/network/certificate-authority.js';
 import { DestinationPolicy } from '../../src/network/destination-policy.js';
 import { sendThroughEgress, streamPair } from '../../src/network/egress-client.js';
 import { startEgressProxy } from '../../src/network/egress-proxy.js';
 import { callHttpRequestTool } from '../../src/targets/http-request-tool.js';
+import { runCa, upstreamCa } from '../support/certificate-authorities.js';
 
 /**
  * What an in-process agent sends (the mock and chat agents' http_request) goes through the attempt's
@@ -104,7 +104,7 @@ describe('sendThroughEgress', () => {
   });
 
   it('sends https through an intercepting proxy when given the run CA: the body inside is evidence', async () => {
-    const serverCa = createCertificateAuthority({ commonName: 'test upstream CA' });
+    const serverCa = upstreamCa();
     const server = createHttpsServer(serverCa.credentialsFor('127.0.0.1'), (req, res) => {
       req.resume();
       req.on('end', () => res.end('secure hi'));
@@ -112,7 +112,7 @@ describe('sendThroughEgress', () => {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const tlsPort = (server.address() as AddressInfo).port;
-    const ca = createCertificateAuthority();
+    const ca = runCa();
     const proxy = startEgressProxy({
       ca,
       allow: [`127.0.0.1:${tlsPort}`],

@@ -17,12 +17,12 @@ import {
 } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { createCertificateAuthority } from '../../src/network/certificate-authority.js';
 import {
   type EgressProxy,
   type EgressProxyOptions,
   startEgressProxy,
 } from '../../src/network/egress-proxy.js';
+import { runCa, upstreamCa } from '../support/certificate-authorities.js';
 
 /**
  * The egress proxy (SPEC §14) with real clients on loopback: what it records, what it forwards, what it
@@ -288,7 +288,7 @@ describe('egress proxy', () => {
   });
 
   it('with a CA, terminates TLS and records the HTTPS request inside; a refused host gets 403 after it', async () => {
-    const ca = createCertificateAuthority();
+    const ca = runCa();
     const h = await harness({ ca });
     try {
       const socket = connect(h.port, '127.0.0.1');
@@ -337,7 +337,7 @@ describe('egress proxy', () => {
   });
 
   it('records tls_intercept_failed when the client refuses the run CA', async () => {
-    const h = await harness({ ca: createCertificateAuthority() });
+    const h = await harness({ ca: runCa() });
     try {
       const socket = connect(h.port, '127.0.0.1');
       socket.write('CONNECT attacker.example:443 HTTP/1.1\r\nHost: attacker.example:443\r\n\r\n');
@@ -482,7 +482,7 @@ describe('egress proxy', () => {
 
 describe('egress proxy over TLS upstreams', () => {
   it('forwards an intercepted request to an allowed HTTPS destination', async () => {
-    const serverCa = createCertificateAuthority({ commonName: 'test upstream CA' });
+    const serverCa = upstreamCa();
     const credentials = serverCa.credentialsFor('127.0.0.1');
     const server = createHttpsServer(credentials, (req, res) => {
       req.resume();
@@ -491,7 +491,7 @@ describe('egress proxy over TLS upstreams', () => {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const port = (server.address() as AddressInfo).port;
-    const ca = createCertificateAuthority();
+    const ca = runCa();
     const h = await harness({
       ca,
       allow: [`127.0.0.1:${port}`],

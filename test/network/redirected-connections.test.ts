@@ -4,12 +4,12 @@ import { request as httpRequest } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { createCertificateAuthority } from '../../src/network/certificate-authority.js';
 import { looksLikeTls, readClientHello } from '../../src/network/client-hello.js';
 import { type EgressProxy, startEgressProxy } from '../../src/network/egress-proxy.js';
 import { parseSockaddr } from '../../src/network/original-destination.js';
 import { defaultRouteRequest } from '../../src/network/route-netlink.js';
 import { parseSetListing, redirectionRuleset } from '../../src/sandbox/namespace-redirection.js';
+import { runCa } from '../support/certificate-authorities.js';
 
 /**
  * Connections that ignored the proxy, redirected to Witness inside the sandbox (SPEC §14): recorded by
@@ -107,7 +107,7 @@ describe('connections that ignored the proxy, redirected', () => {
   });
 
   it('TLS under intercept: terminated with a certificate for its server name, each request inside recorded and refused', async () => {
-    const ca = createCertificateAuthority();
+    const ca = runCa();
     const h = await redirectedHarness({ ca });
     try {
       const client = tlsConnect({
