@@ -109,6 +109,19 @@ export async function* archiveLines(
   yield archiveEndLine(counts);
 }
 
+/**
+ * The records {@link parseArchiveLines} made (each validated against its schema as it was parsed), so an
+ * import that takes them does not validate each one a second time: validating a record costs more
+ * allocation than storing it, and an import in a small heap (a memory larger than the heap) runs out of
+ * it when the garbage collector falls behind. Held weakly: a record leaves with its last reference.
+ */
+const validatedRecords = new WeakSet<ArchiveRecord>();
+
+/** Whether `record` came from {@link parseArchiveLines}, validated, rather than from a caller's own code. */
+export function isValidatedArchiveRecord(record: ArchiveRecord): boolean {
+  return validatedRecords.has(record);
+}
+
 /** Where a parse is (set before each record is handed on), for errors found later, while storing it. */
 export interface ArchivePosition {
   /** The 1-based line of the last record handed on; 0 before the first. */
@@ -189,6 +202,7 @@ export async function* parseArchiveLines(
     }
     counts[parsed.data.recordType]++;
     position.line = lineNumber;
+    validatedRecords.add(parsed.data);
     yield parsed.data;
   }
   if (version === undefined)

@@ -80,6 +80,35 @@ describe('witness export archives, streamed', () => {
     }
   });
 
+  it("validates a caller's own records; those parseArchiveLines made are not validated twice", async () => {
+    // parseArchiveLines validates each record as it parses it, so the import takes those as they are;
+    // a record a caller built itself has been validated by nobody, and the import does it.
+    const memory = await openMemory(':memory:');
+    try {
+      const made = {
+        id: 'c1',
+        labels: { a: 1 },
+        createdAt: 'yesterday',
+      } as unknown as ArchiveRecord['record'];
+      await assert.rejects(
+        memory.importRecords([{ recordType: 'conversation', record: made } as ArchiveRecord]),
+        (error: unknown) =>
+          error instanceof InvalidRecordError && /^invalid conversation: .*labels/.test(error.message),
+      );
+      const parsed = await parse([
+        '{"recordType":"header","format":"witness-memory","schemaVersion":1}',
+        JSON.stringify({
+          recordType: 'conversation',
+          record: { id: 'c1', createdAt: '2026-01-01T00:00:00.000Z', labels: {}, metadata: {} },
+        }),
+      ]);
+      assert.equal((await memory.importRecords(parsed)).conversation, 1);
+      assert.equal((await memory.getConversation('c1')).id, 'c1');
+    } finally {
+      await memory.close();
+    }
+  });
+
   it('reads a version 1 archive, which has no closing line', async () => {
     const v1 = [
       '{"recordType":"header","format":"witness-memory","schemaVersion":1}',
