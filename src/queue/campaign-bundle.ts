@@ -135,8 +135,10 @@ export async function materializeCampaignFiles(
           `campaign file ${file.path} does not match its hash: the run's manifest says sha256 ${file.sha256}, the stored content hashes to ${actual}; the job is refused (resubmit the run from the original campaign directory)`,
         );
       }
-      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
-      await writeFile(target, content, { mode: file.executable ? 0o700 : 0o600 });
+      // Searchable and readable as a checkout is: as root, the agent runs as an unprivileged uid of its
+      // own (SPEC §13), which must reach the campaign's scripts (the worker directory above is 0711).
+      await mkdir(dirname(target), { recursive: true, mode: 0o711 });
+      await writeFile(target, content, { mode: file.executable ? 0o755 : 0o644 });
     }
   } catch (error) {
     // A refused bundle leaves nothing behind.

@@ -1,4 +1,4 @@
-import { closeSync, constants, mkdtempSync, openSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, mkdtempSync, openSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { lockDirectoryHandle } from '../attacks/directory-lock.js';
@@ -45,7 +45,7 @@ export interface WorkerDirectory {
 }
 
 /**
- * Makes a private (0700) worker directory and takes its lock before anything is written into it. A sweep
+ * Makes a worker directory (0711: searchable, not listable) and takes its lock before anything is written into it. A sweep
  * that saw the new, still unlocked directory may have claimed it first: then it is left to that sweep
  * (it is empty) and another is made.
  */
@@ -53,6 +53,9 @@ export function createWorkerDirectory(parent: string, ownerPid: number): WorkerD
   for (let attempt = 1; ; attempt++) {
     const path = mkdtempSync(join(parent, workerDirectoryPrefix(ownerPid)));
     const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    // Searchable, not listable: as root, agents run as unprivileged uids that must reach the campaign's
+    // scripts in it (campaign-bundle.ts).
+    fchmodSync(fd, 0o711);
     const lock = lockDirectoryHandle(fd);
     if (lock === 'held') {
       closeSync(fd);

@@ -45,6 +45,15 @@ export function agentAccessProblem(input: AgentAccessInput): string | undefined 
   return undefined;
 }
 
+/** Why the user cannot search every directory from `/` down to `directory`, or undefined. */
+export function directorySearchProblem(user: AgentUser, directory: string): string | undefined {
+  for (const at of directoriesBetween('/', realOrSelf(directory))) {
+    const stats = statSync(at);
+    if (!allows(stats, user, 0o1)) return describe(at, stats, 'search', user);
+  }
+  return undefined;
+}
+
 function accessProblem(path: string, needs: 'run' | 'read', input: AgentAccessInput): string | undefined {
   const real = realOrSelf(path);
   const root = viewRoot(real, input.shown);

@@ -8,6 +8,7 @@ import {
   openSync,
   readdirSync,
 } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { childPath, fdPath } from '../sources/confined-fs.js';
 import type { AgentUser } from './agent-user.js';
 import type { HeldDirectory } from './contained-process.js';
@@ -29,9 +30,17 @@ export interface OwnedAttempt {
   workspace: HeldDirectory;
   home: HeldDirectory;
   tmp?: HeldDirectory | undefined;
+  /** The run directory holding the attempt's directory (`RUN/attempt-…/{workspace,home,tmp}`). */
+  runPath?: string | undefined;
 }
 
-export function handOverAttempt(attempt: OwnedAttempt, user: AgentUser): void {
+/**
+ * `sandbox: none` (`reachable: true`): the agent reaches its directories by their host paths, so the run
+ * directory and the attempt's directory (root's, never the agent's: it must not rename what is judged)
+ * become searchable but not listable (0711), and the workspace, home and tmp are the agent's alone (0700):
+ * another attempt's agent, another uid, can neither enter nor list them.
+ */
+export function handOverAttempt(attempt: OwnedAttempt, user: AgentUser, reachable = false): void {
   const roots = [attempt.workspace, attempt.home, ...(attempt.tmp === undefined ? [] : [attempt.tmp])];
   const seen = new Set<number>();
   for (const root of roots) {
@@ -39,9 +48,36 @@ export function handOverAttempt(attempt: OwnedAttempt, user: AgentUser): void {
     seen.add(root.fd);
     chownTree(root.fd, user);
   }
+  if (reachable) {
+    for (const root of roots) fchmodSync(root.fd, 0o700);
+    openParents(attempt);
+    return;
+  }
   // bubblewrap enters the workspace (`--chdir`) as uid 0 without capabilities, before it becomes the
   // agent's user: uid 0 then has no more right to enter a directory of someone else's than any user.
   fchmodSync(attempt.workspace.fd, 0o755);
+}
+
+/**
+ * Makes the run directory and the attempt's directory searchable (0711), when the attempt lies in the
+ * run directory as the runner makes it (a workspace given by a caller keeps its parents as they are).
+ */
+function openParents(attempt: OwnedAttempt): void {
+  const parent = dirname(attempt.workspace.path);
+  const inRun =
+    attempt.runPath !== undefined &&
+    dirname(parent) === attempt.runPath &&
+    basename(parent).startsWith('attempt-') &&
+    dirname(attempt.home.path) === parent;
+  if (!inRun) return;
+  for (const directory of [attempt.runPath as string, parent]) {
+    const fd = openSync(directory, OPEN_DIRECTORY);
+    try {
+      fchmodSync(fd, 0o711);
+    } finally {
+      closeSync(fd);
+    }
+  }
 }
 
 /** True when the held directory is the user's already (handed over by an earlier step). */

@@ -196,6 +196,7 @@ export function commandLine(
   user: AgentUserPlan | undefined,
   command: string,
   args: readonly string[],
+  options: { noNewPrivs?: boolean } = {},
 ): string[] {
   if (user === undefined) return [command, ...args];
   return [
@@ -205,6 +206,8 @@ export function commandLine(
     '--clear-groups',
     '--inh-caps=-all',
     '--bounding-set=-all',
+    // Without bubblewrap (which sets it itself), no set-uid program may hand root back.
+    ...(options.noNewPrivs === true ? ['--no-new-privs'] : []),
     '--',
     command,
     ...args,

@@ -2,9 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { killUid } from './agent-uid-pool.js';
 import type { AgentUser } from './agent-user.js';
 import { createAttemptCgroup, waitingCommand } from './attempt-cgroup.js';
-import { bwrapArguments, type NetworkMode } from './bwrap-arguments.js';
+import { bwrapArguments, commandLine, type NetworkMode } from './bwrap-arguments.js';
 import { systemEntries } from './host-view.js';
 import {
   type NamespaceRedirection,
@@ -52,7 +53,11 @@ export type ContainmentChoice =
       /** `setpriv`, found when Witness runs as root: the agent becomes its own user through it. */
       setprivPath?: string | undefined;
     }
-  | { mode: 'none' };
+  | {
+      mode: 'none';
+      /** `setpriv`, found when Witness runs as root: each attempt's agent becomes a uid of its own. */
+      setprivPath?: string | undefined;
+    };
 
 export interface ContainedProcessOptions {
   containment: ContainmentChoice;
@@ -74,8 +79,9 @@ export interface ContainedProcessOptions {
   /** Host files shown read-only inside (the egress CA bundle). */
   readOnlyFiles?: ReadonlyArray<{ source: string; path: string }> | undefined;
   /**
-   * bwrap only: the unprivileged host user the agent becomes (Witness runs as root), through the
-   * containment's `setprivPath`; Witness's own user when absent.
+   * The unprivileged host user the agent becomes (Witness runs as root), through the containment's
+   * `setprivPath`; Witness's own user when absent. Under `none` it is the attempt's own uid
+   * (`attempt-uids.ts`): every process still running as it when the agent ends is killed.
    */
   agentUser?: AgentUser | undefined;
   /**
@@ -305,6 +311,18 @@ function startInBwrap(
 }
 
 function startUncontained(options: ContainedProcessOptions): ContainedProcess {
+  const user = options.agentUser;
+  const setprivPath = options.containment.mode === 'none' ? options.containment.setprivPath : undefined;
+  // Internal: resolveSandboxSettings found setpriv whenever attempts get users of their own.
+  if (user !== undefined && setprivPath === undefined) {
+    throw new Error('the agent must run as a user of its own, and no setpriv was found to make it so');
+  }
+  // As its own uid, with no_new_privs (no set-uid program gives it root back; bubblewrap sets the same).
+  const [command, ...args] =
+    user === undefined || setprivPath === undefined
+      ? [options.command, ...options.args]
+      : commandLine({ ...user, setprivPath }, options.command, options.args, { noNewPrivs: true });
+  const own = { command: command as string, args };
   // With a cgroup of its own, the agent is started through a `sh` that waits (descriptor 3) until it is
   // in that cgroup: nothing it starts can be born outside it.
   let cgroup: ReturnType<typeof createAttemptCgroup> | undefined;
@@ -316,10 +334,7 @@ function startUncontained(options: ContainedProcessOptions): ContainedProcess {
       startError = `the attempt's cgroup could not be made (${(error as Error).message})`;
     }
   }
-  const started =
-    options.cgroupParent === undefined
-      ? options
-      : { ...options, ...waitingCommand(options.command, options.args) };
+  const started = options.cgroupParent === undefined ? own : waitingCommand(own.command, own.args);
   // `detached` makes the agent a session leader (setsid): its session id is its pid.
   const child = spawn(started.command, [...started.args], {
     cwd: options.workspace.path,
@@ -363,10 +378,12 @@ function startUncontained(options: ContainedProcessOptions): ContainedProcess {
     options.drainMs ?? 1_000,
     killAll,
     async () => {
-      // Every process of the attempt, wherever it went (another session, `cd /`), dies with its cgroup.
+      // Every process of the attempt, wherever it went (another session, `cd /`), dies with its cgroup,
+      // and, as root's agent, with its uid: nothing else runs as that uid.
       const emptied = cgroup === undefined ? true : await cgroup.killAll(reapMs);
       const result = sweep();
-      return { allGone: emptied && result.settled };
+      const uidEmptied = user === undefined ? true : killUid(user.uid);
+      return { allGone: emptied && result.settled && uidEmptied };
     },
     () => ({ killedStragglers: stragglers, startError }),
   );

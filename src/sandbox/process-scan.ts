@@ -69,6 +69,34 @@ export function findAttemptProcesses(input: {
 }
 
 /**
+ * Every live process whose real, effective, saved or file-system uid is `uid` (`/proc/PID/status`): under
+ * `sandbox: none` as root, an attempt's agent runs as a uid of its own, so these are the attempt's
+ * processes wherever they went (another session, `cd /`, another cgroup).
+ */
+export function processesOfUid(uid: number): number[] {
+  const found: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return found;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${name}/status`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (/^State:\s+Z/m.test(status)) continue;
+    const ids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status);
+    if (ids?.slice(1).some((id) => Number(id) === uid)) found.push(Number(name));
+  }
+  return found;
+}
+
+/**
  * The live children of `pid`, found by reading every process's parent (/proc/<pid>/task/<tid>/children
  * is not compiled into every kernel). Meant for a stopped parent, whose children cannot change.
  */

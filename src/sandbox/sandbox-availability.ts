@@ -62,8 +62,7 @@ export function detectSandbox(options: DetectSandboxOptions = {}): Promise<Sandb
     return Promise.resolve({ available: false, reason: '`bwrap` was not found on PATH' });
   }
   const user = options.agentUser;
-  // Only a system copy: root must not run a program from a directory someone else may write.
-  const setprivPath = user === undefined ? undefined : findExecutable('setpriv', DEFAULT_PATH);
+  const setprivPath = user === undefined ? undefined : findSetpriv();
   if (user !== undefined && setprivPath === undefined) {
     return Promise.resolve({
       available: false,
@@ -93,6 +92,14 @@ export function sandboxUnavailableError(reason: string, what: string): SandboxUn
   return new SandboxUnavailableError(
     `${what} must run in a sandbox, but none is available: ${reason}. ${SANDBOX_UNAVAILABLE_FIX}`,
   );
+}
+
+/**
+ * `setpriv` (util-linux), through which root's agents become their own users. Only a system copy: root
+ * must not run a program from a directory someone else may write.
+ */
+export function findSetpriv(): string | undefined {
+  return findExecutable('setpriv', DEFAULT_PATH);
 }
 
 function findExecutable(name: string, searchPath: string): string | undefined {

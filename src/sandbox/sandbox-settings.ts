@@ -1,14 +1,16 @@
 import { closeSync, constants, existsSync, mkdtempSync, openSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { InvalidOptionError, ProgramNotFoundError } from '../errors.js';
+import { InvalidOptionError, ProgramNotFoundError, SandboxUnavailableError } from '../errors.js';
 import { type AttemptEgress, openAttemptNetwork } from '../network/attempt-network.js';
 import { removeTree } from '../sources/confined-fs.js';
-import { agentAccessProblem } from './agent-access.js';
+import { agentAccessProblem, directorySearchProblem } from './agent-access.js';
 import { agentEnvironment } from './agent-environment.js';
-import { type AgentUser, agentUserOf, type RunAs, runningAsRoot } from './agent-user.js';
+import { DEFAULT_UID_POOL, type UidPool } from './agent-uid-pool.js';
+import { type AgentUser, agentUserOf, type RunAs, runAsUids, runningAsRoot } from './agent-user.js';
 import { type CgroupSupport, cgroupSupport } from './attempt-cgroup.js';
 import { handOverAttempt, ownedBy } from './attempt-ownership.js';
+import { attemptUser, leasedUser, releaseAttemptUser } from './attempt-uids.js';
 import type { NetworkMode } from './bwrap-arguments.js';
 import {
   type CampaignDirectory,
@@ -23,7 +25,7 @@ import {
 } from './contained-process.js';
 import { findProgram, hostView } from './host-view.js';
 import { namespaceListenersAvailable } from './network-namespace.js';
-import { detectSandbox, sandboxUnavailableError } from './sandbox-availability.js';
+import { detectSandbox, findSetpriv, sandboxUnavailableError } from './sandbox-availability.js';
 import type { SandboxMode } from './sandbox-modes.js';
 
 /**
@@ -54,6 +56,11 @@ export interface SandboxSettings {
    */
   agentUser?: AgentUser | undefined;
   /**
+   * `sandbox: none` when Witness runs as root: the uids from which each attempt's agent takes one of its
+   * own (`attempt-uids.ts`), its directories handed over to it. Absent otherwise.
+   */
+  uidPool?: UidPool | undefined;
+  /**
    * `sandbox: none` where cgroup v2 can be written: the cgroup under which each attempt gets one of its
    * own (`attempt-cgroup.ts`).
    */
@@ -78,7 +85,10 @@ export interface ResolveSandboxInput {
    */
   campaignFile?: string | undefined;
   drainMs?: number | undefined;
-  /** `runAs:` of the campaign: the agent's user when Witness runs as root (65534 when absent). */
+  /**
+   * `runAs:` of the campaign: the agent's user when Witness runs as root (65534 when absent); under
+   * `sandbox: none` the uids its attempts take one each of (a default pool when absent).
+   */
   runAs?: RunAs | undefined;
   /** Whether Witness runs as root; the process's own user tells when absent. */
   runningAsRoot?: boolean | undefined;
@@ -92,9 +102,23 @@ export interface ResolveSandboxInput {
 export async function resolveSandboxSettings(input: ResolveSandboxInput): Promise<SandboxSettings> {
   let containment: ContainmentChoice = { mode: 'none' };
   let agentUser: AgentUser | undefined;
+  let uidPool: UidPool | undefined;
+  const asRoot = input.runningAsRoot ?? runningAsRoot();
+  if (input.mode === 'none' && asRoot) {
+    // Root's agents never run as root: without a sandbox, each attempt's agent is a uid of its own.
+    uidPool = uidPoolOf(input.runAs);
+    const setprivPath = findSetpriv();
+    if (setprivPath === undefined) {
+      throw new SandboxUnavailableError(
+        'Witness runs as root, so under sandbox: none each attempt runs as an unprivileged uid of its own, ' +
+          'which needs `setpriv` (util-linux; Debian/Ubuntu: `apt-get install util-linux`), and it was not found',
+      );
+    }
+    containment = { mode: 'none', setprivPath };
+  }
   if (input.mode !== 'none') {
     // Root's agents never run as root: in the sandbox they become an unprivileged host user.
-    agentUser = (input.runningAsRoot ?? runningAsRoot()) ? agentUserOf(input.runAs) : undefined;
+    agentUser = asRoot ? agentUserOf(input.runAs) : undefined;
     const availability = await detectSandbox({ searchPath: input.hostEnv.PATH, agentUser });
     if (!availability.available) {
       throw sandboxUnavailableError(availability.reason, input.what ?? 'an out-of-process agent');
@@ -107,7 +131,7 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
   }
   const uncontained =
     input.mode === 'none'
-      ? uncontainedAttempts(input.attemptCgroups === false ? undefined : cgroupSupport())
+      ? uncontainedAttempts(input.attemptCgroups === false ? undefined : cgroupSupport(), uidPool)
       : {};
   const network = input.network ?? (containment.mode === 'none' ? 'host' : 'proxy');
   if (containment.mode === 'bwrap' && network === 'proxy') {
@@ -141,24 +165,50 @@ export async function resolveSandboxSettings(input: ResolveSandboxInput): Promis
     hiddenFiles,
     campaignDirectory: input.campaignFile === undefined ? undefined : campaignDirectoryOf(input.campaignFile),
     ...(agentUser === undefined ? {} : { agentUser }),
+    ...(uidPool === undefined ? {} : { uidPool }),
     ...uncontained,
     drainMs: input.drainMs ?? 1_000,
   };
 }
 
+/** The uids `runAs:` names for `sandbox: none`, or the default pool. */
+function uidPoolOf(runAs: RunAs | undefined): UidPool {
+  const uids = runAsUids(runAs);
+  if (uids === undefined) return DEFAULT_UID_POOL;
+  const what = uids.first === uids.last ? `uid ${uids.first}` : `uids ${uids.first}-${uids.last}`;
+  return { ...uids, skipAccounts: false, source: `the ${what} of runAs:` };
+}
+
 /**
- * `sandbox: none`: a cgroup per attempt where one can be made, and the one warning the run gives. Even
- * with its cgroup the agent is Witness's own user, which may write the cgroups Witness writes: it can move
- * a process out of its attempt's cgroup, as it can read and write whatever Witness's user can.
+ * `sandbox: none`: a cgroup per attempt where one can be made, and the one warning the run gives. As
+ * root's agent (a uid of its own per attempt) the agent cannot write a cgroup of root's, nor reach another
+ * attempt's files or processes, and every process running as its uid is killed at the end; as Witness's
+ * own user it can do all of that.
  */
-function uncontainedAttempts(cgroups: CgroupSupport | undefined): {
-  cgroupParent?: string;
-  warnings: string[];
-} {
+function uncontainedAttempts(
+  cgroups: CgroupSupport | undefined,
+  uids: UidPool | undefined,
+): { cgroupParent?: string; warnings: string[] } {
   const advice = 'Use the sandbox (bubblewrap) for agents you do not trust.';
+  const cgroupParent = cgroups?.available === true ? { cgroupParent: cgroups.parent } : {};
+  if (uids !== undefined) {
+    const kill =
+      cgroups?.available === true
+        ? 'its cgroup and every process running as its uid are killed when it ends'
+        : `every process running as its uid is killed when it ends (no cgroup here: ${cgroups === undefined ? 'turned off' : cgroups.reason})`;
+    return {
+      ...cgroupParent,
+      warnings: [
+        'sandbox: none is not containment: each attempt runs as an unprivileged uid of its own, which ' +
+          `cannot read root's files nor reach another attempt's, and ${kill}; but the agent reads every ` +
+          "host file and reaches every host service any user can, shares the host's network (nothing it " +
+          `sends is recorded), and can leave files in shared places (/tmp, /dev/shm). ${advice}`,
+      ],
+    };
+  }
   if (cgroups?.available === true) {
     return {
-      cgroupParent: cgroups.parent,
+      ...cgroupParent,
       warnings: [
         "sandbox: none is not containment: each attempt's processes are killed with its cgroup when it " +
           "ends, but the agent runs as Witness's own user, reads and writes whatever that user can, and " +
@@ -231,9 +281,30 @@ export interface Launched {
  * of its own, the attempt's directories become that user's.
  */
 export function handOverToAgent(settings: SandboxSettings, attempt: AttemptDirectories): void {
-  const user = settings.agentUser;
+  const pool = settings.uidPool;
+  const user = pool === undefined ? settings.agentUser : attemptUser(pool, attempt.workspace);
   if (user === undefined || (ownedBy(attempt.workspace, user) && ownedBy(attempt.home, user))) return;
-  handOverAttempt(attempt, user);
+  handOverAttempt(attempt, user, pool !== undefined);
+}
+
+/**
+ * Frees what {@link handOverToAgent} took for the attempt (under `sandbox: none` as root, its uid, every
+ * process still running as it killed). Call it once the attempt's workspace is judged; a lease never
+ * freed is freed when its workspace's handle closes and another attempt takes a uid.
+ */
+export function releaseAgent(attempt: AttemptDirectories): void {
+  releaseAttemptUser(attempt.workspace);
+}
+
+/** The user the agent of the attempt runs as: its own uid under `sandbox: none` as root. */
+function agentUserIn(settings: SandboxSettings, attempt: AttemptDirectories): AgentUser | undefined {
+  return settings.uidPool === undefined ? settings.agentUser : leasedUser(attempt.workspace);
+}
+
+/** The user whose access decides what the agent can run: under `sandbox: none` any uid of the pool. */
+function accessUser(settings: SandboxSettings): AgentUser | undefined {
+  const pool = settings.uidPool;
+  return pool === undefined ? settings.agentUser : { uid: pool.first, gid: pool.first };
 }
 
 /**
@@ -245,17 +316,34 @@ export function refuseUnreachableProgram(
   settings: SandboxSettings,
   request: Omit<HostViewRequest, 'runPath'> & { runPath?: string | undefined },
 ): void {
-  const user = settings.agentUser;
+  const user = accessUser(settings);
   if (user === undefined) return;
   const runPath = request.runPath ?? join(tmpdir(), 'witness-run-preflight');
-  const problem = agentAccessProblem({
-    user,
-    command: request.command,
-    searchPath: agentSearchPath(settings, request.env),
-    programFiles: request.programFiles,
-    shown: attemptHostView(settings, { ...request, runPath }).shown,
-  });
+  const bwrap = settings.containment.mode === 'bwrap';
+  const problem =
+    agentAccessProblem({
+      user,
+      command: request.command,
+      searchPath: agentSearchPath(settings, request.env),
+      programFiles: request.programFiles,
+      // Without bubblewrap the agent meets the host's own directories from `/`.
+      shown: bwrap ? attemptHostView(settings, { ...request, runPath }).shown : undefined,
+    }) ?? (bwrap ? undefined : runDirectoryProblem(user, runPath));
   if (problem !== undefined) throw new InvalidOptionError(problem);
+}
+
+/**
+ * Under `sandbox: none` the agent reaches its workspace, home and tmp by their host paths: every directory
+ * above the run directory must be searchable by its uid (the run directory itself is opened for it).
+ */
+function runDirectoryProblem(user: AgentUser, runPath: string): string | undefined {
+  const parent = dirname(runPath);
+  if (!existsSync(parent)) return undefined;
+  const problem = directorySearchProblem(user, parent);
+  return problem === undefined
+    ? undefined
+    : `${problem}; it holds the attempts' workspaces (run directories are made in ${parent}): set TMPDIR ` +
+        'to a directory every user can search, such as /tmp';
 }
 
 /** What a launch shows of the host, decided before it starts (see `host-view.ts`). */
@@ -387,7 +475,8 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     runPath: attempt.runPath,
   });
   // A target used outside a campaign (or one that did not prepare the attempt) hands it over here.
-  if (bwrap) handOverToAgent(settings, attempt);
+  handOverToAgent(settings, attempt);
+  const ownAttempt = request.attempt === undefined ? attempt : undefined;
   const process = startContained({
     containment: settings.containment,
     command: request.command,
@@ -399,7 +488,7 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
     network: settings.network,
     namespaceListeners: bwrap && settings.network === 'proxy' ? (egress?.listeners() ?? []) : [],
     readOnlyFiles: bwrap && settings.network === 'proxy' ? (egress?.readOnlyFiles() ?? []) : [],
-    agentUser: settings.agentUser,
+    agentUser: agentUserIn(settings, attempt),
     cgroupParent: bwrap ? undefined : settings.cgroupParent,
     shown: view.shown,
     hiddenDirectories: view.hiddenDirectories,
@@ -413,6 +502,7 @@ export function launchInAttempt(settings: SandboxSettings, request: LaunchReques
       ? {}
       : { campaignDirectoryWithheld: view.campaignDirectoryWithheld }),
     release() {
+      if (ownAttempt !== undefined) releaseAgent(ownAttempt);
       void ownNetwork?.close();
       for (const fd of owned.splice(0)) closeSync(fd);
       if (ownHome !== undefined) removeTree(ownHome);

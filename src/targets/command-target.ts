@@ -9,6 +9,7 @@ import {
   type Launched,
   launchInAttempt,
   refuseUnreachableProgram,
+  releaseAgent,
   type SandboxSettings,
 } from '../sandbox/sandbox-settings.js';
 import { fillPlaceholders, scriptArguments } from '../text/placeholders.js';
@@ -90,13 +91,13 @@ export class CommandTarget implements Target {
     const launch = { ...this.#launchView(), runPath: request.attempt.runPath };
     refuseUnreachableProgram(settings, launch);
     // The attempt becomes the agent's own user's (Witness runs as root) before its baseline.
-    if (settings.containment.mode === 'bwrap') handOverToAgent(settings, request.attempt);
+    handOverToAgent(settings, request.attempt);
     const view = attemptHostView(settings, launch);
     return {
       agentState: [],
       shownPaths: view.shown,
       send: (sent) => this.send(sent),
-      close: async () => undefined,
+      close: async () => releaseAgent(request.attempt),
     };
   }
 

@@ -74,7 +74,7 @@ export class McpToolboxProvider implements ToolboxProvider {
     const launch = { ...this.#launchView(), runPath: request.attempt.runPath };
     refuseUnreachableProgram(settings, launch);
     // The attempt becomes the server's own user's (Witness runs as root) before its baseline.
-    if (settings.containment.mode === 'bwrap') handOverToAgent(settings, request.attempt);
+    handOverToAgent(settings, request.attempt);
     return { shownPaths: attemptHostView(settings, launch).shown };
   }
 

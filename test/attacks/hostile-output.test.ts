@@ -18,6 +18,8 @@ import { makeWorkspace } from '../support/workspace.js';
 const DEPTH = 1000;
 
 function fakeClaude(dir: string, exitCode: number): string {
+  // As root, the agent runs as a uid of its own (sandbox: none too), which must reach its program.
+  chmodSync(dir, 0o755);
   const agent = path.join(dir, 'fake-claude.mjs');
   writeFileSync(
     agent,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -23,6 +23,8 @@ describe('runCampaign', () => {
   let parent: string;
   before(() => {
     parent = mkdtempSync(join(tmpdir(), 'witness-run-'));
+    // As root, sandbox: none agents run as uids of their own, which reach their workspaces by path.
+    chmodSync(parent, 0o755);
   });
   after(() => rmSync(parent, { recursive: true, force: true }));
 
@@ -132,6 +134,8 @@ describe('runCampaign', () => {
     // error. Only then does it record any marker it can see besides its own: with shared roots
     // others.txt would be non-empty and the attack would "succeed".
     const barrier = mkdtempSync(join(tmpdir(), 'witness-barrier-'));
+    // Every attempt's uid (as root, sandbox: none gives each its own) announces itself here.
+    chmodSync(barrier, 0o1777);
     try {
       const target = new CommandTarget({
         command: '/bin/sh',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AttemptRecordSchema } from '../../src/attacks/attempt-record.js';
@@ -109,6 +109,8 @@ async function storedAttempts(db: string) {
 describe('a run survives a full disk', { skip: MOUNTABLE === true ? false : MOUNTABLE }, () => {
   it('the spool: the attempt whose record does not fit is kept as a stand-in saying why; the run ends with all its outputs', async () => {
     const dir = makeWorkspace();
+    // As root, the agents (sandbox: none) are uids of their own, which reach their workspaces by path.
+    chmodSync(dir, 0o755);
     const mount = path.join(dir, 'full');
     const out = {
       db: path.join(dir, 'witness.db'),
@@ -154,6 +156,8 @@ describe('a run survives a full disk', { skip: MOUNTABLE === true ? false : MOUN
 
   it('the memory: the attempt it cannot store says why, the others are stored, and the run ends with its table and status', async () => {
     const dir = makeWorkspace();
+    // As root, the agents (sandbox: none) are uids of their own, which reach their workspaces by path.
+    chmodSync(dir, 0o755);
     const mount = path.join(dir, 'full');
     const kept = path.join(dir, 'kept');
     mkdirSync(kept);

@@ -38,6 +38,10 @@ describe('witness doctor', () => {
     if (sandbox.available && process.getuid?.() === 0) {
       // As root the trial also becomes the agents' own user, as every run does.
       assert.match(checks.get('sandbox')?.detail ?? '', /agents run as uid 65534/);
+      assert.match(
+        checks.get('sandbox')?.detail ?? '',
+        /under sandbox: none each attempt as a uid of its own/,
+      );
     }
     if (!sandbox.available) {
       assert.ok(checks.get('sandbox')?.detail.includes(sandbox.reason));

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -52,6 +52,8 @@ const campaignDirs: string[] = [];
  * the next one sweeps, stays private to the test, away from other suites' workers on the machine.
  */
 export const WORKER_TMPDIR = mkdtempSync(path.join(tmpdir(), 'witness-queue-workers-'));
+// As root, sandbox: none agents are uids of their own, which reach their workspaces (and scripts) by path.
+chmodSync(WORKER_TMPDIR, 0o755);
 
 /** Removes every campaign directory {@link writeCampaign} made, and the workers' temp directory. */
 export function removeCampaigns(): void {
@@ -69,6 +71,7 @@ export function writeCampaign(options: {
   control?: boolean;
 }): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'witness-queue-campaign-'));
+  chmodSync(dir, 0o755);
   campaignDirs.push(dir);
   mkdirSync(path.join(dir, 'agents'));
   mkdirSync(path.join(dir, 'template'));

@@ -224,7 +224,20 @@ describe('campaign containment (bubblewrap)', { skip }, () => {
       const contained = await runIn(runs, { target: probe, attacks });
       assert.equal(contained.attempts[0]?.containment, 'bwrap');
       assert.equal(contained.attempts[0]?.reply, '0\nunreadable\n');
-      const control = await runIn(runs, { target: probe, attacks, sandbox: 'none' });
+      // The control's agent is Witness's own user (as root, sandbox: none would give it a uid of its own,
+      // which cannot enter the other run's 0700 directories either).
+      const controlCampaign = CampaignSchema.parse({
+        name: 'contain',
+        target: probe,
+        attacks,
+        sandbox: 'none',
+      });
+      const uncontained = await resolveSandboxSettings({ mode: 'none', hostEnv, runningAsRoot: false });
+      const control = await runCampaign({
+        campaign: controlCampaign,
+        target: createTarget(controlCampaign.target, { env: hostEnv, sandbox: uncontained }),
+        workspaceParent: runs,
+      });
       assert.equal(control.attempts[0]?.reply, '1\nanother run');
     } finally {
       rmSync(runs, { recursive: true, force: true });
@@ -322,10 +335,13 @@ describe('campaign containment without a sandbox', () => {
         ),
         attacks: [{ id: 'unsettled', prompt: 'x', expect: { uri: '/out.txt', contains: 'PWNED' } }],
       });
+      // As Witness's own user: as root, sandbox: none gives the agent a uid of its own, and every process
+      // running as it is killed when the attempt ends (none-agent-user.heavy.test.ts).
       const sandbox = await resolveSandboxSettings({
         mode: 'none',
         hostEnv: { PATH: '/usr/bin:/bin' },
         attemptCgroups: false,
+        runningAsRoot: false,
       });
       const target = createTarget(campaign.target, { env: {}, sandbox });
       const result = await runCampaign({ campaign, target, workspaceParent: parent });
@@ -359,7 +375,12 @@ describe('campaign containment without a sandbox', () => {
           expect: { uri: '/out.txt', contains: 'PWNED' },
         })),
       });
-      const { sandbox } = await prepareCampaignContainment(campaign, { hostEnv: { PATH: '/usr/bin:/bin' } });
+      // The agent must be root to chattr +i and mount: Witness's own user, not a uid of its own.
+      const sandbox = await resolveSandboxSettings({
+        mode: 'none',
+        hostEnv: { PATH: '/usr/bin:/bin' },
+        runningAsRoot: false,
+      });
       const target = createTarget(campaign.target, { env: {}, sandbox });
       const result = await runCampaign({ campaign, target, workspaceParent: parent });
       if (result.attempts.some((a) => a.error?.includes('status 9'))) {

@@ -107,15 +107,22 @@ async function runLibrary(
     memoryFile?: string;
     keep?: boolean;
     operatorHome?: string;
+    /** `sandbox: none` with the agent as Witness's own user, not (as root) a uid of its own. */
+    asWitnessUser?: boolean;
   },
 ) {
   const campaign = await loadCampaignFile(campaignFile);
   const env = options.operatorHome === undefined ? hostEnv : { ...hostEnv, HOME: options.operatorHome };
-  const { sandbox, redactor } = await prepareCampaignContainment(campaign, {
+  const prepared = await prepareCampaignContainment(campaign, {
     hostEnv: env,
     memoryLocation: options.memoryFile,
     campaignFile: options.exposeCampaign ? campaignFile : undefined,
   });
+  const { redactor } = prepared;
+  const sandbox =
+    options.asWitnessUser === true && prepared.sandbox !== undefined
+      ? { ...prepared.sandbox, containment: { mode: 'none' as const }, uidPool: undefined }
+      : prepared.sandbox;
   const target = createTarget(campaign.target, { env, sandbox, redactor });
   const memory = options.memoryFile === undefined ? undefined : await openMemory(options.memoryFile);
   try {
@@ -330,11 +337,14 @@ attacks:
       dir,
       'sandbox: none\nenv: { PROBE_READ_ONLY: "1" }\n',
     );
+    // As root, sandbox: none gives the agent a uid of its own, which cannot enter the 0700 run
+    // directories of others (none-agent-user.heavy.test.ts): the probe runs as Witness's own user.
     const { result } = await runLibrary(file, {
       exposeCampaign: true,
       workspaceParent: runs,
       memoryFile,
       keep: true,
+      asWitnessUser: true,
     });
     const [first, second] = result.attempts;
     const probe = JSON.parse(second?.reply ?? '{}');

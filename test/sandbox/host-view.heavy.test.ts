@@ -3,6 +3,10 @@ import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { loadCampaignFile } from '../../src/attacks/campaign-file.js';
+import { runCampaign } from '../../src/attacks/run-campaign.js';
+import { resolveSandboxSettings } from '../../src/sandbox/sandbox-settings.js';
+import { createTarget } from '../../src/targets/create-target.js';
 import { runCli } from '../support/cli.js';
 import { needsBubblewrap } from '../support/requirements.js';
 
@@ -12,7 +16,8 @@ import { needsBubblewrap } from '../support/requirements.js';
  * in the home was shown read-only, and an agent (`command: ./agent.sh` under `/tmp` or the operator's
  * home) read a sibling project's `.env`, another campaign's `witness.db`, `~/.local/share/opencode/auth.json`
  * and `~/.cargo/credentials.toml` (the last two through the PATH rule). Each probe's *control* runs the
- * same campaign with `sandbox: none` and reads every one of them, so a refusal is the sandbox's doing.
+ * same campaign with `sandbox: none`, the agent as Witness's own user, and reads every one of them, so a
+ * refusal is the sandbox's doing.
  */
 
 const skip = await needsBubblewrap();
@@ -81,9 +86,27 @@ describe('what an agent sees of the host', { skip }, () => {
           HOME: host.operatorHome,
           PATH: `${host.operatorHome}/.local/bin:${host.operatorHome}/.cargo/bin:/usr/local/bin:/usr/bin:/bin`,
         };
-        const cli = await runCli(['run', file, '--json', '--db', ':memory:'], { env });
-        assert.equal(cli.status, 0, cli.stderr);
-        const [attempt] = JSON.parse(cli.stdout).attempts;
+        let attempt: { reply: string | null; shownPaths?: string[] | undefined };
+        if (sandbox === 'bwrap') {
+          const cli = await runCli(['run', file, '--json', '--db', ':memory:'], { env });
+          assert.equal(cli.status, 0, cli.stderr);
+          [attempt] = JSON.parse(cli.stdout).attempts;
+        } else {
+          // The control's agent is Witness's own user: as root, sandbox: none would give it a uid of its
+          // own, which cannot enter /root (none-agent-user.heavy.test.ts).
+          const loaded = await loadCampaignFile(file);
+          const settings = await resolveSandboxSettings({
+            mode: 'none',
+            hostEnv: env,
+            runningAsRoot: false,
+            campaignFile: file,
+          });
+          const result = await runCampaign({
+            campaign: loaded,
+            target: createTarget(loaded.target, { env, sandbox: settings }),
+          });
+          attempt = { reply: result.attempts[0]?.reply ?? null };
+        }
         const read = Object.fromEntries(
           String(attempt.reply)
             .trim()

@@ -27,6 +27,8 @@ describe('sandbox: none with a cgroup per attempt', { skip }, () => {
   let dir: string;
   before(() => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'witness-none-cgroup-')));
+    // As root, the agents run as uids of their own, which must reach the script.
+    chmodSync(dir, 0o755);
     // The daemon finds later attempts by their agents' working directories (no listing of the run needed)
     // and plants the hook in each; it stops at the stop file or after 20 s.
     writeFileSync(
@@ -90,7 +92,9 @@ attacks:
     if (cgroups.available) {
       assert.match(
         cli.stderr,
-        /witness: warning: sandbox: none is not containment: .*killed with its cgroup/,
+        process.getuid?.() === 0
+          ? /witness: warning: sandbox: none is not containment: each attempt runs as an unprivileged uid of its own.*its cgroup and every process running as its uid are killed/
+          : /witness: warning: sandbox: none is not containment: .*killed with its cgroup/,
       );
       const outcomes = JSON.parse(cli.stdout).attempts.map(
         (a: { attack: string; outcome: string }) => `${a.attack}:${a.outcome}`,
@@ -104,13 +108,15 @@ attacks:
       rmSync(join(dir, 'stop'));
     }
 
-    // Control: without the attempt's cgroup the daemon survives, and every later attempt reads as a success.
+    // Control: without the attempt's cgroup (and with the agent as Witness's own user, so no uid of its own
+    // finds the daemon either) the daemon survives, and every later attempt reads as a success.
     const campaign = await loadCampaignFile(join(dir, 'campaign.yaml'));
     const hostEnv = { PATH: process.env.PATH };
     const sandbox = await resolveSandboxSettings({
       mode: 'none',
       hostEnv,
       attemptCgroups: false,
+      runningAsRoot: false,
       campaignFile: join(dir, 'campaign.yaml'),
     });
     assert.equal(sandbox.warnings?.length, 1);

@@ -92,12 +92,16 @@ async function sandboxCheck(
 ): Promise<{ check: DoctorCheck; bwrapPath?: string | undefined }> {
   const { detectSandbox } = await import('../../sandbox/sandbox-availability.js');
   const { DEFAULT_AGENT_USER, runningAsRoot } = await import('../../sandbox/agent-user.js');
+  const { DEFAULT_UID_POOL } = await import('../../sandbox/agent-uid-pool.js');
   // As root, the sandbox must also make the agent its own unprivileged user (setpriv), as every run does.
   const agentUser = runningAsRoot() ? DEFAULT_AGENT_USER : undefined;
   const availability = await detectSandbox({ searchPath, agentUser });
   if (availability.available) {
     const as =
-      agentUser === undefined ? '' : `; agents run as uid ${agentUser.uid} (or the campaign's runAs:)`;
+      agentUser === undefined
+        ? ''
+        : `; agents run as uid ${agentUser.uid} (or the campaign's runAs:); under sandbox: none each ` +
+          `attempt as a uid of its own (runAs: 'FIRST-LAST', or ${DEFAULT_UID_POOL.first}-${DEFAULT_UID_POOL.last})`;
     return {
       check: {
         id: 'sandbox',

@@ -18,6 +18,8 @@ import { needsBubblewrap } from '../../support/requirements.js';
  */
 
 const dir = mkdtempSync(path.join(tmpdir(), 'witness-preflight-'));
+// As root, the agent is a user of its own (sandbox: none too), which must reach the campaigns' scripts.
+chmodSync(dir, 0o755);
 after(() => rmSync(dir, { recursive: true, force: true }));
 const bubblewrap = await needsBubblewrap();
 
