@@ -54,46 +54,241 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
   /** fstat of a handle by statx, when koffi offers it. */
   const statxFd = loadStatxFd();
   const mounted = loadStatxMountedIdentity() ?? procfsMountedIdentity;
+  const opened = new BeneathRoot(binding, procfs);
+
+  return {
+    resolveRoot: procfs.resolveRoot,
+    procIsTrusted: procfs.procIsTrusted,
+    mountedIdentity: mounted.ofFd,
+    mountedIdentityOfPath: mounted.ofPath,
+    openRoot: (path) => opened.openRoot(path),
+    openDirectoryAt: (dirFd, name) => opened.openDirectoryAt(dirFd, name),
+    openPathAt: (dirFd, name, noFollow) => opened.openPathAt(dirFd, name, noFollow),
+    provenInside: (fd) => opened.provenInside(fd),
+    lstatAt: procfs.lstatAt,
+    ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
+    readlinkAt: procfs.readlinkAt,
+    handlePath: (fd) => {
+      const procFds = procFdHandle?.fd;
+      // The same question as the procfs seam's `readlink /proc/self/fd/N` (the kernel's path for the
+      // handle), asked relative to the held /proc/self/fd handle.
+      return procFds === undefined ? procfs.handlePath(fd) : binding.readlinkat(procFds, fdName(fd));
+    },
+    fstat: statxFd ?? procfs.fstat,
+    reopenForRead: (pathFd) => opened.reopenForRead(pathFd),
+    // read(2) of the handle, as Node's readSync does it (any handle: koffi's or Node's).
+    read: (fd, buffer, length) => binding.read(fd, buffer, length),
+    // Listing by getdents64 when koffi offers it. Loaded (and probed) at the first listing, not with the
+    // seam: an exact acquisition lists nothing, and the probe was ≈ 4–7 ms of every `witness score`
+    // thread's start-up. loadGetdents caches its answer per thread.
+    openListing: (dirFd) => (loadGetdents() ?? procfs.openListing)(dirFd),
+    close: (fd) => opened.close(fd),
+    closeHandles: (fds) => opened.closeHandles(fds),
+    openDirectoriesAt: (dirFd, names) => opened.openDirectoriesAt(dirFd, names),
+    openPathBeneath: (dirFd, names) => opened.openPathBeneath(dirFd, names),
+  };
+}
+
+/** A directory handle's root handle and its path below it. */
+interface BelowRoot {
+  rootFd: number;
+  relative: Buffer;
+}
+
+/**
+ * The handles the openat2 seam opened: for each directory, the root handle it hangs from and its path
+ * below it (so a child is opened from the root with RESOLVE_BENEATH), and for each handle whether the
+ * kernel proved its placement and whether koffi opened it (and must close it). Every open that the fast
+ * path cannot make falls back to the procfs seam.
+ */
+class BeneathRoot {
+  readonly #binding: Openat2Binding;
+  readonly #procfs: SurfaceFs;
   /** Directory handles this seam opened: the root handle they hang from and their path below it. */
-  const directories = new Map<number, { rootFd: number; relative: Buffer }>();
+  readonly #directories = new Map<number, BelowRoot>();
   /**
    * Per handle number: PROVEN (the kernel proved its placement: RESOLVE_BENEATH from the root handle),
    * NATIVE (opened through koffi, closed through it too). Cleared when the handle is closed, so a reused
    * number starts with neither. A byte per number instead of two Sets: two lookups and up to four
    * updates per file, without hashing.
    */
-  const handles = new HandleFlags();
+  readonly #handles = new HandleFlags();
   /** False once close_range failed (a kernel without it, or a filter that denies it): one by one from then. */
-  let rangesWork = true;
-
-  /** The child's path below the root, or undefined when the fast path does not apply. */
-  const relativeChild = (dirFd: number, name: Buffer) => {
-    const parent = directories.get(dirFd);
-    // An empty name or one holding '/' would build a path with a trailing or extra separator.
-    if (parent === undefined || !isPlainName(name)) return undefined;
-    if (parent.relative.length === 0) return { rootFd: parent.rootFd, relative: name };
-    return { rootFd: parent.rootFd, relative: Buffer.concat([parent.relative, SLASH, name]) };
-  };
-
+  #rangesWork = true;
   /**
    * What `relativeChild(dirFd, name).relative` would be, for a file's open, built in one buffer reused by
    * every file of this seam (the binding copies the path out before the call returns).
    */
-  let joined = Buffer.allocUnsafe(4096);
-  const childPathOfFile = (parent: { relative: Buffer }, name: Buffer): Buffer => {
+  #joined = Buffer.allocUnsafe(4096);
+
+  constructor(binding: Openat2Binding, procfs: SurfaceFs) {
+    this.#binding = binding;
+    this.#procfs = procfs;
+  }
+
+  openRoot(path: string): number {
+    checkProcFdDirectory();
+    const fd = this.#procfs.openRoot(path);
+    this.#directories.set(fd, { rootFd: fd, relative: EMPTY });
+    return fd;
+  }
+
+  openDirectoryAt(dirFd: number, name: Buffer): number {
+    const child = this.#relativeChild(dirFd, name);
+    let fd =
+      child === undefined
+        ? undefined
+        : this.#openNative(
+            child.rootFd,
+            child.relative,
+            O_RDONLY | O_DIRECTORY | O_NONBLOCK,
+            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+          );
+    if (fd !== undefined) this.#handles.set(fd, PROVEN);
+    else fd = this.#procfs.openDirectoryAt(dirFd, name);
+    if (child !== undefined) this.#directories.set(fd, child);
+    return fd;
+  }
+
+  openPathAt(dirFd: number, name: Buffer, noFollow: boolean | undefined): number {
+    // The same path as relativeChild's, opened with the same flags from the same root handle.
+    const parent = this.#directories.get(dirFd);
+    const fd =
+      parent === undefined || !isPlainName(name)
+        ? undefined
+        : this.#openNative(
+            parent.rootFd,
+            this.#childPathOfFile(parent, name),
+            noFollow === true ? O_PATH | O_NOFOLLOW : O_PATH,
+            // Not following the name itself: no link anywhere on the path either, so a parent swapped
+            // for a link since it was opened cannot lead the lookup elsewhere (beneath the root) than
+            // the handle the caller holds; a refusal goes by that handle (procfs), as any failure does.
+            // A link as the last name is still opened as itself (O_PATH | O_NOFOLLOW).
+            noFollow === true
+              ? RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
+              : RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+          );
+    if (fd === undefined) return this.#procfs.openPathAt(dirFd, name, noFollow);
+    this.#handles.set(fd, PROVEN);
+    return fd;
+  }
+
+  provenInside(fd: number): boolean {
+    return this.#handles.has(fd, PROVEN);
+  }
+
+  reopenForRead(pathFd: number): number {
+    const procFds = procFdHandle?.fd;
+    if (procFds === undefined) return this.#procfs.reopenForRead(pathFd);
+    // The same reopen as the procfs seam's (the kernel follows the handle's magic link in
+    // /proc/self/fd, never a name in the workspace), relative to a held handle of that directory
+    // instead of resolving `/proc/self/fd/` again for every file.
+    const fd = this.#binding.openat(procFds, fdName(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    this.#handles.set(fd, NATIVE);
+    return fd;
+  }
+
+  close(fd: number): void {
+    this.#directories.delete(fd);
+    if ((this.#handles.take(fd) & NATIVE) !== 0) this.#binding.close(fd);
+    else this.#procfs.close(fd);
+  }
+
+  closeHandles(fds: readonly number[]): void {
+    // Runs of consecutive numbers, each number in the list and opened through koffi, go in one
+    // close_range: every number in such a range is a handle the caller handed over, so no one else's
+    // handle can be closed. Everything else is closed one by one, as `close` does.
+    const sorted = fds.length === 2 ? pairInOrder(fds) : [...fds].sort((a, b) => a - b);
+    let i = 0;
+    while (i < sorted.length) {
+      const first = sorted[i] as number;
+      let j = i;
+      while (
+        this.#rangesWork &&
+        j + 1 < sorted.length &&
+        sorted[j + 1] === (sorted[j] as number) + 1 &&
+        this.#handles.has(sorted[j + 1] as number, NATIVE) &&
+        this.#handles.has(first, NATIVE)
+      )
+        j++;
+      if (j > i) this.#closeRange(sorted, i, j);
+      else this.close(first);
+      i = j + 1;
+    }
+  }
+
+  /** sorted[i..j], consecutive numbers each opened through koffi, in one close_range. */
+  #closeRange(sorted: readonly number[], i: number, j: number): void {
+    const first = sorted[i] as number;
+    const last = sorted[j] as number;
+    for (let k = i; k <= j; k++) {
+      this.#directories.delete(sorted[k] as number);
+      this.#handles.take(sorted[k] as number);
+    }
+    if (!this.#binding.closeRange(first, last)) {
+      // No close_range in this kernel: close them one by one, and never try it again.
+      this.#rangesWork = false;
+      for (let k = i; k <= j; k++) this.#binding.close(sorted[k] as number);
+    }
+  }
+
+  openDirectoriesAt(dirFd: number, names: readonly Buffer[]): number | undefined {
+    // The path `openDirectoryAt` would build for the last name after opening each one in turn (each
+    // name refused as relativeChild refuses it), opened with the same flags in one lookup.
+    const child = this.#relativeBelow(dirFd, names);
+    if (child === undefined) return undefined;
+    const fd = this.#openNative(
+      child.rootFd,
+      child.relative,
+      O_RDONLY | O_DIRECTORY | O_NONBLOCK,
+      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    );
+    if (fd === undefined) return undefined;
+    this.#handles.set(fd, PROVEN);
+    this.#directories.set(fd, child);
+    return fd;
+  }
+
+  openPathBeneath(dirFd: number, names: readonly Buffer[]): number | undefined {
+    // The same path, as O_PATH (no read intent: no FIFO or driver side effects), with no link allowed
+    // anywhere on it, the last component included.
+    const child = this.#relativeBelow(dirFd, names);
+    if (child === undefined) return undefined;
+    const fd = this.#openNative(
+      child.rootFd,
+      child.relative,
+      O_PATH,
+      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    );
+    if (fd !== undefined) this.#handles.set(fd, PROVEN);
+    return fd;
+  }
+
+  /** The child's path below the root, or undefined when the fast path does not apply. */
+  #relativeChild(dirFd: number, name: Buffer): BelowRoot | undefined {
+    const parent = this.#directories.get(dirFd);
+    // An empty name or one holding '/' would build a path with a trailing or extra separator.
+    if (parent === undefined || !isPlainName(name)) return undefined;
+    if (parent.relative.length === 0) return { rootFd: parent.rootFd, relative: name };
+    return { rootFd: parent.rootFd, relative: Buffer.concat([parent.relative, SLASH, name]) };
+  }
+
+  /** `#relativeChild(dirFd, name).relative` for a file's open, in the reused buffer. */
+  #childPathOfFile(parent: { relative: Buffer }, name: Buffer): Buffer {
     const { relative } = parent;
     if (relative.length === 0) return name;
     const length = relative.length + 1 + name.length;
-    if (length > joined.length) joined = Buffer.allocUnsafe(2 * length);
+    if (length > this.#joined.length) this.#joined = Buffer.allocUnsafe(2 * length);
+    const joined = this.#joined;
     relative.copy(joined, 0);
     joined[relative.length] = 0x2f;
     name.copy(joined, relative.length + 1);
     return joined.subarray(0, length);
-  };
+  }
 
   /** The path below the root of `names` below `dirFd` (each name refused as relativeChild refuses it). */
-  const relativeBelow = (dirFd: number, names: readonly Buffer[]) => {
-    const parent = directories.get(dirFd);
+  #relativeBelow(dirFd: number, names: readonly Buffer[]): BelowRoot | undefined {
+    const parent = this.#directories.get(dirFd);
     if (parent === undefined || names.length === 0) return undefined;
     const parts: Buffer[] = parent.relative.length === 0 ? [] : [parent.relative];
     for (const name of names) {
@@ -105,173 +300,18 @@ export function openat2SurfaceFs(binding: Openat2Binding): SurfaceFs {
       rootFd: parent.rootFd,
       relative: parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts),
     };
-  };
+  }
 
-  const openNative = (
-    rootFd: number,
-    relative: Buffer,
-    flags: number,
-    resolve: number,
-  ): number | undefined => {
+  #openNative(rootFd: number, relative: Buffer, flags: number, resolve: number): number | undefined {
     try {
-      const fd = binding.openat2(rootFd, relative, flags | O_CLOEXEC, resolve);
-      handles.set(fd, NATIVE);
+      const fd = this.#binding.openat2(rootFd, relative, flags | O_CLOEXEC, resolve);
+      this.#handles.set(fd, NATIVE);
       return fd;
     } catch (error) {
       if (!(error instanceof Openat2Error)) throw error;
       return undefined;
     }
-  };
-
-  return {
-    resolveRoot: procfs.resolveRoot,
-    procIsTrusted: procfs.procIsTrusted,
-    mountedIdentity: mounted.ofFd,
-    mountedIdentityOfPath: mounted.ofPath,
-    openRoot: (path) => {
-      checkProcFdDirectory();
-      const fd = procfs.openRoot(path);
-      directories.set(fd, { rootFd: fd, relative: EMPTY });
-      return fd;
-    },
-    openDirectoryAt: (dirFd, name) => {
-      const child = relativeChild(dirFd, name);
-      let fd =
-        child === undefined
-          ? undefined
-          : openNative(
-              child.rootFd,
-              child.relative,
-              O_RDONLY | O_DIRECTORY | O_NONBLOCK,
-              RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-            );
-      if (fd !== undefined) handles.set(fd, PROVEN);
-      else fd = procfs.openDirectoryAt(dirFd, name);
-      if (child !== undefined) directories.set(fd, child);
-      return fd;
-    },
-    openPathAt: (dirFd, name, noFollow) => {
-      // The same path as relativeChild's, opened with the same flags from the same root handle.
-      const parent = directories.get(dirFd);
-      const fd =
-        parent === undefined || !isPlainName(name)
-          ? undefined
-          : openNative(
-              parent.rootFd,
-              childPathOfFile(parent, name),
-              noFollow === true ? O_PATH | O_NOFOLLOW : O_PATH,
-              // Not following the name itself: no link anywhere on the path either, so a parent swapped
-              // for a link since it was opened cannot lead the lookup elsewhere (beneath the root) than
-              // the handle the caller holds; a refusal goes by that handle (procfs), as any failure does.
-              // A link as the last name is still opened as itself (O_PATH | O_NOFOLLOW).
-              noFollow === true
-                ? RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
-                : RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-            );
-      if (fd === undefined) return procfs.openPathAt(dirFd, name, noFollow);
-      handles.set(fd, PROVEN);
-      return fd;
-    },
-    provenInside: (fd) => handles.has(fd, PROVEN),
-    lstatAt: procfs.lstatAt,
-    ...(statxAt === undefined ? {} : { entryStatAt: statxAt }),
-    readlinkAt: procfs.readlinkAt,
-    handlePath: (fd) => {
-      const procFds = procFdHandle?.fd;
-      // The same question as the procfs seam's `readlink /proc/self/fd/N` (the kernel's path for the
-      // handle), asked relative to the held /proc/self/fd handle.
-      return procFds === undefined ? procfs.handlePath(fd) : binding.readlinkat(procFds, fdName(fd));
-    },
-    fstat: statxFd ?? procfs.fstat,
-    reopenForRead: (pathFd) => {
-      const procFds = procFdHandle?.fd;
-      if (procFds === undefined) return procfs.reopenForRead(pathFd);
-      // The same reopen as the procfs seam's (the kernel follows the handle's magic link in
-      // /proc/self/fd, never a name in the workspace), relative to a held handle of that directory
-      // instead of resolving `/proc/self/fd/` again for every file.
-      const fd = binding.openat(procFds, fdName(pathFd), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-      handles.set(fd, NATIVE);
-      return fd;
-    },
-    // read(2) of the handle, as Node's readSync does it (any handle: koffi's or Node's).
-    read: (fd, buffer, length) => binding.read(fd, buffer, length),
-    // Listing by getdents64 when koffi offers it. Loaded (and probed) at the first listing, not with the
-    // seam: an exact acquisition lists nothing, and the probe was ≈ 4–7 ms of every `witness score`
-    // thread's start-up. loadGetdents caches its answer per thread.
-    openListing: (dirFd) => (loadGetdents() ?? procfs.openListing)(dirFd),
-    close: (fd) => {
-      directories.delete(fd);
-      if ((handles.take(fd) & NATIVE) !== 0) binding.close(fd);
-      else procfs.close(fd);
-    },
-    closeHandles: (fds) => {
-      // Runs of consecutive numbers, each number in the list and opened through koffi, go in one
-      // close_range: every number in such a range is a handle the caller handed over, so no one else's
-      // handle can be closed. Everything else is closed one by one, as `close` does.
-      const sorted = fds.length === 2 ? pairInOrder(fds) : [...fds].sort((a, b) => a - b);
-      let i = 0;
-      while (i < sorted.length) {
-        const first = sorted[i] as number;
-        let j = i;
-        while (
-          rangesWork &&
-          j + 1 < sorted.length &&
-          sorted[j + 1] === (sorted[j] as number) + 1 &&
-          handles.has(sorted[j + 1] as number, NATIVE) &&
-          handles.has(first, NATIVE)
-        )
-          j++;
-        if (j > i) {
-          const last = sorted[j] as number;
-          for (let k = i; k <= j; k++) {
-            directories.delete(sorted[k] as number);
-            handles.take(sorted[k] as number);
-          }
-          if (!binding.closeRange(first, last)) {
-            // No close_range in this kernel: close them one by one, and never try it again.
-            rangesWork = false;
-            for (let k = i; k <= j; k++) binding.close(sorted[k] as number);
-          }
-        } else {
-          const fd = first;
-          directories.delete(fd);
-          if ((handles.take(fd) & NATIVE) !== 0) binding.close(fd);
-          else procfs.close(fd);
-        }
-        i = j + 1;
-      }
-    },
-    openDirectoriesAt: (dirFd, names) => {
-      // The path `openDirectoryAt` would build for the last name after opening each one in turn (each
-      // name refused as relativeChild refuses it), opened with the same flags in one lookup.
-      const child = relativeBelow(dirFd, names);
-      if (child === undefined) return undefined;
-      const fd = openNative(
-        child.rootFd,
-        child.relative,
-        O_RDONLY | O_DIRECTORY | O_NONBLOCK,
-        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-      );
-      if (fd === undefined) return undefined;
-      handles.set(fd, PROVEN);
-      directories.set(fd, child);
-      return fd;
-    },
-    openPathBeneath: (dirFd, names) => {
-      // The same path, as O_PATH (no read intent: no FIFO or driver side effects), with no link allowed
-      // anywhere on it, the last component included.
-      const child = relativeBelow(dirFd, names);
-      if (child === undefined) return undefined;
-      const fd = openNative(
-        child.rootFd,
-        child.relative,
-        O_PATH,
-        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-      );
-      if (fd !== undefined) handles.set(fd, PROVEN);
-      return fd;
-    },
-  };
+  }
 }
 
 /** The decimal name of each fd number in /proc/self/fd, built once per number. */

@@ -165,38 +165,14 @@ function bind(koffi: Koffi): Openat2Binding {
   // Through syscall(2): glibc before 2.34 has no close_range wrapper.
   const closeRange = libc.func('long syscall(long nr, uint32_t first, uint32_t last, uint32_t flags)');
   const target = Buffer.allocUnsafe(PATH_MAX + 1);
-  /** One `struct open_how` per (flags, resolve) pair in use: a handful per thread, built once each. */
-  const hows = new Map<number, Buffer>();
-  const howOf = (flags: number, resolve: number): Buffer => {
-    const key = flags * 0x100 + resolve;
-    let how = hows.get(key);
-    if (how === undefined) {
-      how = Buffer.alloc(OPEN_HOW_SIZE);
-      how.writeBigUInt64LE(BigInt(flags), 0);
-      how.writeBigUInt64LE(0n, 8);
-      how.writeBigUInt64LE(BigInt(resolve), 16);
-      hows.set(key, how);
-    }
-    return how;
-  };
-  /**
-   * The path NUL-terminated in a buffer reused by every call on this thread (each call copies the path in
-   * and the kernel copies it out before the call returns, so no two calls share it).
-   */
-  let scratch = Buffer.allocUnsafe(4096);
-  const cString = (path: Buffer): Buffer => {
-    if (path.length + 1 > scratch.length) scratch = Buffer.allocUnsafe(2 * (path.length + 1));
-    path.copy(scratch, 0);
-    scratch[path.length] = 0;
-    return scratch;
-  };
+  const args = new CallArguments();
   return {
     openat2(dirFd, path, flags, resolve) {
       // NUL inside a name would silently shorten the path the kernel sees.
       if (path.includes(0)) throw new Openat2Error('openat2', 22 /* EINVAL */);
       if (resolve < 0 || resolve > 0xff) throw new Openat2Error('openat2', 22);
-      const how = howOf(flags, resolve);
-      const name = cString(path);
+      const how = args.how(flags, resolve);
+      const name = args.cString(path);
       for (let attempt = 0; ; attempt++) {
         const fd = Number(syscall(SYS_OPENAT2, dirFd, name, how, OPEN_HOW_SIZE));
         if (fd >= 0) return fd;
@@ -206,25 +182,26 @@ function bind(koffi: Koffi): Openat2Binding {
     },
     openat(dirFd, name, flags) {
       if (name.includes(0)) throw new Openat2Error('openat', 22);
-      const fd = Number(openat(dirFd, cString(name), flags, 0));
+      const fd = Number(openat(dirFd, args.cString(name), flags, 0));
       if (fd < 0) throw new Openat2Error('openat', koffi.errno());
       return fd;
     },
     readlinkat(dirFd, name) {
       if (name.includes(0)) throw new Openat2Error('readlinkat', 22);
       // libuv's readlink: a PATH_MAX buffer, and a target that fills it is returned as it is.
-      const length = Number(readlinkat(dirFd, cString(name), target, PATH_MAX));
+      const length = Number(readlinkat(dirFd, args.cString(name), target, PATH_MAX));
       if (length < 0) throw new Openat2Error('readlinkat', koffi.errno());
       return Buffer.from(target.subarray(0, length));
     },
     unlinkat(dirFd, name, flags) {
       if (name.includes(0)) throw new Openat2Error('unlinkat', 22);
-      if (Number(unlinkat(dirFd, cString(name), flags)) < 0)
+      if (Number(unlinkat(dirFd, args.cString(name), flags)) < 0)
         throw new Openat2Error('unlinkat', koffi.errno());
     },
     mkdirat(dirFd, name, mode) {
       if (name.includes(0)) throw new Openat2Error('mkdirat', 22);
-      if (Number(mkdirat(dirFd, cString(name), mode)) < 0) throw new Openat2Error('mkdirat', koffi.errno());
+      if (Number(mkdirat(dirFd, args.cString(name), mode)) < 0)
+        throw new Openat2Error('mkdirat', koffi.errno());
     },
     close(fd) {
       if (Number(close(fd)) < 0) throw new Openat2Error('close', koffi.errno());
@@ -249,6 +226,38 @@ function bind(koffi: Koffi): Openat2Binding {
       return Number(closeRange(SYS_CLOSE_RANGE, first, last, 0)) === 0;
     },
   };
+}
+
+/** The arguments the binding hands the kernel, built in buffers reused by every call on this thread. */
+class CallArguments {
+  /** One `struct open_how` per (flags, resolve) pair in use: a handful per thread, built once each. */
+  readonly #hows = new Map<number, Buffer>();
+  /**
+   * The path NUL-terminated in a buffer reused by every call on this thread (each call copies the path in
+   * and the kernel copies it out before the call returns, so no two calls share it).
+   */
+  #scratch = Buffer.allocUnsafe(4096);
+
+  how(flags: number, resolve: number): Buffer {
+    const key = flags * 0x100 + resolve;
+    let how = this.#hows.get(key);
+    if (how === undefined) {
+      how = Buffer.alloc(OPEN_HOW_SIZE);
+      how.writeBigUInt64LE(BigInt(flags), 0);
+      how.writeBigUInt64LE(0n, 8);
+      how.writeBigUInt64LE(BigInt(resolve), 16);
+      this.#hows.set(key, how);
+    }
+    return how;
+  }
+
+  cString(path: Buffer): Buffer {
+    if (path.length + 1 > this.#scratch.length) this.#scratch = Buffer.allocUnsafe(2 * (path.length + 1));
+    const scratch = this.#scratch;
+    path.copy(scratch, 0);
+    scratch[path.length] = 0;
+    return scratch;
+  }
 }
 
 function messageOf(error: unknown): string {

@@ -64,38 +64,152 @@ export function removeTreeAt(
   options: RemoveTreeOptions = {},
 ): RemovalReport {
   const rootName = typeof name === 'string' ? Buffer.from(name) : name;
-  const maxReported = options.maxReportedFailures ?? 20;
-  const maxFailedNames = options.maxFailedNamesPerDirectory ?? 10_000;
-  const report: RemovalReport = { removed: false, removedEntries: 0, failures: [], unlistedFailures: 0 };
-  const stack: Frame[] = [];
-  const fail = (names: Buffer[], reason: string) => {
-    if (report.failures.length < maxReported) report.failures.push({ path: displayPath(names), reason });
-    else report.unlistedFailures++;
-  };
-  const namesTo = (last?: Buffer) => [...stack.map((frame) => frame.name), ...(last ? [last] : [])];
+  const removal = new TreeRemoval(parentFd, options);
+  if (!removal.openRoot(rootName)) return removal.report;
+  while (removal.stack.length > 0) {
+    const top = removal.stack[removal.stack.length - 1] as Frame;
+    if (!top.gaveUp && removal.emptyLevel(top)) continue;
+    removal.removeLevel(top);
+  }
+  return removal.report;
+}
 
-  let rootFd: number;
-  try {
-    rootFd = openDirectoryAt(parentFd, rootName);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT') return { ...report, removed: true };
-    fail([rootName], code === 'ENOTDIR' || code === 'ELOOP' ? 'not a directory (a symlink?)' : code);
-    return report;
+/** One removal's state: the stack of open directories (one handle per level) and the report so far. */
+class TreeRemoval {
+  readonly report: RemovalReport = { removed: false, removedEntries: 0, failures: [], unlistedFailures: 0 };
+  readonly stack: Frame[] = [];
+  readonly #parentFd: number;
+  readonly #options: RemoveTreeOptions;
+  readonly #maxReported: number;
+  readonly #maxFailedNames: number;
+
+  constructor(parentFd: number, options: RemoveTreeOptions) {
+    this.#parentFd = parentFd;
+    this.#options = options;
+    this.#maxReported = options.maxReportedFailures ?? 20;
+    this.#maxFailedNames = options.maxFailedNamesPerDirectory ?? 10_000;
   }
-  const rootStat = fs.fstatSync(rootFd);
-  if (
-    options.expected !== undefined &&
-    (rootStat.dev !== options.expected.dev || rootStat.ino !== options.expected.ino)
-  ) {
-    fs.closeSync(rootFd);
-    fail([rootName], 'replaced: it is no longer the directory that was created');
-    return report;
+
+  /**
+   * Opens the directory to remove as the stack's first level; false when there is nothing to do (gone
+   * already: `report.removed`) or it cannot be removed (not a directory, or not the expected one).
+   */
+  openRoot(rootName: Buffer): boolean {
+    let rootFd: number;
+    try {
+      rootFd = openDirectoryAt(this.#parentFd, rootName);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOENT') {
+        this.report.removed = true;
+        return false;
+      }
+      this.#fail([rootName], code === 'ENOTDIR' || code === 'ELOOP' ? 'not a directory (a symlink?)' : code);
+      return false;
+    }
+    const rootStat = fs.fstatSync(rootFd);
+    const expected = this.#options.expected;
+    if (expected !== undefined && (rootStat.dev !== expected.dev || rootStat.ino !== expected.ino)) {
+      fs.closeSync(rootFd);
+      this.#fail([rootName], 'replaced: it is no longer the directory that was created');
+      return false;
+    }
+    this.stack.push({ fd: rootFd, name: rootName, dev: rootStat.dev, failed: new Set(), gaveUp: false });
+    return true;
   }
-  stack.push({ fd: rootFd, name: rootName, dev: rootStat.dev, failed: new Set(), gaveUp: false });
+
+  /**
+   * Removes what it can of the level's entries, listed in small batches; true when it descended into a
+   * subdirectory instead (pushed on the stack: this level is listed again once that one is gone).
+   */
+  emptyLevel(top: Frame): boolean {
+    let listing: fs.Dir;
+    try {
+      listing = fs.opendirSync(fdPath(top.fd), { encoding: 'buffer' as BufferEncoding, bufferSize: 64 });
+    } catch (error) {
+      this.#fail(this.#namesTo(), `cannot be listed (${errorCode(error)})`);
+      top.gaveUp = true;
+      return false;
+    }
+    try {
+      for (let dirent = readNext(listing); dirent !== null; dirent = readNext(listing)) {
+        const entry = dirent.name as unknown as Buffer;
+        if (top.failed.has(entry.toString('latin1'))) continue;
+        if (dirent.isDirectory()) {
+          const entered = this.#enter(top, entry);
+          if (entered === true) return true;
+          if (entered === 'failed') continue;
+        }
+        const unlinked = this.#unlink(top, entry);
+        if (unlinked === 'entered') return true;
+        if (unlinked === 'vanished') continue;
+        if (top.failed.size >= this.#maxFailedNames) {
+          this.#fail(
+            this.#namesTo(),
+            'too many entries could not be removed; the rest of this directory was left',
+          );
+          top.gaveUp = true;
+          break;
+        }
+      }
+    } catch (error) {
+      this.#fail(this.#namesTo(), `listing failed (${errorCode(error)})`);
+      top.gaveUp = true;
+    } finally {
+      listing.closeSync();
+    }
+    return false;
+  }
+
+  /** Everything removable at this level is gone: the directory itself is removed by name in its parent. */
+  removeLevel(top: Frame): void {
+    this.stack.pop();
+    fs.closeSync(top.fd);
+    const parent = this.stack[this.stack.length - 1];
+    const emptied = top.failed.size === 0 && !top.gaveUp;
+    if (!emptied) {
+      parent?.failed.add(top.name.toString('latin1'));
+      return;
+    }
+    try {
+      fs.rmdirSync(childPath(parent?.fd ?? this.#parentFd, top.name));
+      this.report.removedEntries++;
+      if (parent === undefined) this.report.removed = true;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOENT' && parent === undefined) this.report.removed = true;
+      else if (code !== 'ENOENT') {
+        this.#fail(
+          [...this.#namesTo(), top.name],
+          code === 'ENOTEMPTY' ? 'replaced during removal (not empty)' : code,
+        );
+        parent?.failed.add(top.name.toString('latin1'));
+      }
+    }
+  }
+
+  /**
+   * Unlinks `entry` of `top`: `entered` when it had become a directory after it was listed and was
+   * entered instead (EISDIR), `vanished` when it was gone already; else undefined (unlinked, or failed
+   * and remembered as such).
+   */
+  #unlink(top: Frame, entry: Buffer): 'entered' | 'vanished' | undefined {
+    try {
+      fs.unlinkSync(childPath(top.fd, entry));
+      this.report.removedEntries++;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOENT') return 'vanished';
+      // A name that became a directory after it was listed (EISDIR), entered like any directory.
+      if (code === 'EISDIR' && this.#enter(top, entry) === true) return 'entered';
+      if (code !== 'EISDIR') this.#fail(this.#namesTo(entry), code);
+      top.failed.add(entry.toString('latin1'));
+    }
+    return undefined;
+  }
 
   /** Enters `entry` of `top` when it is a directory on the same device; false when it is not a directory. */
-  const enter = (top: Frame, entry: Buffer): boolean | 'failed' => {
+  #enter(top: Frame, entry: Buffer): boolean | 'failed' {
     let fd: number;
     try {
       fd = openDirectoryAt(top.fd, entry);
@@ -103,96 +217,30 @@ export function removeTreeAt(
       const code = errorCode(error);
       if (code === 'ENOTDIR' || code === 'ELOOP') return false;
       if (code === 'ENOENT') return 'failed';
-      fail(namesTo(entry), code);
+      this.#fail(this.#namesTo(entry), code);
       top.failed.add(entry.toString('latin1'));
       return 'failed';
     }
     const stat = fs.fstatSync(fd);
     if (stat.dev !== top.dev) {
       fs.closeSync(fd);
-      fail(namesTo(entry), 'mount point (another file system is never emptied)');
+      this.#fail(this.#namesTo(entry), 'mount point (another file system is never emptied)');
       top.failed.add(entry.toString('latin1'));
       return 'failed';
     }
-    stack.push({ fd, name: entry, dev: stat.dev, failed: new Set(), gaveUp: false });
+    this.stack.push({ fd, name: entry, dev: stat.dev, failed: new Set(), gaveUp: false });
     return true;
-  };
-
-  while (stack.length > 0) {
-    const top = stack[stack.length - 1] as Frame;
-    let descended = false;
-    if (!top.gaveUp) {
-      let listing: fs.Dir;
-      try {
-        listing = fs.opendirSync(fdPath(top.fd), { encoding: 'buffer' as BufferEncoding, bufferSize: 64 });
-      } catch (error) {
-        fail(namesTo(), `cannot be listed (${errorCode(error)})`);
-        top.gaveUp = true;
-        continue;
-      }
-      try {
-        for (let dirent = readNext(listing); dirent !== null; dirent = readNext(listing)) {
-          const entry = dirent.name as unknown as Buffer;
-          if (top.failed.has(entry.toString('latin1'))) continue;
-          if (dirent.isDirectory()) {
-            const entered = enter(top, entry);
-            if (entered === true) {
-              descended = true;
-              break;
-            }
-            if (entered === 'failed') continue;
-          }
-          try {
-            fs.unlinkSync(childPath(top.fd, entry));
-            report.removedEntries++;
-          } catch (error) {
-            const code = errorCode(error);
-            if (code === 'ENOENT') continue;
-            // A name that became a directory after it was listed (EISDIR), entered like any directory.
-            if (code === 'EISDIR' && enter(top, entry) === true) {
-              descended = true;
-              break;
-            }
-            if (code !== 'EISDIR') fail(namesTo(entry), code);
-            top.failed.add(entry.toString('latin1'));
-          }
-          if (top.failed.size >= maxFailedNames) {
-            fail(namesTo(), 'too many entries could not be removed; the rest of this directory was left');
-            top.gaveUp = true;
-            break;
-          }
-        }
-      } catch (error) {
-        fail(namesTo(), `listing failed (${errorCode(error)})`);
-        top.gaveUp = true;
-      } finally {
-        listing.closeSync();
-      }
-    }
-    if (descended) continue;
-    // Everything removable at this level is gone: remove the directory itself by name in its parent.
-    stack.pop();
-    fs.closeSync(top.fd);
-    const parent = stack[stack.length - 1];
-    const emptied = top.failed.size === 0 && !top.gaveUp;
-    if (!emptied) {
-      parent?.failed.add(top.name.toString('latin1'));
-      continue;
-    }
-    try {
-      fs.rmdirSync(childPath(parent?.fd ?? parentFd, top.name));
-      report.removedEntries++;
-      if (parent === undefined) report.removed = true;
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'ENOENT' && parent === undefined) report.removed = true;
-      else if (code !== 'ENOENT') {
-        fail([...namesTo(), top.name], code === 'ENOTEMPTY' ? 'replaced during removal (not empty)' : code);
-        parent?.failed.add(top.name.toString('latin1'));
-      }
-    }
   }
-  return report;
+
+  #fail(names: Buffer[], reason: string): void {
+    if (this.report.failures.length < this.#maxReported)
+      this.report.failures.push({ path: displayPath(names), reason });
+    else this.report.unlistedFailures++;
+  }
+
+  #namesTo(last?: Buffer): Buffer[] {
+    return [...this.stack.map((frame) => frame.name), ...(last ? [last] : [])];
+  }
 }
 
 /** Removes the directory at an absolute path: its parent is opened by path, the rest by handle. */
