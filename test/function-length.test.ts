@@ -27,7 +27,6 @@ const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
   ['src/sources/local-file/read-lanes.ts sharedLanes', OTHER_LANE],
   ['src/sources/local-file/reserved-read.ts readReserved', OTHER_LANE],
   ['src/sources/local-file/second-reader.ts serveSecondReader', OTHER_LANE],
-  ['src/verdicts/through-links.ts seeThroughLinks', OTHER_LANE],
   ['src/view/view-app.ts createViewApp', OTHER_LANE],
 ]);
 

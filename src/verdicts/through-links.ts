@@ -75,101 +75,159 @@ export function seeThroughLinks(
   };
   if (!manifest.entries.some((entry) => entry.type === 'symlink' && entry.via === undefined)) return none;
   const index = new Map(manifest.entries.map((entry) => [entry.uri, entry]));
-  const sorted = manifest.entries;
-  const resolveLink = (link: ManifestEntry) => resolve(index, manifest, link.uri);
-  const targets = new Map<string, { uri: string; via: string }>();
+  const links = resolveLinks(manifest, index);
+  const { gaps, unresolved } = links;
+  const files = [...links.fileViews.values()];
+  if (links.targets.size === 0) return { ...none, files, gaps, unresolved };
+  const expansion = new LinkExpansion(manifest, index, links, budget);
+  expansion.run();
+  return finish(expansion.entries, files, gaps, unresolved, expansion.realUri);
+}
+
+/** The manifest's own links, each resolved in it. */
+interface ResolvedLinks {
+  /** Each link to an in-root directory: that directory's real uri and the links the path went through. */
+  targets: Map<string, { uri: string; via: string }>;
   /** Each link to an in-root regular file, seen as that file (keyed by the link's real uri). */
-  const fileViews = new Map<string, ManifestEntry>();
-  const gaps: CoverageGap[] = [];
-  const unresolved = new Set<string>();
+  fileViews: Map<string, ManifestEntry>;
+  /** The links not followed, then (as the expansion goes) the gaps seen through links. */
+  gaps: CoverageGap[];
+  unresolved: Set<string>;
+}
+
+/** Resolves each of the manifest's own links: to a directory, to a file, to nothing, or a gap. */
+function resolveLinks(manifest: Manifest, index: ReadonlyMap<string, ManifestEntry>): ResolvedLinks {
+  const links: ResolvedLinks = { targets: new Map(), fileViews: new Map(), gaps: [], unresolved: new Set() };
   for (const entry of manifest.entries) {
     // An exact lookup's own entry (it has `via`) is already what its path reaches.
     if (entry.type !== 'symlink' || entry.via !== undefined) continue;
-    const resolution = resolveLink(entry);
+    const resolution = resolve(index, manifest, entry.uri);
     if (resolution.kind === 'resolved') {
       // One to the root itself is a loop (everything is beneath the root), listed at its real paths only.
       const reached = index.get(resolution.uri);
       if (reached?.type === 'directory') {
-        targets.set(entry.uri, { uri: resolution.uri, via: joinVia(resolution.hops) });
+        links.targets.set(entry.uri, { uri: resolution.uri, via: joinVia(resolution.hops) });
       } else if (reached?.type === 'file') {
         // A hook planted as `pre-commit -> ../../payload.sh` is a file to git, and a link removed while
         // its file stays is a file gone from that path: both are judged at the link's uri as the file.
-        fileViews.set(entry.uri, { ...reached, uri: entry.uri, via: joinVia(resolution.hops) });
+        links.fileViews.set(entry.uri, { ...reached, uri: entry.uri, via: joinVia(resolution.hops) });
       }
     } else if (resolution.kind !== 'absent') {
-      gaps.push({ ...resolution.gap, uri: entry.uri });
-      unresolved.add(entry.uri);
+      links.gaps.push({ ...resolution.gap, uri: entry.uri });
+      links.unresolved.add(entry.uri);
     }
   }
-  const files = [...fileViews.values()];
-  if (targets.size === 0) return { ...none, files, gaps, unresolved };
+  return links;
+}
 
-  const entries: ManifestEntry[] = [];
-  const realUri = new Map<string, string>();
-  interface Item {
-    /** Where the real directory is seen. */
-    at: string;
-    real: string;
-    via: string;
-    chain: ReadonlySet<string>;
-  }
-  const work: Item[] = [];
-  /** A link back into a directory its chain went through: not followed again, a gap beneath it. */
-  const loop = (at: string, via: string) =>
-    gaps.push({ reason: 'link_not_followed', uri: at, detail: `the links loop: ${via}` });
-  for (const [link, target] of targets) {
-    if (isAtOrBeneath(link, target.uri))
-      loop(link, target.via); // a link inside its own target
-    else work.push({ at: link, real: target.uri, via: target.via, chain: new Set([target.uri]) });
-  }
-  let budgetLeft = budget;
-  for (let next = work.shift(); next !== undefined; next = work.shift()) {
-    const item = next;
-    for (const gap of manifest.coverage.gaps) {
-      const seen = gapThrough(gap, item);
-      if (seen !== undefined) gaps.push(seen);
+/** A real directory listed at a path through links: where, by which links, and the real directories so far. */
+interface SeenDirectory {
+  /** Where the real directory is seen. */
+  at: string;
+  real: string;
+  via: string;
+  chain: ReadonlySet<string>;
+}
+
+/**
+ * The directories reached through links, listed at their paths through the links, breadth first, within
+ * the budget of entries; each directory link met on the way is followed in turn unless it loops.
+ */
+class LinkExpansion {
+  readonly entries: ManifestEntry[] = [];
+  readonly realUri = new Map<string, string>();
+  readonly #manifest: Manifest;
+  readonly #index: ReadonlyMap<string, ManifestEntry>;
+  readonly #links: ResolvedLinks;
+  readonly #budget: number;
+  #budgetLeft: number;
+  readonly #work: SeenDirectory[] = [];
+
+  constructor(
+    manifest: Manifest,
+    index: ReadonlyMap<string, ManifestEntry>,
+    links: ResolvedLinks,
+    budget: number,
+  ) {
+    this.#manifest = manifest;
+    this.#index = index;
+    this.#links = links;
+    this.#budget = budget;
+    this.#budgetLeft = budget;
+    for (const [link, target] of links.targets) {
+      if (isAtOrBeneath(link, target.uri))
+        this.#loop(link, target.via); // a link inside its own target
+      else this.#work.push({ at: link, real: target.uri, via: target.via, chain: new Set([target.uri]) });
     }
+  }
+
+  /** Lists every directory reached, until none is left or the budget is spent. */
+  run(): void {
+    for (let item = this.#work.shift(); item !== undefined; item = this.#work.shift()) {
+      for (const gap of this.#manifest.coverage.gaps) {
+        const seen = gapThrough(gap, item);
+        if (seen !== undefined) this.#links.gaps.push(seen);
+      }
+      if (!this.#list(item)) return;
+    }
+  }
+
+  /**
+   * The real directory's entries at their paths through the links; false when the budget ran out (then
+   * this directory and those still to list are gaps).
+   */
+  #list(item: SeenDirectory): boolean {
+    const sorted = this.#manifest.entries;
     const prefix = `${item.real}/`;
     for (let i = lowerBound(sorted, prefix); i < sorted.length; i++) {
       const entry = sorted[i] as ManifestEntry;
       if (!entry.uri.startsWith(prefix)) break;
       if (entry.via !== undefined) continue;
       const uri = item.at + entry.uri.slice(item.real.length);
-      if (index.has(uri) || realUri.has(uri)) continue;
-      if (budgetLeft-- <= 0) {
-        const left = [item, ...work];
-        for (const { at } of left) {
-          gaps.push({
+      if (this.#index.has(uri) || this.realUri.has(uri)) continue;
+      if (this.#budgetLeft-- <= 0) {
+        for (const { at } of [item, ...this.#work]) {
+          this.#links.gaps.push({
             reason: 'listing_limit_exceeded',
             uri: at,
-            detail: `more than ${budget} entries are seen through links`,
+            detail: `more than ${this.#budget} entries are seen through links`,
           });
         }
-        return finish(entries, files, gaps, unresolved, realUri);
+        return false;
       }
-      // A link to a file seen through a directory link is that file there too.
-      const fileView = fileViews.get(entry.uri);
-      entries.push(
-        fileView === undefined
-          ? { ...entry, uri, via: item.via }
-          : { ...fileView, uri, via: joinVia([item.via, fileView.via ?? '']) },
-      );
-      realUri.set(uri, entry.uri);
-      const target = targets.get(entry.uri);
-      if (target === undefined) continue;
-      if (item.chain.has(target.uri) || isAtOrBeneath(entry.uri, target.uri)) {
-        loop(uri, joinVia([item.via, target.via]));
-        continue;
-      }
-      work.push({
-        at: uri,
-        real: target.uri,
-        via: joinVia([item.via, target.via]),
-        chain: new Set([...item.chain, target.uri]),
-      });
+      this.#add(item, entry, uri);
     }
+    return true;
   }
-  return finish(entries, files, gaps, unresolved, realUri);
+
+  /** One entry seen at `uri`; a directory link among them is followed in turn, unless it loops. */
+  #add(item: SeenDirectory, entry: ManifestEntry, uri: string): void {
+    // A link to a file seen through a directory link is that file there too.
+    const fileView = this.#links.fileViews.get(entry.uri);
+    this.entries.push(
+      fileView === undefined
+        ? { ...entry, uri, via: item.via }
+        : { ...fileView, uri, via: joinVia([item.via, fileView.via ?? '']) },
+    );
+    this.realUri.set(uri, entry.uri);
+    const target = this.#links.targets.get(entry.uri);
+    if (target === undefined) return;
+    if (item.chain.has(target.uri) || isAtOrBeneath(entry.uri, target.uri)) {
+      this.#loop(uri, joinVia([item.via, target.via]));
+      return;
+    }
+    this.#work.push({
+      at: uri,
+      real: target.uri,
+      via: joinVia([item.via, target.via]),
+      chain: new Set([...item.chain, target.uri]),
+    });
+  }
+
+  /** A link back into a directory its chain went through: not followed again, a gap beneath it. */
+  #loop(at: string, via: string): void {
+    this.#links.gaps.push({ reason: 'link_not_followed', uri: at, detail: `the links loop: ${via}` });
+  }
 }
 
 /**
