@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import { InvalidRecordError } from '../errors.js';
 import { type Observation, ObservationSchema } from '../models/observation.js';
 import { parseRecord } from '../models/record.js';
+import { joinParts } from './record-parts.js';
 import type { Db } from './sql-context.js';
 import type { Tables } from './tables.js';
 
@@ -99,15 +100,17 @@ export async function storeContents(
  */
 export async function loadObservations(
   db: Db,
-  rows: readonly { id: string; record_json: string }[],
+  rows: readonly { id: string; record_json: string; parts: string | null }[],
 ): Promise<Observation[]> {
   const links = await contentsOf(
     db,
     rows.map((row) => row.id),
   );
+  // The parts kept apart (record-parts.ts) go back first; the contents then go into the entries.
+  const values = await joinParts(db, rows, (index) => `observation ${JSON.stringify(rows[index]?.id)}`);
   const texts = new Map<string, string>();
-  return rows.map((row) => {
-    const value = parseJson(row.record_json, row.id);
+  return rows.map((row, index) => {
+    const value = values[index];
     for (const link of links.get(row.id) ?? []) {
       let text = texts.get(link.sha256);
       if (text === undefined) {
@@ -159,17 +162,6 @@ async function contentsOf(db: Db, observationIds: readonly string[]): Promise<Ma
     }
   }
   return byObservation;
-}
-
-function parseJson(json: string, id: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch (error) {
-    // A row edited outside Witness: the documented error, never a bare SyntaxError.
-    throw new InvalidRecordError(
-      `stored observation ${id} is not JSON (${(error as Error).message}); the database was changed outside Witness`,
-    );
-  }
 }
 
 /** The entry object at `index` of a parsed observation, when the JSON has one there. */

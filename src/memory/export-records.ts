@@ -6,7 +6,7 @@ import type { Observation } from '../models/observation.js';
 import { ScoreSchema } from '../models/score.js';
 import type { ArchiveRecord } from './archive.js';
 import { loadObservations } from './evidence-contents.js';
-import { linksByObservation, parseStored } from './store-records.js';
+import { linksByObservation, parseStored, parseStoredRows } from './store-records.js';
 import type { Tables } from './tables.js';
 
 /** Rows per query while exporting: what an export holds at a time. */
@@ -46,8 +46,12 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
         };
       }
     }
-    for await (const rows of keysetPages(trx, 'observations', ['id'])) {
-      const observations = rows.map((row) => ({ id: String(row.id), record_json: row.record_json }));
+    for await (const rows of keysetPages(trx, 'observations', ['id'], ['record_json', 'parts'])) {
+      const observations = rows.map((row) => ({
+        id: String(row.id),
+        record_json: row.record_json,
+        parts: (row.parts ?? null) as string | null,
+      }));
       const links = await linksByObservation(
         trx,
         observations.map((row) => row.id),
@@ -61,9 +65,9 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
         };
       }
     }
-    for await (const rows of keysetPages(trx, 'scores', ['created_at', 'id'])) {
-      for (const row of rows) {
-        yield { recordType: 'score', record: parseStored(ScoreSchema, row.record_json, 'score') };
+    for await (const rows of keysetPages(trx, 'scores', ['created_at', 'id'], ['record_json', 'parts'])) {
+      for (const record of await parseStoredRows(trx, ScoreSchema, storedRows(rows), 'score')) {
+        yield { recordType: 'score', record };
       }
     }
     for await (const rows of keysetPages(trx, 'runs', ['started_at', 'id'])) {
@@ -71,12 +75,19 @@ export async function* exportRecords(db: Kysely<Tables>): AsyncGenerator<Archive
         yield { recordType: 'run', record: parseStored(CampaignRunSchema, row.record_json, 'campaign run') };
       }
     }
-    for await (const rows of keysetPages(trx, 'attack_results', ['created_at', 'id'])) {
-      for (const row of rows) {
-        yield {
-          recordType: 'attack_result',
-          record: parseStored(AttackResultSchema, row.record_json, 'attack result'),
-        };
+    for await (const rows of keysetPages(
+      trx,
+      'attack_results',
+      ['created_at', 'id'],
+      ['record_json', 'parts'],
+    )) {
+      for (const record of await parseStoredRows(
+        trx,
+        AttackResultSchema,
+        storedRows(rows),
+        'attack result',
+      )) {
+        yield { recordType: 'attack_result', record };
       }
     }
     finished = true;
@@ -95,6 +106,11 @@ type ExportedTable =
   | 'attack_results';
 
 type KeyedRow = { record_json: string } & Record<string, unknown>;
+
+/** A page's stored JSON with the parts kept apart from it (record-parts.ts), as the readers take them. */
+function storedRows(rows: readonly KeyedRow[]): { record_json: string; parts: string | null }[] {
+  return rows.map((row) => ({ record_json: row.record_json, parts: (row.parts ?? null) as string | null }));
+}
 
 /**
  * The rows of `table` (its keys and `columns`) a page at a time, ordered by `keys` (an indexed, unique

@@ -110,7 +110,7 @@ async function assertScoreHolds(trx: Transaction<Tables>, score: Score): Promise
   if (observationId === undefined || more.length > 0) return;
   const rows = await trx
     .selectFrom('observations')
-    .select(['id', 'record_json'])
+    .select(['id', 'record_json', 'parts'])
     .where('id', '=', observationId)
     .execute();
   const [observation] = await loadObservations(trx, rows);

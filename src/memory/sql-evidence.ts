@@ -5,7 +5,7 @@ import { type Score, ScoreSchema } from '../models/score.js';
 import { loadObservations } from './evidence-contents.js';
 import type { ScoreFilter } from './memory.js';
 import type { SqlContext } from './sql-context.js';
-import { parseStored, storeObservation, storeScore } from './store-records.js';
+import { parseStoredRows, storeObservation, storeScore } from './store-records.js';
 
 /** The evidence aggregate (internal): observations, scores, and the links between them. */
 export class SqlEvidence {
@@ -39,7 +39,7 @@ export class SqlEvidence {
     const observation = await this.#sql.read(async (db) => {
       const row = await db
         .selectFrom('observations')
-        .select(['id', 'record_json'])
+        .select(['id', 'record_json', 'parts'])
         .where('id', '=', id)
         .executeTakeFirst();
       return row === undefined ? undefined : (await loadObservations(db, [row]))[0];
@@ -62,16 +62,21 @@ export class SqlEvidence {
   }
 
   async getScore(id: string): Promise<Score> {
-    const row = await this.#sql.read((db) =>
-      db.selectFrom('scores').select('record_json').where('id', '=', id).executeTakeFirst(),
+    const [score] = await this.#sql.read(async (db) =>
+      parseStoredRows(
+        db,
+        ScoreSchema,
+        await db.selectFrom('scores').select(['record_json', 'parts']).where('id', '=', id).execute(),
+        `score ${id}`,
+      ),
     );
-    if (row === undefined) throw new NotFoundError(`score ${JSON.stringify(id)} is not stored`);
-    return parseStored(ScoreSchema, row.record_json, `score ${id}`);
+    if (score === undefined) throw new NotFoundError(`score ${JSON.stringify(id)} is not stored`);
+    return score;
   }
 
   async listScores(filter: ScoreFilter = {}): Promise<Score[]> {
-    const rows = await this.#sql.read((db) => {
-      let query = db.selectFrom('scores').select('record_json');
+    return this.#sql.read(async (db) => {
+      let query = db.selectFrom('scores').select(['record_json', 'parts']);
       if (filter.status !== undefined) query = query.where('status', '=', filter.status);
       const observationId = filter.observationId;
       if (observationId !== undefined) {
@@ -98,9 +103,8 @@ export class SqlEvidence {
       }
       query = query.orderBy('created_at').orderBy('id');
       if (filter.limit !== undefined) query = query.limit(filter.limit);
-      return query.execute();
+      return parseStoredRows(db, ScoreSchema, await query.execute(), 'score');
     });
-    return rows.map((row) => parseStored(ScoreSchema, row.record_json, 'score'));
   }
 
   async observationsForScore(scoreId: string): Promise<Observation[]> {
@@ -111,7 +115,7 @@ export class SqlEvidence {
         await db
           .selectFrom('score_observations')
           .innerJoin('observations', 'observations.id', 'score_observations.observation_id')
-          .select(['observations.id', 'observations.record_json'])
+          .select(['observations.id', 'observations.record_json', 'observations.parts'])
           .where('score_observations.score_id', '=', scoreId)
           .orderBy('score_observations.position')
           .execute(),

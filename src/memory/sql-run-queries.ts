@@ -20,7 +20,7 @@ import {
 } from './run-queries.js';
 import type { SqlContext } from './sql-context.js';
 import type { SqlRuns } from './sql-runs.js';
-import { parseStored } from './store-records.js';
+import { parseStoredRows } from './store-records.js';
 
 /**
  * {@link RunQueries} in SQL over the attempt facts (internal), the same statements on SQLite and
@@ -395,21 +395,24 @@ export class SqlRunQueries implements RunQueries {
   /** Full attempt records of these results, in the order given. */
   async #records(run: CampaignRun, resultIds: readonly string[]): Promise<AttemptRecord[]> {
     if (resultIds.length === 0) return [];
-    const rows = await this.#sql.read((db) =>
-      db
-        .selectFrom('attack_results')
-        .select(['id', 'record_json'])
-        .where('id', 'in', [...resultIds])
-        .execute(),
+    const results = await this.#sql.read(async (db) =>
+      parseStoredRows(
+        db,
+        AttackResultSchema,
+        await db
+          .selectFrom('attack_results')
+          .select(['record_json', 'parts'])
+          .where('id', 'in', [...resultIds])
+          .execute(),
+        'attack result',
+      ),
     );
-    const byId = new Map(rows.map((row) => [row.id, row.record_json]));
+    const byId = new Map(results.map((result) => [result.id, result]));
     const records: AttemptRecord[] = [];
     for (const id of resultIds) {
-      const json = byId.get(id);
-      if (json === undefined) continue;
-      records.push(
-        await this.#runs.attemptOf(run, parseStored(AttackResultSchema, json, `attack result ${id}`)),
-      );
+      const result = byId.get(id);
+      if (result === undefined) continue;
+      records.push(await this.#runs.attemptOf(run, result));
     }
     return records;
   }

@@ -6,7 +6,7 @@ import { parseRecord } from '../models/record.js';
 import type { AttackResultFilter, RunFilter } from './memory.js';
 import type { SqlContext } from './sql-context.js';
 import type { SqlEvidence } from './sql-evidence.js';
-import { parseStored, storeAttackResult, storeRun } from './store-records.js';
+import { parseStored, parseStoredRows, storeAttackResult, storeRun } from './store-records.js';
 
 /**
  * The runs aggregate (internal): campaign runs and the attack results of their attempts. An attempt is
@@ -46,10 +46,18 @@ export class SqlRuns {
 
   async listAttempts(runId: string): Promise<AttemptRecord[]> {
     const run = await this.getRun(runId);
-    const rows = await this.#sql.read((db) =>
-      db.selectFrom('attack_results').select('record_json').where('run_id', '=', runId).execute(),
+    const results = await this.#sql.read(async (db) =>
+      parseStoredRows(
+        db,
+        AttackResultSchema,
+        await db
+          .selectFrom('attack_results')
+          .select(['record_json', 'parts'])
+          .where('run_id', '=', runId)
+          .execute(),
+        'attack result',
+      ),
     );
-    const results = rows.map((row) => parseStored(AttackResultSchema, row.record_json, 'attack result'));
     const order = run.attacks.map((attack) => attack.id);
     results.sort(
       (a, b) =>
@@ -113,21 +121,30 @@ export class SqlRuns {
   }
 
   async getAttackResult(id: string): Promise<AttackResult> {
-    const row = await this.#sql.read((db) =>
-      db.selectFrom('attack_results').select('record_json').where('id', '=', id).executeTakeFirst(),
+    const [result] = await this.#sql.read(async (db) =>
+      parseStoredRows(
+        db,
+        AttackResultSchema,
+        await db.selectFrom('attack_results').select(['record_json', 'parts']).where('id', '=', id).execute(),
+        `attack result ${id}`,
+      ),
     );
-    if (row === undefined) throw new NotFoundError(`attack result ${JSON.stringify(id)} is not stored`);
-    return parseStored(AttackResultSchema, row.record_json, `attack result ${id}`);
+    if (result === undefined) throw new NotFoundError(`attack result ${JSON.stringify(id)} is not stored`);
+    return result;
   }
 
   async listAttackResults(filter: AttackResultFilter = {}): Promise<AttackResult[]> {
-    const rows = await this.#sql.read((db) => {
-      let query = db.selectFrom('attack_results').select('record_json');
+    return this.#sql.read(async (db) => {
+      let query = db.selectFrom('attack_results').select(['record_json', 'parts']);
       if (filter.campaign !== undefined) query = query.where('campaign', '=', filter.campaign);
       if (filter.attack !== undefined) query = query.where('attack', '=', filter.attack);
       if (filter.outcome !== undefined) query = query.where('outcome', '=', filter.outcome);
-      return query.orderBy('created_at').orderBy('id').execute();
+      return parseStoredRows(
+        db,
+        AttackResultSchema,
+        await query.orderBy('created_at').orderBy('id').execute(),
+        'attack result',
+      );
     });
-    return rows.map((row) => parseStored(AttackResultSchema, row.record_json, 'attack result'));
   }
 }

@@ -11,6 +11,16 @@ import { type Score, ScoreSchema } from '../models/score.js';
 import type { TaskOutcome } from '../models/vocabulary.js';
 import { storeAttemptFacts, storeRunAttacks } from './attempt-facts.js';
 import { loadObservations, splitContents, storeContents } from './evidence-contents.js';
+import {
+  ATTACK_RESULT_PARTS,
+  joinParts,
+  OBSERVATION_PARTS,
+  type RowWithParts,
+  SCORE_PARTS,
+  splitParts,
+  storeParts,
+} from './record-parts.js';
+import type { Db } from './sql-context.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -92,6 +102,8 @@ export async function storeObservation(
   pieceIds: readonly string[],
 ): Promise<boolean> {
   const split = splitContents(record);
+  const parted = splitParts(JSON.parse(split.json) as object, OBSERVATION_PARTS);
+  const parts = await storeParts(trx, parted);
   const result = await trx
     .insertInto('observations')
     .values({
@@ -101,14 +113,15 @@ export async function storeObservation(
       uri: record.scorable.uri,
       match: record.scorable.match,
       observed_at: record.observedAt,
-      record_json: split.json,
+      record_json: parted.json,
+      parts,
     })
     .onConflict((oc) => oc.column('id').doNothing())
     .executeTakeFirst();
   if (result.numInsertedOrUpdatedRows === 0n) {
     const row = await trx
       .selectFrom('observations')
-      .select(['id', 'record_json'])
+      .select(['id', 'record_json', 'parts'])
       .where('id', '=', record.id)
       .executeTakeFirstOrThrow();
     const [stored] = await loadObservations(trx, [row]);
@@ -149,6 +162,8 @@ export async function storeScore(trx: Transaction<Tables>, record: Score): Promi
   if (record.messagePieceId !== undefined) {
     await assertPiecesStored(trx, [record.messagePieceId], `score ${JSON.stringify(record.id)}`);
   }
+  const split = splitParts(record, SCORE_PARTS);
+  const parts = await storeParts(trx, split);
   const result = await trx
     .insertInto('scores')
     .values({
@@ -159,7 +174,8 @@ export async function storeScore(trx: Transaction<Tables>, record: Score): Promi
       scorer_hash: identifierHash(record.scorer),
       message_piece_id: record.messagePieceId ?? null,
       created_at: record.createdAt,
-      record_json: JSON.stringify(record),
+      record_json: split.json,
+      parts,
     })
     .onConflict((oc) => oc.column('id').doNothing())
     .executeTakeFirst();
@@ -196,7 +212,7 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
   if (record.scoreId !== null) {
     const row = await trx
       .selectFrom('scores')
-      .select('record_json')
+      .select(['record_json', 'parts'])
       .where('id', '=', record.scoreId)
       .executeTakeFirst();
     if (row === undefined) {
@@ -204,11 +220,11 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
         `attack result ${JSON.stringify(record.id)} names score ${JSON.stringify(record.scoreId)}, which is not stored; save the score first`,
       );
     }
-    const score = parseStored(ScoreSchema, row.record_json, `score ${record.scoreId}`);
-    const expected = outcomeOf(score);
+    const [score] = await parseStoredRows(trx, ScoreSchema, [row], `score ${record.scoreId}`);
+    const expected = outcomeOf(score as Score);
     if (record.outcome !== 'error' && record.outcome !== expected) {
       throw new InvalidReferenceError(
-        `attack result ${JSON.stringify(record.id)} has outcome "${record.outcome}" but its score ${JSON.stringify(score.id)} says "${expected}"`,
+        `attack result ${JSON.stringify(record.id)} has outcome "${record.outcome}" but its score ${JSON.stringify(record.scoreId)} says "${expected}"`,
       );
     }
   }
@@ -228,6 +244,8 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
       );
     }
   }
+  const split = splitParts(record, ATTACK_RESULT_PARTS);
+  const parts = await storeParts(trx, split);
   const result = await trx
     .insertInto('attack_results')
     .values({
@@ -241,7 +259,8 @@ export async function storeAttackResult(trx: Transaction<Tables>, record: Attack
       task_outcome: record.task?.outcome ?? null,
       score_id: record.scoreId,
       created_at: record.createdAt,
-      record_json: JSON.stringify(record),
+      record_json: split.json,
+      parts,
     })
     .onConflict((oc) => oc.column('id').doNothing())
     .executeTakeFirst();
@@ -261,7 +280,7 @@ async function requireScoreOutcome(
 ): Promise<void> {
   const row = await trx
     .selectFrom('scores')
-    .select('record_json')
+    .select(['record_json', 'parts'])
     .where('id', '=', scoreId)
     .executeTakeFirst();
   if (row === undefined) {
@@ -269,7 +288,8 @@ async function requireScoreOutcome(
       `${what} names score ${JSON.stringify(scoreId)}, which is not stored; save the score first`,
     );
   }
-  const expected = taskOutcomeOf(parseStored(ScoreSchema, row.record_json, `score ${scoreId}`));
+  const [score] = await parseStoredRows(trx, ScoreSchema, [row], `score ${scoreId}`);
+  const expected = taskOutcomeOf(score as Score);
   if (outcome !== expected) {
     throw new InvalidReferenceError(
       `${what} has outcome "${outcome}" but its score ${JSON.stringify(scoreId)} says "${expected}"`,
@@ -305,12 +325,23 @@ export async function assertSameAsStored(
   record: object,
   id: string = (record as { id: string }).id,
 ): Promise<void> {
-  const row = await trx
-    .selectFrom(table)
-    .select('record_json')
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow();
-  assertSameRecord(JSON.parse(row.record_json), record, what, id);
+  const row =
+    table === 'scores' || table === 'attack_results'
+      ? await trx
+          .selectFrom(table)
+          .select(['record_json', 'parts'])
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      : {
+          ...(await trx
+            .selectFrom(table)
+            .select('record_json')
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()),
+          parts: null,
+        };
+  const [stored] = await joinParts(trx, [row], () => `${what} ${id}`);
+  assertSameRecord(stored, record, what, id);
 }
 
 function assertSameRecord(stored: unknown, record: object, what: string, id: string): void {
@@ -389,6 +420,20 @@ export function parseStored<S extends Parameters<typeof parseRecord>[0]>(
     );
   }
   return parseRecord(schema, value, `stored ${what}`);
+}
+
+/**
+ * Parses stored rows again with their schema, each with its parts put back (record-parts.ts); `what` names
+ * the kind of record in errors.
+ */
+export async function parseStoredRows<S extends Parameters<typeof parseRecord>[0]>(
+  db: Db,
+  schema: S,
+  rows: readonly RowWithParts[],
+  what: string,
+): Promise<ReturnType<typeof parseRecord<S>>[]> {
+  const values = await joinParts(db, rows, () => what);
+  return values.map((value) => parseRecord(schema, value, `stored ${what}`));
 }
 
 export function quoteList(values: readonly (string | number)[]): string {

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Row types of the memory's tables (internal). Every table keeps the full record as JSON text
  * (`record_json`, exactly as validated) next to the columns it is queried by; reads parse the JSON again
@@ -34,6 +36,16 @@ export interface ObservationTable {
   match: string;
   observed_at: string;
   record_json: string;
+  /** Where the record's parts kept apart go back (record-parts.ts); null when it has none. */
+  parts: string | null;
+}
+
+/** A subtree of records stored once per distinct JSON text (record-parts.ts). */
+export interface RecordPartTable {
+  id: Generated<number>;
+  /** sha256 of `json` (its UTF-8 bytes), lowercase hex. */
+  sha256: string;
+  json: string;
 }
 
 /** A retained text kept apart from its observations, once per distinct content (evidence-contents.ts). */
@@ -68,6 +80,7 @@ export interface ScoreTable {
   message_piece_id: string | null;
   created_at: string;
   record_json: string;
+  parts: string | null;
 }
 
 export interface ScoreObservationTable {
@@ -104,6 +117,7 @@ export interface AttackResultTable {
   score_id: string | null;
   created_at: string;
   record_json: string;
+  parts: string | null;
 }
 
 /** A run's attacks in order (see attempt-facts.ts). */
@@ -163,4 +177,5 @@ export interface Tables {
   run_attacks: RunAttackTable;
   attempt_facts: AttemptFactTable;
   attempt_gaps: AttemptGapTable;
+  record_parts: RecordPartTable;
 }
