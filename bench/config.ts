@@ -44,6 +44,12 @@ export interface BenchConfig {
    * of one file of control characters. Default 2,000 × 40 KiB, 16 MiB.
    */
   evidenceStore?: { observations: number; contentKiB: number; controlMiB: number };
+  /**
+   * Row 15 (a hundred thousand attempts): attempts of the stored run the viewer and the report open (the
+   * baseline run holds a tenth), the two `witness run` sizes, and the page requests timed per page.
+   * Default 100,000, [1,000, 10,000], 50.
+   */
+  memoryScale?: { storedAttempts?: number; campaignAttempts?: number[]; requests?: number };
 }
 
 export const FULL_CONFIG: BenchConfig = {
@@ -82,4 +88,5 @@ export const QUICK_CONFIG: BenchConfig = {
   reportAttempts: [400, 4_000],
   archiveAttempts: [200, 1_000],
   evidenceStore: { observations: 500, contentKiB: 40, controlMiB: 4 },
+  memoryScale: { storedAttempts: 5_000, campaignAttempts: [100, 400], requests: 20 },
 };

@@ -11,6 +11,7 @@ import { benchExactLatency } from './rows/exact-latency.js';
 import { benchGlobAll } from './rows/glob-all.js';
 import { benchHashing } from './rows/hashing.js';
 import { benchMemory } from './rows/memory.js';
+import { benchMemoryScale } from './rows/memory-scale.js';
 import { benchNetwork } from './rows/network.js';
 import { benchPrefixGlob } from './rows/prefix-glob.js';
 import { benchQueue } from './rows/queue.js';
@@ -22,7 +23,9 @@ import type { BenchContext, BenchRow } from './table.js';
 /**
  * The rows by number: acquisition (1–6: the whole-tree glob, a prefix glob, hashing, exact latency and
  * start-up, replay, memory bounds), the sandbox (7), campaign scale (8), change evidence (9), the queue (10),
- * network: proxy (11), the report and the viewer over a large stored run (12), evidence content in the memory (13), export and import (14).
+ * network: proxy (11), the report and the viewer over a large stored run (12), evidence content in the
+ * memory (13), export and import (14), a hundred thousand attempts (15: the viewer and the report over
+ * HTTP and in their own processes, bytes per attempt, campaign time).
  * docs/benchmarks.md describes each.
  */
 export const BENCHMARKS = {
@@ -40,6 +43,7 @@ export const BENCHMARKS = {
   12: benchReportScale,
   13: benchEvidenceStore,
   14: benchArchive,
+  15: benchMemoryScale,
 } as const satisfies Record<number, (config: BenchConfig, context: BenchContext) => Promise<BenchRow[]>>;
 
 export type BenchNumber = keyof typeof BENCHMARKS;

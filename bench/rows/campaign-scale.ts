@@ -10,7 +10,7 @@ const CHILD = fileURLToPath(new URL('../campaign-child.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 /** A mock-agent campaign of two attacks (one exact, one glob expectation), `perAttack` attempts each. */
-function campaignYaml(perAttack: number): string {
+export function campaignYaml(perAttack: number): string {
   return `name: bench-scale
 target:
   kind: mock

@@ -141,11 +141,18 @@ export async function benchReportScale(config: BenchConfig, context: BenchContex
 }
 
 /**
- * A SQLite memory at `db` holding one run of `attempts` attempts: the demo run against the vulnerable
- * mock (8 attempts: successes, undetermined, a clean control), its records stored again under new
- * attempt numbers.
+ * A memory at `db` (a SQLite file or a postgres:// URL) holding one run of `attempts` attempts, whose id
+ * is returned: the demo run against the vulnerable mock (8 attempts: successes, undetermined, a clean
+ * control), its attack results stored again under new attempt numbers through the Memory API (the copies
+ * rest on the demo's conversations, scores and observations). Rows 12 and 14 build their memories so.
+ * The run record says `declaredAttempts` per run (row 15 copies the attempts further in SQL).
  */
-async function storeRun(db: string, attempts: number, workspaces: string): Promise<void> {
+export async function storeRun(
+  db: string,
+  attempts: number,
+  workspaces: string,
+  declaredAttempts: number = attempts,
+): Promise<string> {
   fs.mkdirSync(workspaces, { recursive: true });
   const memory = await openMemory(db);
   try {
@@ -157,7 +164,7 @@ async function storeRun(db: string, attempts: number, workspaces: string): Promi
       workspaceParent: workspaces,
       recorder,
     });
-    const perAttack = Math.ceil(attempts / demo.run.attacks.length);
+    const perAttack = Math.ceil(declaredAttempts / demo.run.attacks.length);
     const run = {
       ...demo.run,
       runId: `${demo.run.runId}-scale`,
@@ -175,6 +182,7 @@ async function storeRun(db: string, attempts: number, workspaces: string): Promi
       };
       await recorder.recordAttempt(record, run);
     }
+    return run.runId;
   } finally {
     await memory.close();
   }

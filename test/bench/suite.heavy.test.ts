@@ -5,8 +5,12 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BenchConfig } from '../../bench/config.js';
 import { median, percentile } from '../../bench/measure.js';
+import { QUEUE_BENCH_URL_VARIABLES } from '../../bench/rows/queue.js';
 import { runSuite } from '../../bench/suite.js';
 import { type BenchRow, formatTable } from '../../bench/table.js';
+
+/** Row 14 runs on PostgreSQL too when the bench is given a server. */
+const POSTGRES_GIVEN = QUEUE_BENCH_URL_VARIABLES.some((name) => Boolean(process.env[name]));
 
 /** Small enough to run in a couple of seconds, large enough that every budget in row 6 still stops the walk. */
 const TINY_CONFIG: BenchConfig = {
@@ -28,6 +32,7 @@ const TINY_CONFIG: BenchConfig = {
   reportAttempts: [16, 64],
   evidenceStore: { observations: 40, contentKiB: 40, controlMiB: 1 },
   archiveAttempts: [8, 32],
+  memoryScale: { storedAttempts: 80, campaignAttempts: [2, 4], requests: 3 },
 };
 
 describe('npm run bench (on tiny trees)', () => {
@@ -86,6 +91,10 @@ describe('npm run bench (on tiny trees)', () => {
         '14b',
         '14c',
         '14d',
+        '15a',
+        '15b',
+        ...['d', 'e', 'f', 'g', 'h', 'i', 'j'].map((letter) => `15${letter}`),
+        ...(POSTGRES_GIVEN ? ['k', 'l', 'm', 'n', 'o', 'p', 'q'] : ['k']).map((letter) => `15${letter}`),
       ],
     );
   });
@@ -133,6 +142,16 @@ describe('npm run bench (on tiny trees)', () => {
       );
       assert.match(row.baseline, /^8 attempts /);
     }
+  });
+
+  it('prints the hundred-thousand-attempt rows against a tenth of the run measured in the same suite', () => {
+    for (const row of rows.filter((r) => /^15[d-q]$/.test(r.id) && r.verdict !== 'n/a')) {
+      assert.ok(row.ratio !== null && Number.isFinite(row.ratio) && row.ratio > 0, row.id);
+      assert.match(row.baseline, /^8 attempts /, row.id);
+    }
+    const bytes = rows.find((r) => r.id === '15b');
+    assert.match(bytes?.witness ?? '', /^\d+\.\d\d KiB$/);
+    assert.equal(rows.find((r) => r.id === '15k')?.verdict === 'n/a', !POSTGRES_GIVEN);
   });
 
   it('caches the trees it generated under the base directory, each beside its manifest', () => {
