@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEMO_ATTEMPTS, demoArchive, writeCopiedArchive } from '../../test/support/copied-archive.js';
 import type { BenchConfig } from '../config.js';
 import { median } from '../measure.js';
 import { atMost, type BenchContext, type BenchRow, formatMiB, formatMs, formatRate } from '../table.js';
+import { type AtSize, measureAtSizes } from './at-sizes.js';
 
 const CHILD = fileURLToPath(new URL('../campaign-child.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -31,70 +31,21 @@ interface Measured {
  * so the peak RSS stays flat as the archive grows (target ≤ 1.2×), and so does the time per record.
  */
 export async function benchArchive(config: BenchConfig, context: BenchContext): Promise<BenchRow[]> {
-  const sizes = config.archiveAttempts ?? ARCHIVE_ATTEMPTS;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'witness-bench-archive-'));
-  const results: Measured[] = [];
-  const problems: string[] = [];
-  try {
-    context.log('row 14: the demo run');
-    const demo = await demoArchive(path.join(dir, 'demo.db'), dir);
-    for (const attempts of sizes) {
-      const archive = path.join(dir, `a${attempts}.jsonl`);
-      await writeCopiedArchive(demo, archive, Math.ceil(attempts / DEMO_ATTEMPTS));
-      const records = countRecords(archive);
-      const imports: number[] = [];
-      const exports: number[] = [];
-      let importPeak = 0;
-      let exportPeak = 0;
-      for (let run = 0; run < Math.max(1, Math.min(config.runs, 3)); run++) {
-        const db = path.join(dir, `m${attempts}-${run}.db`);
-        context.log(`row 14: import and export of ${attempts} attempts (${records} records), run ${run + 1}`);
-        const imported = timed(['import', archive, '--db', db]);
-        if (imported.problem !== undefined) {
-          problems.push(`witness import (${attempts}): ${imported.problem}`);
-          break;
-        }
-        imports.push(imported.ms);
-        importPeak = Math.max(importPeak, imported.peak);
-        const exported = timed(['export', '--db', db], path.join(dir, `e${attempts}.jsonl`));
-        if (exported.problem !== undefined) {
-          problems.push(`witness export (${attempts}): ${exported.problem}`);
-          break;
-        }
-        exports.push(exported.ms);
-        exportPeak = Math.max(exportPeak, exported.peak);
-        fs.rmSync(db, { force: true });
+  let demo: string[] | undefined;
+  const measured = await measureAtSizes<Measured>({
+    sizes: config.archiveAttempts ?? ARCHIVE_ATTEMPTS,
+    prefix: 'witness-bench-archive-',
+    errorRow: { id: '14a', what: 'witness import / export of a large archive' },
+    measure: async (attempts, dir) => {
+      if (demo === undefined) {
+        context.log('row 14: the demo run');
+        demo = await demoArchive(path.join(dir, 'demo.db'), dir);
       }
-      if (imports.length === 0 || exports.length === 0) continue;
-      results.push({
-        attempts,
-        records,
-        archiveBytes: fs.statSync(archive).size,
-        importMs: median(imports),
-        importPeak,
-        exportMs: median(exports),
-        exportPeak,
-      });
-    }
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-  const first = results[0];
-  const last = results.at(-1);
-  if (problems.length > 0 || first === undefined || last === undefined || results.length < 2) {
-    return [
-      {
-        id: '14a',
-        what: 'witness import / export of a large archive',
-        witness: '—',
-        baseline: '—',
-        ratio: null,
-        target: '—',
-        verdict: 'ERROR',
-        note: problems.join('; ') || 'fewer than two sizes were measured',
-      },
-    ];
-  }
+      return measureArchive(config, context, dir, demo, attempts);
+    },
+  });
+  if (!measured.ok) return measured.rows;
+  const { results, first, last } = measured;
   const rate = (m: Measured, ms: number) => formatRate((m.records / ms) * 1000, 'records');
   const series = results
     .map(
@@ -147,6 +98,42 @@ export async function benchArchive(config: BenchConfig, context: BenchContext): 
       verdict: atMost(exportRss, 1.2),
     },
   ];
+}
+
+/** Import and export of an archive of `attempts` attempts (the demo run copied), up to 3 runs each. */
+async function measureArchive(
+  config: BenchConfig,
+  context: BenchContext,
+  dir: string,
+  demo: readonly string[],
+  attempts: number,
+): Promise<AtSize<Measured>> {
+  const archive = path.join(dir, `a${attempts}.jsonl`);
+  await writeCopiedArchive(demo, archive, Math.ceil(attempts / DEMO_ATTEMPTS));
+  const records = countRecords(archive);
+  const imports: number[] = [];
+  const exports: number[] = [];
+  let importPeak = 0;
+  let exportPeak = 0;
+  for (let run = 0; run < Math.max(1, Math.min(config.runs, 3)); run++) {
+    const db = path.join(dir, `m${attempts}-${run}.db`);
+    context.log(`row 14: import and export of ${attempts} attempts (${records} records), run ${run + 1}`);
+    const imported = timed(['import', archive, '--db', db]);
+    if (imported.problem !== undefined)
+      return { problem: `witness import (${attempts}): ${imported.problem}` };
+    imports.push(imported.ms);
+    importPeak = Math.max(importPeak, imported.peak);
+    const exported = timed(['export', '--db', db], path.join(dir, `e${attempts}.jsonl`));
+    if (exported.problem !== undefined)
+      return { problem: `witness export (${attempts}): ${exported.problem}` };
+    exports.push(exported.ms);
+    exportPeak = Math.max(exportPeak, exported.peak);
+    fs.rmSync(db, { force: true });
+  }
+  const archiveBytes = fs.statSync(archive).size;
+  const importMs = median(imports);
+  const exportMs = median(exports);
+  return { measured: { attempts, records, archiveBytes, importMs, importPeak, exportMs, exportPeak } };
 }
 
 /** The records of an archive (its lines but the header and the closing line). */

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { demoCampaign } from '../../src/attacks/demo-campaign.js';
@@ -13,6 +12,7 @@ import { ViewReadModel } from '../../src/view/read-model.js';
 import type { BenchConfig } from '../config.js';
 import { median, timeCommand } from '../measure.js';
 import { atMost, type BenchContext, type BenchRow, formatMiB, formatMs } from '../table.js';
+import { type AtSize, measureAtSizes } from './at-sizes.js';
 
 const CHILD = fileURLToPath(new URL('../campaign-child.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -39,66 +39,14 @@ interface Measured {
  * nearly flat as the run grows (targets: time ≤ 2×, peak RSS ≤ 1.2× from the smallest to the largest).
  */
 export async function benchReportScale(config: BenchConfig, context: BenchContext): Promise<BenchRow[]> {
-  const sizes = config.reportAttempts ?? REPORT_SCALE_ATTEMPTS;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'witness-bench-report-'));
-  const results: Measured[] = [];
-  const problems: string[] = [];
-  try {
-    for (const attempts of sizes) {
-      const db = path.join(dir, `r${attempts}.db`);
-      context.log(`row 12: storing ${attempts} mock attempts`);
-      await storeRun(db, attempts, path.join(dir, `w${attempts}`));
-      const out = path.join(dir, `r${attempts}.html`);
-      context.log(`row 12: witness report of ${attempts} attempts`);
-      const times: number[] = [];
-      let peak = 0;
-      for (let run = 0; run < Math.max(1, Math.min(config.runs, 3)); run++) {
-        const result = timeCommand(process.execPath, [
-          CHILD,
-          CLI,
-          'report',
-          '--db',
-          db,
-          '--latest',
-          '--out',
-          out,
-        ]);
-        if (result.status !== 0) {
-          problems.push(`witness report (${attempts}) exited ${result.status}: ${result.stderr.slice(-500)}`);
-          break;
-        }
-        times.push(result.ms);
-        peak = Math.max(peak, Number(/PEAK_RSS_KIB (\d+)/.exec(result.stderr)?.[1]) * 1024);
-      }
-      if (times.length === 0) continue;
-      const viewTimes = await timeViewer(db, Math.max(3, config.runs));
-      results.push({
-        attempts,
-        reportMs: median(times),
-        peakBytes: peak,
-        htmlBytes: fs.statSync(out).size,
-        viewMs: median(viewTimes),
-      });
-    }
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-  const first = results[0];
-  const last = results.at(-1);
-  if (problems.length > 0 || first === undefined || last === undefined || results.length < 2) {
-    return [
-      {
-        id: '12a',
-        what: 'witness report of a large run',
-        witness: '—',
-        baseline: '—',
-        ratio: null,
-        target: '—',
-        verdict: 'ERROR',
-        note: problems.join('; ') || 'fewer than two sizes were measured',
-      },
-    ];
-  }
+  const measured = await measureAtSizes<Measured>({
+    sizes: config.reportAttempts ?? REPORT_SCALE_ATTEMPTS,
+    prefix: 'witness-bench-report-',
+    errorRow: { id: '12a', what: 'witness report of a large run' },
+    measure: (attempts, dir) => measureReport(config, context, dir, attempts),
+  });
+  if (!measured.ok) return measured.rows;
+  const { results, first, last } = measured;
   const series = results
     .map(
       (r) =>
@@ -138,6 +86,51 @@ export async function benchReportScale(config: BenchConfig, context: BenchContex
       verdict: 'info',
     },
   ];
+}
+
+/** `witness report --latest` (up to 3 runs) and the viewer's read model over a run of `attempts`. */
+async function measureReport(
+  config: BenchConfig,
+  context: BenchContext,
+  dir: string,
+  attempts: number,
+): Promise<AtSize<Measured>> {
+  const db = path.join(dir, `r${attempts}.db`);
+  context.log(`row 12: storing ${attempts} mock attempts`);
+  await storeRun(db, attempts, path.join(dir, `w${attempts}`));
+  const out = path.join(dir, `r${attempts}.html`);
+  context.log(`row 12: witness report of ${attempts} attempts`);
+  const times: number[] = [];
+  let peak = 0;
+  for (let run = 0; run < Math.max(1, Math.min(config.runs, 3)); run++) {
+    const result = timeCommand(process.execPath, [
+      CHILD,
+      CLI,
+      'report',
+      '--db',
+      db,
+      '--latest',
+      '--out',
+      out,
+    ]);
+    if (result.status !== 0) {
+      return {
+        problem: `witness report (${attempts}) exited ${result.status}: ${result.stderr.slice(-500)}`,
+      };
+    }
+    times.push(result.ms);
+    peak = Math.max(peak, Number(/PEAK_RSS_KIB (\d+)/.exec(result.stderr)?.[1]) * 1024);
+  }
+  const viewTimes = await timeViewer(db, Math.max(3, config.runs));
+  return {
+    measured: {
+      attempts,
+      reportMs: median(times),
+      peakBytes: peak,
+      htmlBytes: fs.statSync(out).size,
+      viewMs: median(viewTimes),
+    },
+  };
 }
 
 /**
