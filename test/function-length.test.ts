@@ -22,7 +22,6 @@ const OTHER_LANE = 'in files another change is rewriting now; split once it has 
 const KNOWN_LONG: ReadonlyMap<string, string> = new Map([
   ['src/sandbox/contained-process.ts startInBwrap', OTHER_LANE],
   ['src/sandbox/sandbox-settings.ts launchInAttempt', OTHER_LANE],
-  ['src/sources/local-file-source.ts LocalFileSurfaceSource/acquireManifest', OTHER_LANE],
   ['src/sources/local-file/acquire-sync.ts acquireGuarded', OTHER_LANE],
   ['src/sources/local-file/read-lanes.ts sharedLanes', OTHER_LANE],
   ['src/sources/local-file/reserved-read.ts readReserved', OTHER_LANE],

@@ -24,7 +24,7 @@ import type { AcquireOutcome, AcquireRequest, AcquireResult } from './local-file
 import { acquisitionPool, type PoolJob, type PoolTicket } from './local-file/acquisition-pool.js';
 import { type BaselineDigests, mergeReused } from './local-file/baseline-digests.js';
 import { DEFAULT_LIMITS, resolveLimits, type SourceLimits } from './local-file/limits.js';
-import type { LookupResult } from './local-file/manifest-lookups.js';
+import type { LookupResult, MergedLookups } from './local-file/manifest-lookups.js';
 import { SurfaceEntryUnpacker } from './local-file/surface-entry-unpacking.js';
 import type { AcquireOptions, SurfaceSource } from './surface-source.js';
 
@@ -109,6 +109,22 @@ interface BatchUnpacker<E> {
   finish(): E[][];
 }
 
+/** A manifest walk's entries, gaps and stat keys, with the looked-up uris once lookups were merged in. */
+type WalkWithLookups = Omit<MergedLookups, 'lookups'> & { lookups?: string[] | undefined };
+
+/** A walk's manifest metadata: the resolved root, the duration, the stats and what the baseline carried. */
+function walkMetadata(
+  result: AcquireResult,
+  durationMs: number,
+  carryOver: Record<string, string | number> | undefined,
+): Record<string, unknown> {
+  return {
+    ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
+    durationMs,
+    stats: { ...result.stats, digestsCarried: result.reuseCounts?.carried ?? 0 },
+    ...(carryOver === undefined ? {} : { carryOver: { ...carryOver, ...(result.reuseCounts ?? {}) } }),
+  };
+}
 /** How a pool job ended, once cancellation has been turned into the signal's rejection. */
 type SettledOutcome = Exclude<AcquireOutcome, { kind: 'cancelled' }> | { kind: 'failed'; message: string };
 
@@ -269,19 +285,17 @@ export class LocalFileSurfaceSource implements SurfaceSource {
     const walked = [...(finished?.lists ?? []), checkManifestEntries(result.manifest ?? [])];
     const picks = manifestPicks(walked, result.manifestOrder, result.reused, reuse.baseline);
     if (reuse.baseline !== undefined) walked.push(reuse.baseline.entries);
-    let entries = pickCheckedManifestEntries(walked, picks);
-    let gaps = result.gaps;
-    let statKeys = result.statKeys;
-    let lookups: string[] | undefined;
+    const walk: WalkWithLookups = {
+      entries: pickCheckedManifestEntries(walked, picks),
+      gaps: result.gaps,
+      keys: result.statKeys,
+    };
     // An unavailable root has nothing to look up in (and the manifest says so).
-    if (looked.length > 0 && result.acquisition !== 'unavailable') {
-      const results = await this.#lookUp(looked, signal, checkManifestEntries);
-      if (results.length > 0) {
-        const { mergeLookups } = await import('./local-file/manifest-lookups.js');
-        const merged = mergeLookups(entries, statKeys, gaps, results);
-        ({ entries, gaps, keys: statKeys, lookups } = merged);
-      }
-    }
+    const merged =
+      looked.length > 0 && result.acquisition !== 'unavailable'
+        ? await this.#withLookups(walk, looked, signal, checkManifestEntries)
+        : walk;
+    const { entries, gaps, keys: statKeys, lookups } = merged;
     // A lookup's gap makes a complete walk's manifest partial; nothing else changes the walk's status.
     const acquisition = result.acquisition === 'complete' && gaps.length > 0 ? 'partial' : result.acquisition;
     const manifest = checkManifestReusingEntries({
@@ -294,17 +308,23 @@ export class LocalFileSurfaceSource implements SurfaceSource {
         gaps,
       },
       ...(lookups === undefined ? {} : { lookups }),
-      metadata: {
-        ...(result.rootPath !== undefined ? { resolvedRoot: result.rootPath } : {}),
-        durationMs,
-        stats: { ...result.stats, digestsCarried: result.reuseCounts?.carried ?? 0 },
-        ...(reuse.metadata === undefined
-          ? {}
-          : { carryOver: { ...reuse.metadata, ...(result.reuseCounts ?? {}) } }),
-      },
+      metadata: walkMetadata(result, durationMs, reuse.metadata),
     });
     if (statKeys !== undefined) this.#statKeys.set(manifest, statKeys);
     return manifest;
+  }
+
+  /** The walk's entries, gaps and keys with each looked-up uri's own merged in (when any lookup ran). */
+  async #withLookups(
+    walk: WalkWithLookups,
+    looked: readonly string[],
+    signal: AbortSignal | undefined,
+    check: (batch: readonly unknown[]) => ManifestEntry[],
+  ): Promise<WalkWithLookups> {
+    const results = await this.#lookUp(looked, signal, check);
+    if (results.length === 0) return walk;
+    const { mergeLookups } = await import('./local-file/manifest-lookups.js');
+    return mergeLookups(walk.entries, walk.keys, walk.gaps, results);
   }
 
   /**
