@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CampaignSchema } from '../../src/attacks/campaign.js';
 import { prepareCampaignContainment } from '../../src/attacks/campaign-containment.js';
@@ -35,6 +35,9 @@ export async function benchSandbox(_config: BenchConfig, context: BenchContext):
   }
   mkdirSync(context.base, { recursive: true });
   const dir = mkdtempSync(join(context.base, 'sandbox-bench-'));
+  // As root, the `sandbox: none` campaign's agent is an unprivileged uid of its own: it must be able to
+  // search the directory that holds its workspace (Witness refuses the attempt otherwise, naming it).
+  chmodSync(dir, 0o711);
   try {
     mkdirSync(join(dir, 'ws'));
     mkdirSync(join(dir, 'home'));

@@ -41,6 +41,9 @@ describe('npm run bench (on tiny trees)', () => {
 
   before(async () => {
     base = fs.mkdtempSync(path.join(os.tmpdir(), 'witness-bench-test-'));
+    // Row 7b's `sandbox: none` campaign runs its agent as an unprivileged uid of its own when the tests
+    // run as root: it must be able to search the directories above its workspace, as under `npm run bench`.
+    fs.chmodSync(base, 0o711);
     rows = await runSuite(TINY_CONFIG, { base, log: () => {} });
   });
 
